@@ -1,0 +1,121 @@
+/* energy.c - energies, momentum, centre of mass, spring lengths and tensions, and the
+ * explicit stability estimate. All sums run in node or spring order (deterministic). */
+#include "springsim.h"
+
+#include <math.h>
+
+/* Length of spring s at the current positions, m. */
+static double spring_length(const ss_system *sys, size_t s) {
+    const size_t dim = (size_t)sys->dim;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS);
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    const size_t i = (size_t)pairs[2 * s] * dim, j = (size_t)pairs[2 * s + 1] * dim;
+    double length2 = 0.0;
+    for (size_t k = 0; k < dim; k++) {
+        const double d = x[j + k] - x[i + k];
+        length2 += d * d;
+    }
+    return sqrt(length2);
+}
+
+/* Kinetic 1/2 sum m |v|^2, elastic 1/2 sum k (l - L)^2, gravitational -sum m g.x  [J]. */
+void ss_energy(const ss_system *sys, ss_energy_terms *out) {
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const double *m = SS_DOUBLES(sys, SS_MASSES);
+    const double *rest = SS_DOUBLES(sys, SS_REST_LENGTHS);
+    const double *stiffness = SS_DOUBLES(sys, SS_STIFFNESS);
+    double kinetic = 0.0, gravity = 0.0, elastic = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double v2 = 0.0, gx = 0.0;
+        for (size_t k = 0; k < dim; k++) {
+            v2 += v[i * dim + k] * v[i * dim + k];
+            gx += sys->gravity[k] * x[i * dim + k];
+        }
+        kinetic += m[i] * v2;
+        gravity -= m[i] * gx;
+    }
+    for (size_t s = 0; s < sys->num_springs; s++) {
+        const double stretch = spring_length(sys, s) - rest[s];
+        elastic += stiffness[s] * stretch * stretch;
+    }
+    out->kinetic = 0.5 * kinetic;
+    out->elastic = 0.5 * elastic;
+    out->gravity = gravity;
+}
+
+/* Linear momentum sum m v, kg m/s. */
+void ss_momentum(const ss_system *sys, double out[3]) {
+    const size_t dim = (size_t)sys->dim;
+    const double *v = SS_DOUBLES(sys, SS_VELOCITIES), *m = SS_DOUBLES(sys, SS_MASSES);
+    out[0] = out[1] = out[2] = 0.0;
+    for (size_t i = 0; i < sys->num_nodes; i++)
+        for (size_t k = 0; k < dim; k++)
+            out[k] += m[i] * v[i * dim + k];
+}
+
+/* Centre of mass sum m x / sum m, m; NaN for an empty system. */
+void ss_center_of_mass(const ss_system *sys, double out[3]) {
+    const size_t dim = (size_t)sys->dim;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *m = SS_DOUBLES(sys, SS_MASSES);
+    double total = 0.0;
+    out[0] = out[1] = out[2] = 0.0;
+    for (size_t i = 0; i < sys->num_nodes; i++) {
+        total += m[i];
+        for (size_t k = 0; k < dim; k++)
+            out[k] += m[i] * x[i * dim + k];
+    }
+    for (size_t k = 0; k < dim; k++)
+        out[k] = sys->num_nodes ? out[k] / total : NAN;
+}
+
+void ss_spring_lengths(const ss_system *sys, double *out) {
+    for (size_t s = 0; s < sys->num_springs; s++)
+        out[s] = spring_length(sys, s);
+}
+
+/* Signed axial force of each spring, N, positive when it pulls its ends together:
+ * k (l - L) + c (v_j - v_i).u, the magnitude used by the force loop (0 when l ~ 0). */
+void ss_spring_tensions(const ss_system *sys, double *out) {
+    const size_t dim = (size_t)sys->dim;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    const double *rest = SS_DOUBLES(sys, SS_REST_LENGTHS);
+    const double *stiffness = SS_DOUBLES(sys, SS_STIFFNESS);
+    const double *damping = SS_DOUBLES(sys, SS_DAMPING);
+    for (size_t s = 0; s < sys->num_springs; s++) {
+        const size_t i = (size_t)pairs[2 * s] * dim, j = (size_t)pairs[2 * s + 1] * dim;
+        const double length = spring_length(sys, s);
+        double closing_speed = 0.0;
+        if (length >= 1e-12)
+            for (size_t k = 0; k < dim; k++)
+                closing_speed += (v[j + k] - v[i + k]) * (x[j + k] - x[i + k]) / length;
+        out[s] =
+            length >= 1e-12 ? stiffness[s] * (length - rest[s]) + damping[s] * closing_speed : 0.0;
+    }
+}
+
+/* Largest stable explicit step, s, estimated from the stiffest spring relative to
+ * the lightest node it touches: omega_max ~ 2 sqrt(k / m_min), the top frequency of
+ * a long uniform chain of such springs, and symplectic Euler / Verlet need
+ * omega dt < 2, so dt_crit = 2 / omega_max = 1 / sqrt(max k / m_min).
+ * Pinned nodes count as infinitely heavy. Infinite when no spring binds a free node. */
+double ss_critical_dt(const ss_system *sys) {
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    const double *m = SS_DOUBLES(sys, SS_MASSES);
+    const double *stiffness = SS_DOUBLES(sys, SS_STIFFNESS);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    double max_ratio = 0.0; /* max k / m_min, 1/s^2 */
+    for (size_t s = 0; s < sys->num_springs; s++) {
+        const int32_t i = pairs[2 * s], j = pairs[2 * s + 1];
+        double lightest = INFINITY;
+        if (!pinned[i])
+            lightest = m[i];
+        if (!pinned[j] && m[j] < lightest)
+            lightest = m[j];
+        const double ratio = stiffness[s] / lightest;
+        if (ratio > max_ratio)
+            max_ratio = ratio;
+    }
+    return max_ratio > 0.0 ? 1.0 / sqrt(max_ratio) : INFINITY;
+}

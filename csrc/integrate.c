@@ -1,0 +1,275 @@
+/* integrate.c - the explicit integrators, and ss_system_step: validation, the substep
+ * loop, the finiteness check and the rollback.
+ *
+ * Each integrator updates sys's positions x and velocities v in place. Pinned nodes
+ * have zero acceleration and move with their own velocity, exactly x += v dt, in
+ * every method. springsim/reference.py is the same mathematics in NumPy. */
+#include "springsim.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Explicit Euler: x' = x + v dt, v' = v + a(x, v) dt. First order; it gains energy
+ * on every undamped spring, whatever dt (kept for teaching). */
+static void step_euler(ss_system *sys, double dt, double *a) {
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    ss_forces_acceleration(sys, x, v, a);
+    for (size_t k = 0; k < nd; k++) {
+        x[k] = x[k] + v[k] * dt;
+        v[k] = v[k] + a[k] * dt;
+    }
+}
+
+/* Symplectic (semi-implicit) Euler: v' = v + a(x, v) dt, x' = x + v' dt. First order,
+ * and its energy error stays bounded for dt below the stability limit. */
+static void step_symplectic_euler(ss_system *sys, double dt, double *a) {
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    ss_forces_acceleration(sys, x, v, a);
+    for (size_t k = 0; k < nd; k++) {
+        v[k] = v[k] + a[k] * dt;
+        x[k] = x[k] + v[k] * dt;
+    }
+}
+
+/* Position Verlet (the xbdev article): x' = 2x - x_prev + a dt^2.
+ *
+ * The previous position is the one the current state implies,
+ *     x_prev = x - v dt + 1/2 a_prev dt^2,
+ * with a_prev the last Verlet step's acceleration, so a user who writes x or v
+ * between steps is always honoured. The velocity left behind,
+ *     v' = (x' - x) / dt + 1/2 a dt,
+ * is second-order accurate (exact for constant acceleration). */
+static void step_verlet(ss_system *sys, double dt, double *a) {
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    double *a_prev = SS_DOUBLES(sys, SS_PREV_ACCEL);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    ss_forces_acceleration(sys, x, v, a);
+    if (!sys->prev_accel_valid)
+        memcpy(a_prev, a, n * dim * sizeof(double)); /* first step: start from a Taylor step */
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = i * dim; k < (i + 1) * dim; k++) {
+            const double x0 = x[k];
+            if (pinned[i]) {
+                x[k] = x0 + v[k] * dt;
+            } else {
+                const double x_prev = x0 - v[k] * dt + 0.5 * a_prev[k] * dt * dt;
+                x[k] = 2.0 * x0 - x_prev + a[k] * dt * dt;
+                v[k] = (x[k] - x0) / dt + 0.5 * a[k] * dt;
+            }
+            a_prev[k] = a[k];
+        }
+    sys->prev_accel_valid = 1;
+}
+
+/* Velocity Verlet (kick-drift-kick): v_h = v + 1/2 a(x, v) dt, x' = x + v_h dt,
+ * v' = v_h + 1/2 a(x', v_h) dt. The half-step velocity is the best estimate for
+ * velocity-dependent forces (damping, drag) at x'. Two evaluations per step. */
+static void step_velocity_verlet(ss_system *sys, double dt, double *a) {
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    const double half_dt = 0.5 * dt;
+    ss_forces_acceleration(sys, x, v, a);
+    for (size_t k = 0; k < nd; k++) {
+        v[k] = v[k] + half_dt * a[k];
+        x[k] = x[k] + v[k] * dt;
+    }
+    ss_forces_acceleration(sys, x, v, a);
+    for (size_t k = 0; k < nd; k++)
+        v[k] = v[k] + half_dt * a[k];
+}
+
+/* Heun (RK2), the OSU slides' method: evaluate the whole state, predict an Euler
+ * step, evaluate there, and apply the average of the two slopes. */
+static void step_rk2(ss_system *sys, double dt, double *scratch) {
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    double *a1 = scratch, *a2 = a1 + nd, *x1 = a2 + nd, *v1 = x1 + nd;
+    const double half_dt = 0.5 * dt;
+    ss_forces_acceleration(sys, x, v, a1);
+    for (size_t k = 0; k < nd; k++) {
+        x1[k] = x[k] + dt * v[k];
+        v1[k] = v[k] + dt * a1[k];
+    }
+    ss_forces_acceleration(sys, x1, v1, a2);
+    for (size_t k = 0; k < nd; k++) {
+        x[k] = x[k] + half_dt * (v[k] + v1[k]);
+        v[k] = v[k] + half_dt * (a1[k] + a2[k]);
+    }
+}
+
+/* Classical fourth-order Runge-Kutta on (x, v): slopes at the start, twice at the
+ * midpoint, at the end; weights 1, 2, 2, 1. */
+static void step_rk4(ss_system *sys, double dt, double *scratch) {
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    double *a = scratch, *xs = a + nd, *vs = xs + nd, *sum_v = vs + nd, *sum_a = sum_v + nd;
+    const double half_dt = 0.5 * dt, sixth_dt = dt / 6.0;
+
+    ss_forces_acceleration(sys, x, v, a); /* slope 1 */
+    for (size_t k = 0; k < nd; k++) {
+        sum_v[k] = v[k];
+        sum_a[k] = a[k];
+        xs[k] = x[k] + half_dt * v[k];
+        vs[k] = v[k] + half_dt * a[k];
+    }
+    ss_forces_acceleration(sys, xs, vs, a); /* slope 2, at the midpoint */
+    for (size_t k = 0; k < nd; k++) {
+        sum_v[k] = sum_v[k] + 2.0 * vs[k];
+        sum_a[k] = sum_a[k] + 2.0 * a[k];
+        xs[k] = x[k] + half_dt * vs[k];
+        vs[k] = v[k] + half_dt * a[k];
+    }
+    ss_forces_acceleration(sys, xs, vs, a); /* slope 3, at the midpoint again */
+    for (size_t k = 0; k < nd; k++) {
+        sum_v[k] = sum_v[k] + 2.0 * vs[k];
+        sum_a[k] = sum_a[k] + 2.0 * a[k];
+        xs[k] = x[k] + dt * vs[k];
+        vs[k] = v[k] + dt * a[k];
+    }
+    ss_forces_acceleration(sys, xs, vs, a); /* slope 4, at the end */
+    for (size_t k = 0; k < nd; k++) {
+        x[k] = x[k] + sixth_dt * (sum_v[k] + vs[k]);
+        v[k] = v[k] + sixth_dt * (sum_a[k] + a[k]);
+    }
+}
+
+size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
+    /* x0 and v0 for the pinned nodes, then the method's work arrays. */
+    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    switch (method) {
+    case SS_RK2:
+        return 2 * nd + 4 * nd;
+    case SS_RK4:
+        return 2 * nd + 5 * nd;
+    default:
+        return 2 * nd + nd;
+    }
+}
+
+void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *scratch) {
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    /* The state at the start, for pinned nodes: they move with their own velocity. */
+    double *x0 = scratch, *v0 = scratch + n * dim, *work = scratch + 2 * n * dim;
+    int any_pinned = 0;
+    for (size_t i = 0; i < n; i++)
+        any_pinned |= pinned[i];
+    if (any_pinned) {
+        memcpy(x0, x, n * dim * sizeof(double));
+        memcpy(v0, v, n * dim * sizeof(double));
+    }
+    switch (method) {
+    case SS_EULER:
+        step_euler(sys, dt, work);
+        break;
+    case SS_SYMPLECTIC_EULER:
+        step_symplectic_euler(sys, dt, work);
+        break;
+    case SS_VERLET:
+        step_verlet(sys, dt, work);
+        break;
+    case SS_VELOCITY_VERLET:
+        step_velocity_verlet(sys, dt, work);
+        break;
+    case SS_RK2:
+        step_rk2(sys, dt, work);
+        break;
+    case SS_RK4:
+    default:
+        step_rk4(sys, dt, work);
+        break;
+    }
+    /* Pinned nodes: exactly x += v dt, v unchanged. Free nodes lose energy_loss. */
+    const double keep = sys->energy_loss;
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = i * dim; k < (i + 1) * dim; k++) {
+            if (pinned[i]) {
+                x[k] = x0[k] + v0[k] * dt;
+                v[k] = v0[k];
+            } else if (keep != 1.0) {
+                v[k] *= keep;
+            }
+        }
+}
+
+/* Nonzero when every value of x and v is finite: 0 * inf and 0 * NaN are NaN, so
+ * one sum tells, and the loop vectorises. */
+static int state_is_finite(const ss_system *sys) {
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    double probe = 0.0;
+    for (size_t k = 0; k < nd; k++)
+        probe += 0.0 * x[k] + 0.0 * v[k];
+    return probe == 0.0;
+}
+
+static ss_status ensure_scratch(ss_system *sys, size_t doubles) {
+    if (sys->scratch_doubles >= doubles)
+        return SS_OK;
+    if (doubles > SIZE_MAX / sizeof(double))
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
+    double *fresh = ss_malloc(doubles * sizeof(double));
+    if (!fresh)
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
+    ss_free(sys->scratch);
+    sys->scratch = fresh;
+    sys->scratch_doubles = doubles;
+    return SS_OK;
+}
+
+/* How often (in substeps) a long run checks for blow-up, to stop early. */
+#define SS_FINITE_CHECK_EVERY 64
+
+ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method) {
+    if (!(dt > 0.0) || !isfinite(dt))
+        return ss_fail(sys, SS_ERR_VALUE, "dt is %g: must be a positive, finite time in seconds",
+                       dt);
+    if ((int)method < 0 || method >= SS_METHOD_COUNT)
+        return ss_fail(sys, SS_ERR_VALUE, "unknown method %d", (int)method);
+    ss_status st = ss_system_validate(sys);
+    if (st || steps == 0)
+        return st;
+
+    /* Scratch: the backup for a rollback (x, v, a_prev), then the substeps' own. */
+    const size_t nd = sys->num_nodes * (size_t)sys->dim, bytes = nd * sizeof(double);
+    if ((st = ensure_scratch(sys, 3 * nd + ss_integrate_scratch_size(sys, method))))
+        return st;
+    double *backup = sys->scratch, *substep_scratch = sys->scratch + 3 * nd;
+    memcpy(backup, SS_DOUBLES(sys, SS_POSITIONS), bytes);
+    memcpy(backup + nd, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
+    memcpy(backup + 2 * nd, SS_DOUBLES(sys, SS_PREV_ACCEL), bytes);
+    const double time0 = sys->time;
+    const int valid0 = sys->prev_accel_valid;
+    if (method != SS_VERLET)
+        sys->prev_accel_valid = 0; /* another method breaks Verlet's history */
+
+    for (size_t s = 0; s < steps; s++) {
+        ss_integrate_substep(sys, dt, method, substep_scratch);
+        sys->time += dt;
+        if ((s + 1) % SS_FINITE_CHECK_EVERY != 0 && s + 1 != steps)
+            continue;
+        if (state_is_finite(sys))
+            continue;
+        const double failed_at = sys->time;
+        memcpy(SS_DOUBLES(sys, SS_POSITIONS), backup, bytes);
+        memcpy(SS_DOUBLES(sys, SS_VELOCITIES), backup + nd, bytes);
+        memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), backup + 2 * nd, bytes);
+        sys->time = time0;
+        sys->prev_accel_valid = valid0;
+        const double limit = ss_critical_dt(sys);
+        const double suggest = isfinite(limit) ? 0.5 * limit : 0.1 * dt;
+        return ss_fail(sys, SS_ERR_UNSTABLE,
+                       "the %s step became non-finite by t = %g s with dt = %g s; the system was "
+                       "rolled back to t = %g s. The estimated explicit limit critical_dt() is "
+                       "%g s: try dt = %.3g s or smaller%s",
+                       ss_method_name(method), failed_at, dt, time0, limit, suggest,
+                       method == SS_EULER ? " (or a stable method: explicit euler gains energy "
+                                            "on undamped springs at any dt)"
+                                          : "");
+    }
+    return SS_OK;
+}

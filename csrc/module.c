@@ -1,0 +1,727 @@
+/* module.c - CPython + NumPy glue: the _core.System type, zero-copy views, errors.
+ *
+ * The only file that includes Python.h. Argument conversion and broadcasting are
+ * done by springsim/system.py; here every argument is checked again for exactly
+ * the type, shape and layout the kernel reads, because the kernel trusts them. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <math.h>
+#include <string.h>
+
+#define PY_ARRAY_UNIQUE_SYMBOL springsim_ARRAY_API
+#include <numpy/arrayobject.h>
+
+#include "springsim.h"
+
+static PyObject *UnstableError;
+
+/* ---- The System object ------------------------------------------------- */
+
+typedef struct {
+    PyObject_HEAD ss_system *sys;
+    /* Set while a step runs without the GIL: any other call that would step or
+     * resize this system raises RuntimeError instead of racing it. */
+    int busy;
+} SystemObject;
+
+static PyTypeObject SystemType;
+
+/* Raise the Python exception for a kernel status; returns NULL for `return`. */
+static PyObject *raise_status(ss_system *sys, ss_status st) {
+    switch (st) {
+    case SS_ERR_NOMEM:
+        return PyErr_NoMemory();
+    case SS_ERR_INDEX:
+    case SS_ERR_VALUE:
+        PyErr_SetString(PyExc_ValueError, sys->error);
+        return NULL;
+    case SS_ERR_UNSTABLE:
+        PyErr_SetString(UnstableError, sys->error);
+        return NULL;
+    default:
+        PyErr_Format(PyExc_SystemError, "springsim kernel returned status %d", (int)st);
+        return NULL;
+    }
+}
+
+/* The system, or NULL with RuntimeError when it is not initialised or is busy in
+ * another thread's step. */
+static ss_system *writable_system(SystemObject *self) {
+    if (!self->sys) {
+        PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
+        return NULL;
+    }
+    if (self->busy) {
+        PyErr_SetString(PyExc_RuntimeError,
+                        "this System is being stepped in another thread; a System may be "
+                        "stepped or resized by one thread at a time");
+        return NULL;
+    }
+    return self->sys;
+}
+
+static ss_system *readable_system(SystemObject *self) {
+    if (!self->sys)
+        PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
+    return self->sys;
+}
+
+static PyObject *System_new(PyTypeObject *type, PyObject *args, PyObject *kwds) {
+    (void)args;
+    (void)kwds;
+    SystemObject *self = (SystemObject *)type->tp_alloc(type, 0);
+    if (self) {
+        self->sys = NULL;
+        self->busy = 0;
+    }
+    return (PyObject *)self;
+}
+
+static int System_init(SystemObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"dim", NULL};
+    PyObject *dim_obj = NULL;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O:System", kwlist, &dim_obj))
+        return -1;
+    if (self->sys) {
+        PyErr_SetString(PyExc_RuntimeError, "System is already initialised");
+        return -1;
+    }
+    long dim = 3;
+    if (dim_obj) {
+        if (!PyLong_Check(dim_obj) || PyBool_Check(dim_obj)) {
+            PyErr_Format(PyExc_TypeError, "dim must be an int (2 or 3), not %.100s",
+                         Py_TYPE(dim_obj)->tp_name);
+            return -1;
+        }
+        dim = PyLong_AsLong(dim_obj);
+        if (dim == -1 && PyErr_Occurred())
+            return -1;
+    }
+    if (dim != 2 && dim != 3) {
+        PyErr_Format(PyExc_ValueError, "dim must be 2 or 3, got %ld", dim);
+        return -1;
+    }
+    self->sys = ss_system_new((int)dim);
+    if (!self->sys) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    return 0;
+}
+
+static void System_dealloc(SystemObject *self) {
+    ss_system_free(self->sys);
+    Py_TYPE(self)->tp_free((PyObject *)self);
+}
+
+/* ---- Views ------------------------------------------------------------- */
+
+typedef struct {
+    const char *name;
+    int which; /* an ss_array, or -1 gravity, -2 wind */
+    int typenum;
+    int writable;
+} ArraySpec;
+
+static const ArraySpec array_specs[] = {
+    {"positions", SS_POSITIONS, NPY_DOUBLE, 1},
+    {"velocities", SS_VELOCITIES, NPY_DOUBLE, 1},
+    {"masses", SS_MASSES, NPY_DOUBLE, 1},
+    {"pinned", SS_PINNED, NPY_BOOL, 1},
+    {"external_forces", SS_EXTERNAL, NPY_DOUBLE, 1},
+    {"springs", SS_SPRINGS, NPY_INT32, 0},
+    {"rest_lengths", SS_REST_LENGTHS, NPY_DOUBLE, 1},
+    {"stiffness", SS_STIFFNESS, NPY_DOUBLE, 1},
+    {"damping", SS_DAMPING, NPY_DOUBLE, 1},
+    {"gravity", -1, NPY_DOUBLE, 1},
+    {"wind", -2, NPY_DOUBLE, 1},
+};
+#define NUM_ARRAY_SPECS (sizeof array_specs / sizeof array_specs[0])
+
+static const ArraySpec *find_spec(PyObject *name) {
+    if (!PyUnicode_Check(name)) {
+        PyErr_SetString(PyExc_TypeError, "array name must be a str");
+        return NULL;
+    }
+    const char *s = PyUnicode_AsUTF8(name);
+    if (!s)
+        return NULL;
+    for (size_t k = 0; k < NUM_ARRAY_SPECS; k++)
+        if (strcmp(s, array_specs[k].name) == 0)
+            return &array_specs[k];
+    PyErr_Format(PyExc_ValueError, "no array named %R", name);
+    return NULL;
+}
+
+static const char buffer_capsule_name[] = "springsim.buffer";
+
+static void buffer_capsule_destructor(PyObject *capsule) {
+    ss_buffer *buf = PyCapsule_GetPointer(capsule, buffer_capsule_name);
+    if (buf)
+        ss_buffer_release(buf);
+    else
+        PyErr_WriteUnraisable(capsule);
+}
+
+/* Shape of a spec's array now: rows x columns, 1-D for single-column node/spring data. */
+static int spec_shape(const ss_system *sys, const ArraySpec *spec, npy_intp dims[2]) {
+    if (spec->which < 0) {
+        dims[0] = sys->dim;
+        return 1;
+    }
+    dims[0] = (npy_intp)ss_array_rows(sys, spec->which);
+    dims[1] = (npy_intp)ss_array_columns(sys, spec->which);
+    return (spec->which == SS_POSITIONS || spec->which == SS_VELOCITIES ||
+            spec->which == SS_EXTERNAL || spec->which == SS_SPRINGS)
+               ? 2
+               : 1;
+}
+
+/* A zero-copy view of one of the system's arrays. Its base is a capsule holding a
+ * reference to the memory block, so the view stays valid after the system moves
+ * to a new block or is freed. gravity and wind live in the system itself: their
+ * views keep the System object alive instead. */
+static PyObject *make_view(SystemObject *self, const ArraySpec *spec) {
+    ss_system *sys = self->sys;
+    npy_intp dims[2];
+    int nd = spec_shape(sys, spec, dims);
+    void *data;
+    PyObject *owner;
+    if (spec->which < 0) {
+        data = spec->which == -1 ? sys->gravity : sys->wind;
+        owner = (PyObject *)self;
+        Py_INCREF(owner);
+    } else {
+        ss_buffer *buf = sys->arrays[spec->which];
+        data = buf->data;
+        owner = PyCapsule_New(buf, buffer_capsule_name, buffer_capsule_destructor);
+        if (!owner)
+            return NULL;
+        ss_buffer_retain(buf);
+    }
+    PyArray_Descr *descr = PyArray_DescrFromType(spec->typenum);
+    if (!descr) {
+        Py_DECREF(owner);
+        return NULL;
+    }
+    int flags =
+        NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (spec->writable ? NPY_ARRAY_WRITEABLE : 0);
+    /* PyArray_NewFromDescr steals descr, even on failure. */
+    PyObject *view = PyArray_NewFromDescr(&PyArray_Type, descr, nd, dims, NULL, data, flags, NULL);
+    if (!view) {
+        Py_DECREF(owner);
+        return NULL;
+    }
+    /* PyArray_SetBaseObject steals owner, even on failure. */
+    if (PyArray_SetBaseObject((PyArrayObject *)view, owner) < 0) {
+        Py_DECREF(view);
+        return NULL;
+    }
+    return view;
+}
+
+static PyObject *System_view(SystemObject *self, PyObject *name) {
+    if (!readable_system(self))
+        return NULL;
+    const ArraySpec *spec = find_spec(name);
+    return spec ? make_view(self, spec) : NULL;
+}
+
+/* `arr` must be an ndarray of exactly this type, shape and C layout. */
+static int check_exact_array(PyObject *arr, const char *what, int typenum, int nd,
+                             const npy_intp *dims) {
+    if (!PyArray_Check(arr)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a numpy array, not %.100s", what,
+                     Py_TYPE(arr)->tp_name);
+        return -1;
+    }
+    PyArrayObject *a = (PyArrayObject *)arr;
+    if (PyArray_TYPE(a) != typenum || !PyArray_IS_C_CONTIGUOUS(a) || !PyArray_ISALIGNED(a)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a C-contiguous array of the kernel's dtype",
+                     what);
+        return -1;
+    }
+    int ok = PyArray_NDIM(a) == nd;
+    for (int k = 0; ok && k < nd; k++)
+        ok = dims[k] < 0 || PyArray_DIM(a, k) == dims[k];
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "%s has the wrong shape", what);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *System_set_array(SystemObject *self, PyObject *args) {
+    PyObject *name, *arr;
+    if (!PyArg_ParseTuple(args, "OO:_set_array", &name, &arr))
+        return NULL;
+    ss_system *sys = writable_system(self);
+    const ArraySpec *spec = sys ? find_spec(name) : NULL;
+    if (!spec)
+        return NULL;
+    if (!spec->writable) {
+        PyErr_Format(PyExc_AttributeError, "%s is read-only", spec->name);
+        return NULL;
+    }
+    npy_intp dims[2];
+    int nd = spec_shape(sys, spec, dims);
+    if (check_exact_array(arr, spec->name, spec->typenum, nd, dims) < 0)
+        return NULL;
+    const void *data = PyArray_DATA((PyArrayObject *)arr);
+    if (spec->which < 0) {
+        const double *v = data;
+        for (int k = 0; k < sys->dim; k++)
+            if (!isfinite(v[k])) {
+                PyErr_Format(PyExc_ValueError, "%s must be finite", spec->name);
+                return NULL;
+            }
+        memcpy(spec->which == -1 ? sys->gravity : sys->wind, v, sys->dim * sizeof(double));
+        Py_RETURN_NONE;
+    }
+    ss_status st = ss_system_set_array(sys, spec->which, data);
+    if (st)
+        return raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
+/* ---- Topology ---------------------------------------------------------- */
+
+static PyObject *System_add_nodes(SystemObject *self, PyObject *args) {
+    PyObject *x, *v, *m, *pinned;
+    if (!PyArg_ParseTuple(args, "OOOO:_add_nodes", &x, &v, &m, &pinned))
+        return NULL;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    npy_intp count = PyArray_Check(x) ? PyArray_DIM((PyArrayObject *)x, 0) : 0;
+    npy_intp node_dims[2] = {count, sys->dim}, mass_dims[1] = {count};
+    if (check_exact_array(x, "positions", NPY_DOUBLE, 2, node_dims) < 0 ||
+        (v != Py_None && check_exact_array(v, "velocities", NPY_DOUBLE, 2, node_dims) < 0) ||
+        check_exact_array(m, "masses", NPY_DOUBLE, 1, mass_dims) < 0 ||
+        check_exact_array(pinned, "pinned", NPY_BOOL, 1, mass_dims) < 0)
+        return NULL;
+    size_t first;
+    ss_status st = ss_system_add_nodes(sys, (size_t)count, PyArray_DATA((PyArrayObject *)x),
+                                       v == Py_None ? NULL : PyArray_DATA((PyArrayObject *)v),
+                                       PyArray_DATA((PyArrayObject *)m),
+                                       PyArray_DATA((PyArrayObject *)pinned), &first);
+    if (st)
+        return raise_status(sys, st);
+    return PyLong_FromSize_t(first);
+}
+
+static PyObject *System_add_springs(SystemObject *self, PyObject *args) {
+    PyObject *pairs, *k, *c, *rest;
+    if (!PyArg_ParseTuple(args, "OOOO:_add_springs", &pairs, &k, &c, &rest))
+        return NULL;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    npy_intp count = PyArray_Check(pairs) ? PyArray_DIM((PyArrayObject *)pairs, 0) : 0;
+    npy_intp pair_dims[2] = {count, 2}, dims[1] = {count};
+    if (check_exact_array(pairs, "pairs", NPY_INT64, 2, pair_dims) < 0 ||
+        check_exact_array(k, "stiffness", NPY_DOUBLE, 1, dims) < 0 ||
+        check_exact_array(c, "damping", NPY_DOUBLE, 1, dims) < 0 ||
+        (rest != Py_None && check_exact_array(rest, "rest_lengths", NPY_DOUBLE, 1, dims) < 0))
+        return NULL;
+    size_t first;
+    ss_status st =
+        ss_system_add_springs(sys, (size_t)count, PyArray_DATA((PyArrayObject *)pairs),
+                              PyArray_DATA((PyArrayObject *)k), PyArray_DATA((PyArrayObject *)c),
+                              rest == Py_None ? NULL : PyArray_DATA((PyArrayObject *)rest), &first);
+    if (st)
+        return raise_status(sys, st);
+    return PyLong_FromSize_t(first);
+}
+
+/* Parse a 1-D int64 index array for the methods below. */
+static int index_array(PyObject *arr, const int64_t **data, size_t *count) {
+    npy_intp dims[1] = {-1};
+    if (check_exact_array(arr, "indices", NPY_INT64, 1, dims) < 0)
+        return -1;
+    *data = PyArray_DATA((PyArrayObject *)arr);
+    *count = (size_t)PyArray_DIM((PyArrayObject *)arr, 0);
+    return 0;
+}
+
+static PyObject *System_remove_springs(SystemObject *self, PyObject *arr) {
+    ss_system *sys = writable_system(self);
+    const int64_t *idx;
+    size_t count;
+    if (!sys || index_array(arr, &idx, &count) < 0)
+        return NULL;
+    ss_status st = ss_system_remove_springs(sys, count, idx);
+    if (st)
+        return raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *System_set_pinned(SystemObject *self, PyObject *args) {
+    PyObject *arr;
+    int value;
+    if (!PyArg_ParseTuple(args, "Op:_set_pinned", &arr, &value))
+        return NULL;
+    ss_system *sys = writable_system(self);
+    const int64_t *idx;
+    size_t count;
+    if (!sys || index_array(arr, &idx, &count) < 0)
+        return NULL;
+    ss_status st = ss_system_set_pinned(sys, count, idx, (uint8_t)value);
+    if (st)
+        return raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
+/* ---- Stepping ---------------------------------------------------------- */
+
+/* The method named by `obj` (a str), or -1 with ValueError listing the valid names. */
+static int parse_method(PyObject *obj) {
+    if (!PyUnicode_Check(obj)) {
+        PyErr_Format(PyExc_TypeError, "method must be a str, not %.100s", Py_TYPE(obj)->tp_name);
+        return -1;
+    }
+    const char *name = PyUnicode_AsUTF8(obj);
+    if (!name)
+        return -1;
+    int method = ss_method_from_name(name);
+    if (method < 0) {
+        char valid[256] = "";
+        for (int m = 0; m < SS_METHOD_COUNT; m++) {
+            strncat(valid, m ? ", " : "", sizeof valid - strlen(valid) - 1);
+            strncat(valid, ss_method_name(m), sizeof valid - strlen(valid) - 1);
+        }
+        PyErr_Format(PyExc_ValueError, "unknown method %R; valid methods are: %s", obj, valid);
+        return -1;
+    }
+    return method;
+}
+
+static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds) {
+    static char *kwlist[] = {"dt", "steps", "method", NULL};
+    PyObject *dt_obj, *steps_obj = NULL, *method_obj = Py_None;
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:step", kwlist, &dt_obj, &steps_obj,
+                                     &method_obj))
+        return NULL;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    if (!PyFloat_Check(dt_obj) && !PyLong_Check(dt_obj) && !PyNumber_Check(dt_obj)) {
+        PyErr_Format(PyExc_TypeError, "dt must be a number of seconds, not %.100s",
+                     Py_TYPE(dt_obj)->tp_name);
+        return NULL;
+    }
+    double dt = PyFloat_AsDouble(dt_obj);
+    if (dt == -1.0 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t steps = 1;
+    if (steps_obj) {
+        if (!PyIndex_Check(steps_obj)) {
+            PyErr_Format(PyExc_TypeError, "steps must be an int, not %.100s",
+                         Py_TYPE(steps_obj)->tp_name);
+            return NULL;
+        }
+        steps = PyNumber_AsSsize_t(steps_obj, PyExc_OverflowError);
+        if (steps == -1 && PyErr_Occurred())
+            return NULL;
+        if (steps < 0) {
+            PyErr_Format(PyExc_ValueError, "steps must be >= 0, got %zd", steps);
+            return NULL;
+        }
+    }
+    int method = sys->method;
+    if (method_obj != Py_None && (method = parse_method(method_obj)) < 0)
+        return NULL;
+
+    ss_status st;
+    self->busy = 1;
+    Py_BEGIN_ALLOW_THREADS st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method);
+    Py_END_ALLOW_THREADS self->busy = 0;
+    if (st)
+        return raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
+/* ---- Diagnostics ------------------------------------------------------- */
+
+static PyObject *System_energy_terms(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = readable_system(self);
+    if (!sys)
+        return NULL;
+    ss_energy_terms e;
+    ss_energy(sys, &e);
+    return Py_BuildValue("(ddd)", e.kinetic, e.elastic, e.gravity);
+}
+
+/* A new (dim,) array filled by `fill`. */
+static PyObject *vector_result(SystemObject *self, void (*fill)(const ss_system *, double *)) {
+    ss_system *sys = readable_system(self);
+    if (!sys)
+        return NULL;
+    double out[3];
+    fill(sys, out);
+    npy_intp dims[1] = {sys->dim};
+    PyObject *arr = PyArray_SimpleNew(1, dims, NPY_DOUBLE);
+    if (arr)
+        memcpy(PyArray_DATA((PyArrayObject *)arr), out, sys->dim * sizeof(double));
+    return arr;
+}
+
+/* A new (M,) array filled by `fill`. */
+static PyObject *spring_result(SystemObject *self, void (*fill)(const ss_system *, double *)) {
+    ss_system *sys = readable_system(self);
+    if (!sys)
+        return NULL;
+    npy_intp dims[1] = {(npy_intp)sys->num_springs};
+    PyObject *arr = PyArray_SimpleNew(1, dims, NPY_DOUBLE);
+    if (arr)
+        fill(sys, PyArray_DATA((PyArrayObject *)arr));
+    return arr;
+}
+
+static PyObject *System_momentum(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    return vector_result(self, ss_momentum);
+}
+
+static PyObject *System_center_of_mass(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    return vector_result(self, ss_center_of_mass);
+}
+
+static PyObject *System_spring_lengths(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    return spring_result(self, ss_spring_lengths);
+}
+
+static PyObject *System_spring_tensions(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    return spring_result(self, ss_spring_tensions);
+}
+
+static PyObject *System_critical_dt(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = readable_system(self);
+    return sys ? PyFloat_FromDouble(ss_critical_dt(sys)) : NULL;
+}
+
+static PyObject *System_copy(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    SystemObject *dup = (SystemObject *)Py_TYPE(self)->tp_alloc(Py_TYPE(self), 0);
+    if (!dup)
+        return NULL;
+    dup->busy = 0;
+    dup->sys = ss_system_copy(sys);
+    if (!dup->sys) {
+        Py_DECREF(dup);
+        return PyErr_NoMemory();
+    }
+    return (PyObject *)dup;
+}
+
+/* ---- Scalar attributes ------------------------------------------------- */
+
+static PyObject *get_dim(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyLong_FromLong(sys->dim) : NULL;
+}
+
+static PyObject *get_num_nodes(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyLong_FromSize_t(sys->num_nodes) : NULL;
+}
+
+static PyObject *get_num_springs(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyLong_FromSize_t(sys->num_springs) : NULL;
+}
+
+/* The double field a scalar attribute reads and writes. */
+static double *scalar_field(ss_system *sys, const char *name) {
+    if (strcmp(name, "drag") == 0)
+        return &sys->drag;
+    if (strcmp(name, "energy_loss") == 0)
+        return &sys->energy_loss;
+    return &sys->time;
+}
+
+static PyObject *get_scalar(SystemObject *self, void *closure) {
+    ss_system *sys = readable_system(self);
+    return sys ? PyFloat_FromDouble(*scalar_field(sys, closure)) : NULL;
+}
+
+static int set_scalar(SystemObject *self, PyObject *value, void *closure) {
+    const char *name = closure;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return -1;
+    if (!value) {
+        PyErr_Format(PyExc_AttributeError, "cannot delete %s", name);
+        return -1;
+    }
+    if (!PyFloat_Check(value) && !PyLong_Check(value) && !PyNumber_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be a number, not %.100s", name,
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    double v = PyFloat_AsDouble(value);
+    if (v == -1.0 && PyErr_Occurred())
+        return -1;
+    int ok = isfinite(v);
+    const char *domain = "finite";
+    if (strcmp(name, "drag") == 0) {
+        ok = ok && v >= 0;
+        domain = "finite and >= 0 N*s/m";
+    } else if (strcmp(name, "energy_loss") == 0) {
+        ok = ok && v >= 0 && v <= 1;
+        domain = "in [0, 1] (the fraction of velocity kept per step)";
+    }
+    if (!ok) {
+        PyErr_Format(PyExc_ValueError, "%s must be %s, got %R", name, domain, value);
+        return -1;
+    }
+    *scalar_field(sys, name) = v;
+    return 0;
+}
+
+static PyObject *get_method(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyUnicode_FromString(ss_method_name(sys->method)) : NULL;
+}
+
+static int set_method(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return -1;
+    if (!value) {
+        PyErr_SetString(PyExc_AttributeError, "cannot delete method");
+        return -1;
+    }
+    int method = parse_method(value);
+    if (method < 0)
+        return -1;
+    sys->method = (ss_method)method;
+    return 0;
+}
+
+/* ---- Type -------------------------------------------------------------- */
+
+static PyMethodDef System_methods[] = {
+    {"_view", (PyCFunction)System_view, METH_O, "A zero-copy view of a named array."},
+    {"_set_array", (PyCFunction)System_set_array, METH_VARARGS,
+     "Overwrite a named array from an exact-shape array, checking every value first."},
+    {"_add_nodes", (PyCFunction)System_add_nodes, METH_VARARGS,
+     "_add_nodes(x, v or None, m, pinned) -> first new index."},
+    {"_add_springs", (PyCFunction)System_add_springs, METH_VARARGS,
+     "_add_springs(pairs, k, c, rest or None) -> first new index."},
+    {"_remove_springs", (PyCFunction)System_remove_springs, METH_O, "Remove springs by index."},
+    {"_set_pinned", (PyCFunction)System_set_pinned, METH_VARARGS, "Set pinned flags."},
+    {"_energy_terms", (PyCFunction)System_energy_terms, METH_NOARGS,
+     "(kinetic, elastic, gravity) in joules."},
+    {"step", (PyCFunction)(void (*)(void))System_step, METH_VARARGS | METH_KEYWORDS,
+     "step(dt, steps=1, method=None)\n--\n\nAdvance by `steps` substeps of `dt` seconds."},
+    {"momentum", (PyCFunction)System_momentum, METH_NOARGS, "Total momentum, kg m/s."},
+    {"center_of_mass", (PyCFunction)System_center_of_mass, METH_NOARGS, "Centre of mass, m."},
+    {"spring_lengths", (PyCFunction)System_spring_lengths, METH_NOARGS, "Spring lengths, m."},
+    {"spring_tensions", (PyCFunction)System_spring_tensions, METH_NOARGS,
+     "Signed axial spring forces, N."},
+    {"critical_dt", (PyCFunction)System_critical_dt, METH_NOARGS, "Explicit stability limit, s."},
+    {"copy", (PyCFunction)System_copy, METH_NOARGS, "A deep copy."},
+    {NULL, NULL, 0, NULL},
+};
+
+static PyGetSetDef System_getset[] = {
+    {"dim", (getter)get_dim, NULL, "Spatial dimension, 2 or 3.", NULL},
+    {"num_nodes", (getter)get_num_nodes, NULL, "Number of nodes N.", NULL},
+    {"num_springs", (getter)get_num_springs, NULL, "Number of springs M.", NULL},
+    {"drag", (getter)get_scalar, (setter)set_scalar,
+     "Linear air drag coefficient, N*s/m: force -drag (v - wind) on every free node.", "drag"},
+    {"energy_loss", (getter)get_scalar, (setter)set_scalar,
+     "Fraction of velocity kept per step, in [0, 1]; 1.0 = no loss.", "energy_loss"},
+    {"time", (getter)get_scalar, (setter)set_scalar, "Simulation time, s.", "time"},
+    {"method", (getter)get_method, (setter)set_method,
+     "The integrator step() uses when none is given.", NULL},
+    {NULL, NULL, NULL, NULL, NULL},
+};
+
+static PyTypeObject SystemType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "springsim._core.System",
+    .tp_basicsize = sizeof(SystemObject),
+    .tp_dealloc = (destructor)System_dealloc,
+    .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_BASETYPE,
+    .tp_doc = "The C kernel's mass-spring system; use springsim.System.",
+    .tp_methods = System_methods,
+    .tp_getset = System_getset,
+    .tp_init = (initproc)System_init,
+    .tp_new = System_new,
+};
+
+/* ---- Module ------------------------------------------------------------ */
+
+static PyObject *method_names(void) {
+    PyObject *names = PyTuple_New(SS_METHOD_COUNT);
+    if (!names)
+        return NULL;
+    for (int m = 0; m < SS_METHOD_COUNT; m++) {
+        PyObject *s = PyUnicode_FromString(ss_method_name(m));
+        if (!s) {
+            Py_DECREF(names);
+            return NULL;
+        }
+        PyTuple_SET_ITEM(names, m, s);
+    }
+    return names;
+}
+
+static struct PyModuleDef core_module = {
+    PyModuleDef_HEAD_INIT,
+    .m_name = "springsim._core",
+    .m_doc = "The springsim C kernel: see springsim for the public API.",
+    .m_size = -1,
+};
+
+PyMODINIT_FUNC PyInit__core(void) {
+    import_array();
+    /* The kernel allocates through PyMem_Raw*: thread-safe without the GIL, and
+     * visible to tracemalloc. */
+    ss_set_allocator((ss_allocator){PyMem_RawMalloc, PyMem_RawFree});
+
+    if (PyType_Ready(&SystemType) < 0)
+        return NULL;
+    PyObject *m = PyModule_Create(&core_module);
+    if (!m)
+        return NULL;
+    PyObject *bases = PyTuple_Pack(2, PyExc_FloatingPointError, PyExc_RuntimeError);
+    if (!bases)
+        goto error;
+    UnstableError = PyErr_NewExceptionWithDoc(
+        "springsim.UnstableError",
+        "A step produced non-finite values. The system was rolled back to its state before "
+        "the call; the message suggests a smaller dt.",
+        bases, NULL);
+    Py_DECREF(bases);
+    if (!UnstableError)
+        goto error;
+    if (PyModule_AddObjectRef(m, "UnstableError", UnstableError) < 0)
+        goto error;
+    if (PyModule_AddObjectRef(m, "System", (PyObject *)&SystemType) < 0)
+        goto error;
+    PyObject *names = method_names();
+    if (!names || PyModule_AddObject(m, "METHODS", names) < 0) {
+        Py_XDECREF(names);
+        goto error;
+    }
+    return m;
+
+error:
+    Py_DECREF(m);
+    return NULL;
+}

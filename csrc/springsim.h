@@ -1,0 +1,186 @@
+/* springsim.h - the kernel's own API (prefix ss_).
+ *
+ * Pure C11: nothing here knows about Python. module.c is the only caller that
+ * does. Every function that can fail returns an ss_status and, on failure,
+ * leaves the system exactly as it was and writes a message into sys->error.
+ *
+ * Units: metres, kilograms, seconds, newtons.
+ */
+#ifndef SPRINGSIM_H
+#define SPRINGSIM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef enum {
+    SS_OK = 0,
+    SS_ERR_NOMEM,    /* an allocation failed */
+    SS_ERR_VALUE,    /* a value is out of its domain: NaN, negative mass, dt <= 0, ... */
+    SS_ERR_INDEX,    /* a node or spring index is out of range */
+    SS_ERR_UNSTABLE, /* a step produced non-finite values; the state was rolled back */
+} ss_status;
+
+typedef enum {
+    SS_EULER = 0,
+    SS_SYMPLECTIC_EULER,
+    SS_VERLET,
+    SS_VELOCITY_VERLET,
+    SS_RK2,
+    SS_RK4,
+    SS_METHOD_COUNT
+} ss_method;
+
+/* The name of a method ("rk4"), or NULL when out of range. */
+const char *ss_method_name(int method);
+/* The method with this name, or -1. */
+int ss_method_from_name(const char *name);
+
+/* ---- Allocation -------------------------------------------------------- */
+
+/* The allocator the kernel uses for all its memory. module.c installs
+ * PyMem_Raw* (thread-safe, visible to tracemalloc); the default is libc. */
+typedef struct {
+    void *(*malloc)(size_t size);
+    void (*free)(void *ptr);
+} ss_allocator;
+void ss_set_allocator(ss_allocator allocator);
+void *ss_malloc(size_t size);
+void ss_free(void *ptr);
+
+/* A reference-counted block of memory holding one array.
+ *
+ * NumPy views keep a reference to the block they show, so a view never dangles:
+ * when the system grows an array that a view still holds, the system moves to a
+ * new block and the view keeps the old one. The count is not atomic: every
+ * retain and release happens under one lock (in Python, the GIL). */
+typedef struct ss_buffer {
+    size_t refcount;
+    size_t capacity; /* bytes available at data */
+    double data[];   /* any element type; double for alignment */
+} ss_buffer;
+
+ss_buffer *ss_buffer_new(size_t capacity);
+void ss_buffer_retain(ss_buffer *buf);
+void ss_buffer_release(ss_buffer *buf);
+
+/* ---- The system -------------------------------------------------------- */
+
+/* Per-node arrays (N rows) and per-spring arrays (M rows). Hot data only:
+ * everything touched each substep is a contiguous array. */
+typedef enum {
+    SS_POSITIONS = 0,            /* (N, dim) double, m */
+    SS_VELOCITIES,               /* (N, dim) double, m/s */
+    SS_MASSES,                   /* (N,) double, kg > 0 */
+    SS_PINNED,                   /* (N,) uint8, 1 = ignores forces, moves with its own velocity */
+    SS_EXTERNAL,                 /* (N, dim) double, N, added at every evaluation */
+    SS_PREV_ACCEL,               /* (N, dim) double, m/s^2, private: Verlet's last acceleration */
+    SS_NODE_ARRAYS,              /* count of node arrays */
+    SS_SPRINGS = SS_NODE_ARRAYS, /* (M, 2) int32 node pairs */
+    SS_REST_LENGTHS,             /* (M,) double, m >= 0 */
+    SS_STIFFNESS,                /* (M,) double, N/m >= 0 */
+    SS_DAMPING,                  /* (M,) double, N s/m >= 0, along the spring */
+    SS_ARRAY_COUNT
+} ss_array;
+
+typedef struct ss_system {
+    int dim; /* 2 or 3 */
+    size_t num_nodes;
+    size_t num_springs;
+    ss_buffer *arrays[SS_ARRAY_COUNT];
+
+    double gravity[3];    /* m/s^2 */
+    double wind[3];       /* m/s, the air velocity drag pulls towards */
+    double drag;          /* N s/m: force -drag (v - wind) on every free node */
+    double energy_loss;   /* fraction of velocity kept per substep, in [0, 1] */
+    double time;          /* s */
+    ss_method method;     /* default for ss_system_step */
+    int prev_accel_valid; /* SS_PREV_ACCEL holds the last Verlet step's acceleration */
+
+    /* Scratch for the integrators, grown on demand, never seen from outside. */
+    double *scratch;
+    size_t scratch_doubles;
+
+    char error[256];
+} ss_system;
+
+/* The data of one array, typed, for the kernel's loops. */
+#define SS_DOUBLES(sys, which) ((sys)->arrays[(which)]->data)
+#define SS_BYTES(sys, which) ((uint8_t *)(sys)->arrays[(which)]->data)
+#define SS_INT32S(sys, which) ((int32_t *)(sys)->arrays[(which)]->data)
+
+/* Row width (elements) and element size (bytes) of an array. */
+size_t ss_array_columns(const ss_system *sys, ss_array which);
+size_t ss_array_itemsize(ss_array which);
+size_t ss_array_rows(const ss_system *sys, ss_array which);
+
+/* Write a printf-style message into sys->error and return `status`, so that a
+ * failing check is one line: `return ss_fail(sys, SS_ERR_VALUE, "...", ...);` */
+ss_status ss_fail(ss_system *sys, ss_status status, const char *fmt, ...)
+#if defined(__GNUC__)
+    __attribute__((format(printf, 3, 4)))
+#endif
+    ;
+
+ss_system *ss_system_new(int dim);
+void ss_system_free(ss_system *sys);
+/* A deep copy, or NULL when out of memory. */
+ss_system *ss_system_copy(const ss_system *sys);
+
+/* Append `count` nodes. x: (count, dim); v: (count, dim) or NULL for zero;
+ * m: (count,); pinned: (count,) or NULL. The first new index goes to *first. */
+ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, const double *v,
+                              const double *m, const uint8_t *pinned, size_t *first);
+/* Append `count` springs. pairs: (count, 2) node indices; rest: (count,) or NULL
+ * for the current distance. */
+ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pairs,
+                                const double *stiffness, const double *damping, const double *rest,
+                                size_t *first);
+/* Remove the springs at these indices (duplicates allowed); the others keep their order. */
+ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *indices);
+/* Set the pinned flag of these nodes. */
+ss_status ss_system_set_pinned(ss_system *sys, size_t count, const int64_t *indices, uint8_t value);
+
+/* Overwrite a public array (not SS_SPRINGS, not SS_PREV_ACCEL) with `data`, of its
+ * current rows x columns, after checking every value: nothing is written on error. */
+ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data);
+
+/* Check every value the kernel relies on (finite state, masses > 0, ...). */
+ss_status ss_system_validate(ss_system *sys);
+
+/* Run `steps` substeps of `dt` with `method`. Validates first; on a non-finite
+ * result restores the state from before the call and returns SS_ERR_UNSTABLE. */
+ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method);
+
+/* ---- Forces (forces.c) ------------------------------------------------- */
+
+/* Acceleration a (N, dim) of every node at state (x, v):
+ * a = (sum of spring forces + m g - drag (v - wind) + external) / m, 0 if pinned. */
+void ss_forces_acceleration(const ss_system *sys, const double *x, const double *v, double *a);
+
+/* Add the spring forces of springs [first, first+count) at (x, v) into f (N, dim). */
+void ss_forces_springs(const ss_system *sys, size_t first, size_t count, const double *x,
+                       const double *v, double *f);
+
+/* ---- Integrators (integrate.c) ----------------------------------------- */
+
+/* One substep of `dt` with `method` on sys's own positions and velocities. */
+void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *scratch);
+/* Doubles of scratch the method needs for this system. */
+size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method);
+
+/* ---- Diagnostics (energy.c) -------------------------------------------- */
+
+typedef struct {
+    double kinetic; /* 1/2 sum m |v|^2 */
+    double elastic; /* 1/2 sum k (l - L)^2 */
+    double gravity; /* -sum m g.x */
+} ss_energy_terms;
+
+void ss_energy(const ss_system *sys, ss_energy_terms *out);
+void ss_momentum(const ss_system *sys, double out[3]);
+void ss_center_of_mass(const ss_system *sys, double out[3]);
+void ss_spring_lengths(const ss_system *sys, double *out);
+void ss_spring_tensions(const ss_system *sys, double *out);
+double ss_critical_dt(const ss_system *sys);
+
+#endif

@@ -1,0 +1,436 @@
+/* system.c - storage: reference-counted arrays, adding and removing nodes and springs,
+ * pins, and the validation every step relies on. */
+#include "springsim.h"
+
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- Allocation -------------------------------------------------------- */
+
+static ss_allocator allocator = {malloc, free};
+
+void ss_set_allocator(ss_allocator a) {
+    allocator = a;
+}
+
+void *ss_malloc(size_t size) {
+    return allocator.malloc(size ? size : 1);
+}
+
+void ss_free(void *ptr) {
+    if (ptr)
+        allocator.free(ptr);
+}
+
+ss_buffer *ss_buffer_new(size_t capacity) {
+    if (capacity > SIZE_MAX - sizeof(ss_buffer))
+        return NULL;
+    ss_buffer *buf = ss_malloc(sizeof(ss_buffer) + capacity);
+    if (!buf)
+        return NULL;
+    buf->refcount = 1;
+    buf->capacity = capacity;
+    return buf;
+}
+
+void ss_buffer_retain(ss_buffer *buf) {
+    buf->refcount++;
+}
+
+void ss_buffer_release(ss_buffer *buf) {
+    if (buf && --buf->refcount == 0)
+        ss_free(buf);
+}
+
+/* ---- Error messages ---------------------------------------------------- */
+
+ss_status ss_fail(ss_system *sys, ss_status status, const char *fmt, ...) {
+    va_list args;
+    va_start(args, fmt);
+    vsnprintf(sys->error, sizeof sys->error, fmt, args);
+    va_end(args);
+    return status;
+}
+
+/* ---- Method names ------------------------------------------------------ */
+
+static const char *const method_names[SS_METHOD_COUNT] = {
+    "euler", "symplectic_euler", "verlet", "velocity_verlet", "rk2", "rk4",
+};
+
+const char *ss_method_name(int method) {
+    return (method >= 0 && method < SS_METHOD_COUNT) ? method_names[method] : NULL;
+}
+
+int ss_method_from_name(const char *name) {
+    for (int m = 0; m < SS_METHOD_COUNT; m++)
+        if (strcmp(name, method_names[m]) == 0)
+            return m;
+    return -1;
+}
+
+/* ---- Array geometry ---------------------------------------------------- */
+
+size_t ss_array_columns(const ss_system *sys, ss_array which) {
+    switch (which) {
+    case SS_POSITIONS:
+    case SS_VELOCITIES:
+    case SS_EXTERNAL:
+    case SS_PREV_ACCEL:
+        return (size_t)sys->dim;
+    case SS_SPRINGS:
+        return 2;
+    default:
+        return 1;
+    }
+}
+
+size_t ss_array_itemsize(ss_array which) {
+    switch (which) {
+    case SS_PINNED:
+        return sizeof(uint8_t);
+    case SS_SPRINGS:
+        return sizeof(int32_t);
+    default:
+        return sizeof(double);
+    }
+}
+
+size_t ss_array_rows(const ss_system *sys, ss_array which) {
+    return which < SS_NODE_ARRAYS ? sys->num_nodes : sys->num_springs;
+}
+
+/* ---- Life cycle -------------------------------------------------------- */
+
+ss_system *ss_system_new(int dim) {
+    if (dim != 2 && dim != 3)
+        return NULL;
+    ss_system *sys = ss_malloc(sizeof *sys);
+    if (!sys)
+        return NULL;
+    memset(sys, 0, sizeof *sys);
+    sys->dim = dim;
+    sys->gravity[1] = -9.81;
+    sys->energy_loss = 1.0;
+    sys->method = SS_SYMPLECTIC_EULER;
+    for (int a = 0; a < SS_ARRAY_COUNT; a++) {
+        sys->arrays[a] = ss_buffer_new(0);
+        if (!sys->arrays[a]) {
+            ss_system_free(sys);
+            return NULL;
+        }
+    }
+    return sys;
+}
+
+void ss_system_free(ss_system *sys) {
+    if (!sys)
+        return;
+    for (int a = 0; a < SS_ARRAY_COUNT; a++)
+        ss_buffer_release(sys->arrays[a]);
+    ss_free(sys->scratch);
+    ss_free(sys);
+}
+
+ss_system *ss_system_copy(const ss_system *src) {
+    ss_system *dst = ss_malloc(sizeof *dst);
+    if (!dst)
+        return NULL;
+    *dst = *src;
+    dst->scratch = NULL;
+    dst->scratch_doubles = 0;
+    for (int a = 0; a < SS_ARRAY_COUNT; a++)
+        dst->arrays[a] = NULL;
+    for (int a = 0; a < SS_ARRAY_COUNT; a++) {
+        size_t bytes = ss_array_rows(src, a) * ss_array_columns(src, a) * ss_array_itemsize(a);
+        dst->arrays[a] = ss_buffer_new(bytes);
+        if (!dst->arrays[a]) {
+            ss_system_free(dst);
+            return NULL;
+        }
+        memcpy(dst->arrays[a]->data, src->arrays[a]->data, bytes);
+    }
+    return dst;
+}
+
+/* ---- Growth ------------------------------------------------------------ */
+
+/* Make arrays [first, last) hold `rows` rows, keeping their first `keep` rows, and
+ * make each one this system's alone (refcount 1), so the caller may write it.
+ *
+ * An array still shown by a NumPy view is never resized or rewritten in place:
+ * it moves to a new block, and the view keeps the old data unchanged. All or
+ * nothing: on failure no array has changed. */
+static ss_status reserve_rows(ss_system *sys, ss_array first, ss_array last, size_t rows,
+                              size_t keep) {
+    ss_buffer *fresh[SS_ARRAY_COUNT] = {0};
+    for (ss_array a = first; a < last; a++) {
+        size_t row_bytes = ss_array_columns(sys, a) * ss_array_itemsize(a);
+        if (rows > SIZE_MAX / 2 / row_bytes)
+            goto nomem;
+        size_t need = rows * row_bytes;
+        ss_buffer *old = sys->arrays[a];
+        if (old->refcount == 1 && old->capacity >= need)
+            continue;
+        size_t capacity = old->capacity >= need ? old->capacity : need;
+        if (need > old->capacity && capacity < 2 * old->capacity)
+            capacity = 2 * old->capacity; /* amortised O(1) appends */
+        fresh[a] = ss_buffer_new(capacity);
+        if (!fresh[a])
+            goto nomem;
+    }
+    for (ss_array a = first; a < last; a++) {
+        if (!fresh[a])
+            continue;
+        size_t row_bytes = ss_array_columns(sys, a) * ss_array_itemsize(a);
+        memcpy(fresh[a]->data, sys->arrays[a]->data, keep * row_bytes);
+        ss_buffer_release(sys->arrays[a]);
+        sys->arrays[a] = fresh[a];
+    }
+    return SS_OK;
+
+nomem:
+    for (ss_array a = first; a < last; a++)
+        ss_buffer_release(fresh[a]);
+    return ss_fail(sys, SS_ERR_NOMEM, "out of memory growing the system to %zu rows", rows);
+}
+
+/* ---- Checks ------------------------------------------------------------ */
+
+/* Index of the first non-finite value in v[0..n), or n. */
+static size_t first_non_finite(const double *v, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]))
+            return i;
+    return n;
+}
+
+/* Index of the first value not finite or below `low` (or not above it, if strict). */
+static size_t first_out_of_domain(const double *v, size_t n, double low, int strict) {
+    for (size_t i = 0; i < n; i++)
+        if (!isfinite(v[i]) || v[i] < low || (strict && v[i] == low))
+            return i;
+    return n;
+}
+
+static ss_status check_finite(ss_system *sys, const char *what, const double *v, size_t n) {
+    size_t dim = (size_t)sys->dim;
+    size_t bad = first_non_finite(v, n * dim);
+    if (bad < n * dim)
+        return ss_fail(sys, SS_ERR_VALUE, "%s of node %zu is %g: must be finite", what, bad / dim,
+                       v[bad]);
+    return SS_OK;
+}
+
+static ss_status check_masses(ss_system *sys, const double *m, size_t n, size_t offset) {
+    size_t bad = first_out_of_domain(m, n, 0.0, 1);
+    if (bad < n)
+        return ss_fail(sys, SS_ERR_VALUE, "mass of node %zu is %g: must be finite and > 0 kg",
+                       offset + bad, m[bad]);
+    return SS_OK;
+}
+
+static ss_status check_spring_values(ss_system *sys, const char *what, const char *unit,
+                                     const double *v, size_t n, size_t offset) {
+    size_t bad = first_out_of_domain(v, n, 0.0, 0);
+    if (bad < n)
+        return ss_fail(sys, SS_ERR_VALUE, "%s of spring %zu is %g: must be finite and >= 0 %s",
+                       what, offset + bad, v[bad], unit);
+    return SS_OK;
+}
+
+static ss_status check_vector(ss_system *sys, const char *what, const double *v) {
+    if (first_non_finite(v, (size_t)sys->dim) < (size_t)sys->dim)
+        return ss_fail(sys, SS_ERR_VALUE, "%s must be finite", what);
+    return SS_OK;
+}
+
+ss_status ss_system_validate(ss_system *sys) {
+    size_t n = sys->num_nodes, m = sys->num_springs;
+    ss_status st;
+    if ((st = check_finite(sys, "position", SS_DOUBLES(sys, SS_POSITIONS), n)) ||
+        (st = check_finite(sys, "velocity", SS_DOUBLES(sys, SS_VELOCITIES), n)) ||
+        (st = check_finite(sys, "external force", SS_DOUBLES(sys, SS_EXTERNAL), n)) ||
+        (st = check_masses(sys, SS_DOUBLES(sys, SS_MASSES), n, 0)) ||
+        (st = check_spring_values(sys, "rest length", "m", SS_DOUBLES(sys, SS_REST_LENGTHS), m,
+                                  0)) ||
+        (st = check_spring_values(sys, "stiffness", "N/m", SS_DOUBLES(sys, SS_STIFFNESS), m, 0)) ||
+        (st = check_spring_values(sys, "damping", "N*s/m", SS_DOUBLES(sys, SS_DAMPING), m, 0)) ||
+        (st = check_vector(sys, "gravity", sys->gravity)) ||
+        (st = check_vector(sys, "wind", sys->wind)))
+        return st;
+    if (!isfinite(sys->drag) || sys->drag < 0)
+        return ss_fail(sys, SS_ERR_VALUE, "drag is %g: must be finite and >= 0 N*s/m", sys->drag);
+    if (!(sys->energy_loss >= 0 && sys->energy_loss <= 1))
+        return ss_fail(sys, SS_ERR_VALUE, "energy_loss is %g: must be in [0, 1]", sys->energy_loss);
+    if (!isfinite(sys->time))
+        return ss_fail(sys, SS_ERR_VALUE, "time is %g: must be finite", sys->time);
+    return SS_OK;
+}
+
+/* Check values for array `which` as the kernel requires them (rows from `offset`). */
+static ss_status check_array(ss_system *sys, ss_array which, const void *data, size_t rows) {
+    switch (which) {
+    case SS_POSITIONS:
+        return check_finite(sys, "position", data, rows);
+    case SS_VELOCITIES:
+        return check_finite(sys, "velocity", data, rows);
+    case SS_EXTERNAL:
+        return check_finite(sys, "external force", data, rows);
+    case SS_MASSES:
+        return check_masses(sys, data, rows, 0);
+    case SS_REST_LENGTHS:
+        return check_spring_values(sys, "rest length", "m", data, rows, 0);
+    case SS_STIFFNESS:
+        return check_spring_values(sys, "stiffness", "N/m", data, rows, 0);
+    case SS_DAMPING:
+        return check_spring_values(sys, "damping", "N*s/m", data, rows, 0);
+    case SS_PINNED:
+        return SS_OK;
+    default:
+        return ss_fail(sys, SS_ERR_VALUE, "this array cannot be assigned");
+    }
+}
+
+ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data) {
+    size_t rows = ss_array_rows(sys, which);
+    ss_status st = check_array(sys, which, data, rows);
+    if (st)
+        return st;
+    size_t bytes = rows * ss_array_columns(sys, which) * ss_array_itemsize(which);
+    memcpy(sys->arrays[which]->data, data, bytes);
+    if (which == SS_PINNED)
+        for (size_t i = 0; i < rows; i++)
+            SS_BYTES(sys, SS_PINNED)[i] = SS_BYTES(sys, SS_PINNED)[i] != 0;
+    return SS_OK;
+}
+
+/* ---- Nodes ------------------------------------------------------------- */
+
+ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, const double *v,
+                              const double *m, const uint8_t *pinned, size_t *first) {
+    size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    ss_status st;
+    *first = n;
+    if (count > (size_t)INT32_MAX - n)
+        return ss_fail(sys, SS_ERR_VALUE, "a system holds at most %d nodes", INT32_MAX);
+    if ((st = check_finite(sys, "position", x, count)) ||
+        (v && (st = check_finite(sys, "velocity", v, count))) ||
+        (st = check_masses(sys, m, count, 0)))
+        return st;
+    if ((st = reserve_rows(sys, 0, SS_NODE_ARRAYS, n + count, n)))
+        return st;
+    size_t row = n * dim, bytes = count * dim * sizeof(double);
+    memcpy(SS_DOUBLES(sys, SS_POSITIONS) + row, x, bytes);
+    if (v)
+        memcpy(SS_DOUBLES(sys, SS_VELOCITIES) + row, v, bytes);
+    else
+        memset(SS_DOUBLES(sys, SS_VELOCITIES) + row, 0, bytes);
+    memset(SS_DOUBLES(sys, SS_EXTERNAL) + row, 0, bytes);
+    memset(SS_DOUBLES(sys, SS_PREV_ACCEL) + row, 0, bytes);
+    memcpy(SS_DOUBLES(sys, SS_MASSES) + n, m, count * sizeof(double));
+    for (size_t i = 0; i < count; i++)
+        SS_BYTES(sys, SS_PINNED)[n + i] = pinned ? (pinned[i] != 0) : 0;
+    sys->num_nodes = n + count;
+    sys->prev_accel_valid = 0; /* the new nodes have no Verlet history */
+    return SS_OK;
+}
+
+static ss_status check_node_index(ss_system *sys, const char *what, size_t k, int64_t index) {
+    if (index < 0 || (uint64_t)index >= sys->num_nodes)
+        return ss_fail(sys, SS_ERR_INDEX,
+                       "%s %zu refers to node %lld, but the system has %zu nodes", what, k,
+                       (long long)index, sys->num_nodes);
+    return SS_OK;
+}
+
+ss_status ss_system_set_pinned(ss_system *sys, size_t count, const int64_t *indices,
+                               uint8_t value) {
+    ss_status st;
+    for (size_t k = 0; k < count; k++)
+        if ((st = check_node_index(sys, "entry", k, indices[k])))
+            return st;
+    for (size_t k = 0; k < count; k++)
+        SS_BYTES(sys, SS_PINNED)[indices[k]] = value ? 1 : 0;
+    return SS_OK;
+}
+
+/* ---- Springs ----------------------------------------------------------- */
+
+ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pairs,
+                                const double *stiffness, const double *damping, const double *rest,
+                                size_t *first) {
+    size_t m = sys->num_springs, dim = (size_t)sys->dim;
+    ss_status st;
+    *first = m;
+    for (size_t s = 0; s < count; s++) {
+        if ((st = check_node_index(sys, "spring", s, pairs[2 * s])) ||
+            (st = check_node_index(sys, "spring", s, pairs[2 * s + 1])))
+            return st;
+        if (pairs[2 * s] == pairs[2 * s + 1])
+            return ss_fail(sys, SS_ERR_VALUE, "spring %zu connects node %lld to itself", s,
+                           (long long)pairs[2 * s]);
+    }
+    if ((st = check_spring_values(sys, "stiffness", "N/m", stiffness, count, 0)) ||
+        (st = check_spring_values(sys, "damping", "N*s/m", damping, count, 0)) ||
+        (rest && (st = check_spring_values(sys, "rest length", "m", rest, count, 0))))
+        return st;
+    if ((st = reserve_rows(sys, SS_SPRINGS, SS_ARRAY_COUNT, m + count, m)))
+        return st;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS);
+    for (size_t s = 0; s < count; s++) {
+        int32_t i = (int32_t)pairs[2 * s], j = (int32_t)pairs[2 * s + 1];
+        SS_INT32S(sys, SS_SPRINGS)[2 * (m + s)] = i;
+        SS_INT32S(sys, SS_SPRINGS)[2 * (m + s) + 1] = j;
+        SS_DOUBLES(sys, SS_STIFFNESS)[m + s] = stiffness[s];
+        SS_DOUBLES(sys, SS_DAMPING)[m + s] = damping[s];
+        double length2 = 0.0;
+        for (size_t d = 0; d < dim; d++) {
+            double dx = x[j * dim + d] - x[i * dim + d];
+            length2 += dx * dx;
+        }
+        SS_DOUBLES(sys, SS_REST_LENGTHS)[m + s] = rest ? rest[s] : sqrt(length2);
+    }
+    sys->num_springs = m + count;
+    return SS_OK;
+}
+
+ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *indices) {
+    size_t m = sys->num_springs;
+    for (size_t k = 0; k < count; k++)
+        if (indices[k] < 0 || (uint64_t)indices[k] >= m)
+            return ss_fail(sys, SS_ERR_INDEX,
+                           "entry %zu refers to spring %lld, but the system has %zu springs", k,
+                           (long long)indices[k], m);
+    if (count == 0)
+        return SS_OK;
+    uint8_t *doomed = ss_malloc(m);
+    if (!doomed)
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory removing springs");
+    ss_status st = reserve_rows(sys, SS_SPRINGS, SS_ARRAY_COUNT, m, m);
+    if (st) {
+        ss_free(doomed);
+        return st;
+    }
+    memset(doomed, 0, m);
+    for (size_t k = 0; k < count; k++)
+        doomed[indices[k]] = 1;
+    /* Compact every spring array in place, keeping the survivors' order. */
+    size_t kept = 0;
+    for (size_t s = 0; s < m; s++) {
+        if (doomed[s])
+            continue;
+        for (ss_array a = SS_SPRINGS; a < SS_ARRAY_COUNT; a++) {
+            size_t row = ss_array_columns(sys, a) * ss_array_itemsize(a);
+            uint8_t *base = (uint8_t *)sys->arrays[a]->data;
+            memmove(base + kept * row, base + s * row, row);
+        }
+        kept++;
+    }
+    sys->num_springs = kept;
+    ss_free(doomed);
+    return SS_OK;
+}

@@ -1,0 +1,18 @@
+"""springsim: mass-spring physics with a fast C core and zero-copy NumPy views.
+
+>>> import springsim as ss
+>>> sim = ss.System(dim=2)
+>>> a = sim.add_nodes([[0, 0], [0, -1]], masses=[1.0, 0.5])
+>>> sim.pin(a[0])
+>>> _ = sim.add_springs([[a[0], a[1]]], stiffness=100.0, damping=0.1)
+>>> sim.step(1e-3, steps=1000, method="rk4")
+>>> round(sim.time, 9)
+1.0
+"""
+
+from springsim import reference
+from springsim._core import METHODS, UnstableError
+from springsim.system import Energy, System
+
+__all__ = ["METHODS", "Energy", "System", "UnstableError", "reference"]
+__version__ = "0.1.0"

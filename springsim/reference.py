@@ -1,0 +1,264 @@
+"""The physics of springsim in plain NumPy: readable, slow, and the test oracle.
+
+Every formula here is the one the C kernel implements; the tests step the same
+system with both and require agreement to 1e-12. Read this file to learn what a
+step does; read ``csrc/`` to see how it is made fast.
+
+Examples
+--------
+>>> import numpy as np
+>>> from springsim import reference
+>>> s = reference.State(
+...     positions=[[0.0, 0.0], [0.0, -1.0]], masses=[1.0, 1.0], pinned=[True, False],
+...     springs=[[0, 1]], rest_lengths=[1.0], stiffness=[100.0], damping=[0.0])
+>>> reference.step(s, 1e-3, steps=10, method="rk4")
+>>> round(float(s.time), 6)
+0.01
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+METHODS = ("euler", "symplectic_euler", "verlet", "velocity_verlet", "rk2", "rk4")
+
+#: Springs shorter than this (metres) exert no force: their direction is undefined.
+MIN_SPRING_LENGTH = 1e-12
+
+
+class State:
+    """A mass-spring system as plain NumPy arrays (all copies, all float64).
+
+    Parameters
+    ----------
+    positions : array_like, shape (N, dim)
+        Node positions in metres; ``dim`` is 2 or 3.
+    masses : array_like, shape (N,)
+        Node masses in kg.
+    springs : array_like, shape (M, 2)
+        Node index pairs.
+    rest_lengths, stiffness, damping : array_like, shape (M,)
+        Per-spring rest length (m), stiffness (N/m) and axial damping (N·s/m).
+    velocities, external_forces : array_like, shape (N, dim), optional
+        Zero if omitted.
+    pinned : array_like of bool, shape (N,), optional
+        Pinned nodes ignore forces and move with their own velocity.
+    gravity, wind : array_like, shape (dim,), optional
+        Gravity defaults to (0, -9.81[, 0]); wind to zero.
+    drag : float
+        Linear air drag coefficient: force ``-drag * (v - wind)`` on every node.
+    energy_loss : float
+        Fraction of velocity kept after each step (1.0 = no loss).
+    time : float
+        Simulation time in seconds.
+    """
+
+    def __init__(
+        self,
+        positions,
+        masses,
+        springs=np.zeros((0, 2), dtype=np.int64),
+        rest_lengths=(),
+        stiffness=(),
+        damping=(),
+        velocities=None,
+        external_forces=None,
+        pinned=None,
+        gravity=None,
+        wind=None,
+        drag=0.0,
+        energy_loss=1.0,
+        time=0.0,
+    ):
+        self.x = np.array(positions, dtype=np.float64)
+        n, dim = self.x.shape
+        self.dim = dim
+        self.v = np.zeros_like(self.x) if velocities is None else np.array(velocities, float)
+        self.m = np.array(masses, dtype=np.float64).reshape(n)
+        self.pinned = np.zeros(n, bool) if pinned is None else np.array(pinned, bool)
+        self.ext = (
+            np.zeros_like(self.x) if external_forces is None else np.array(external_forces, float)
+        )
+        self.springs = np.array(springs, dtype=np.int64).reshape(-1, 2)
+        self.L = np.array(rest_lengths, dtype=np.float64).reshape(-1)
+        self.k = np.array(stiffness, dtype=np.float64).reshape(-1)
+        self.c = np.array(damping, dtype=np.float64).reshape(-1)
+        default_g = (0.0, -9.81, 0.0)[:dim]
+        self.gravity = np.array(default_g if gravity is None else gravity, dtype=np.float64)
+        self.wind = np.zeros(dim) if wind is None else np.array(wind, dtype=np.float64)
+        self.drag = float(drag)
+        self.energy_loss = float(energy_loss)
+        self.time = float(time)
+        # Acceleration of the previous Verlet step; None until one has run.
+        self.prev_accel = None
+
+    @classmethod
+    def from_system(cls, sim) -> State:
+        """Copy a :class:`springsim.System` into a reference state."""
+        return cls(
+            positions=sim.positions,
+            masses=sim.masses,
+            springs=sim.springs,
+            rest_lengths=sim.rest_lengths,
+            stiffness=sim.stiffness,
+            damping=sim.damping,
+            velocities=sim.velocities,
+            external_forces=sim.external_forces,
+            pinned=sim.pinned,
+            gravity=sim.gravity,
+            wind=sim.wind,
+            drag=sim.drag,
+            energy_loss=sim.energy_loss,
+            time=sim.time,
+        )
+
+
+def spring_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Force on each node from every spring, (N, dim).
+
+    For spring (i, j) with d = x_j - x_i, l = |d|, u = d / l:
+    ``F_i = (k (l - L) + c (v_j - v_i)·u) u`` and ``F_j = -F_i``.
+    A spring shorter than ``MIN_SPRING_LENGTH`` exerts no force.
+    """
+    i, j = s.springs[:, 0], s.springs[:, 1]
+    d = x[j] - x[i]
+    length = np.sqrt(np.sum(d * d, axis=1))
+    live = length >= MIN_SPRING_LENGTH
+    u = np.zeros_like(d)
+    u[live] = d[live] / length[live, None]
+    closing_speed = np.sum((v[j] - v[i]) * u, axis=1)
+    magnitude = np.where(live, s.k * (length - s.L) + s.c * closing_speed, 0.0)
+    f_i = magnitude[:, None] * u
+    f = np.zeros_like(x)
+    np.add.at(f, i, f_i)
+    np.add.at(f, j, -f_i)
+    return f
+
+
+def accelerations(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Acceleration of every node at positions ``x`` and velocities ``v``.
+
+    a = (springs + m g - drag (v - wind) + external) / m, and zero for pinned nodes.
+    """
+    f = spring_forces(s, x, v)
+    f += s.m[:, None] * s.gravity - s.drag * (v - s.wind) + s.ext
+    a = f / s.m[:, None]
+    a[s.pinned] = 0.0
+    return a
+
+
+def _move_pinned(s: State, x0: np.ndarray, v0: np.ndarray, dt: float) -> None:
+    """Pinned nodes move with their own velocity, exactly x += v dt, whatever the method."""
+    p = s.pinned
+    s.x[p] = x0[p] + v0[p] * dt
+    s.v[p] = v0[p]
+
+
+def _euler(s, dt):
+    # Explicit Euler: both updates use the old state. Unstable for undamped springs.
+    x0, v0 = s.x.copy(), s.v.copy()
+    a = accelerations(s, x0, v0)
+    s.x = x0 + v0 * dt
+    s.v = v0 + a * dt
+    _move_pinned(s, x0, v0, dt)
+
+
+def _symplectic_euler(s, dt):
+    # Semi-implicit Euler: the new velocity moves the node.
+    x0, v0 = s.x.copy(), s.v.copy()
+    a = accelerations(s, x0, v0)
+    s.v = v0 + a * dt
+    s.x = x0 + s.v * dt
+    _move_pinned(s, x0, v0, dt)
+
+
+def _verlet(s, dt):
+    # Position Verlet, x' = 2x - x_prev + a dt².  The previous position is the one
+    # implied by the current state, x_prev = x - v dt + ½ a_prev dt², so writing x or
+    # v between steps is always honoured.  The velocity reported afterwards,
+    # v' = (x' - x)/dt + ½ a dt, is second-order accurate (exact for constant a).
+    x0, v0 = s.x.copy(), s.v.copy()
+    a = accelerations(s, x0, v0)
+    a_prev = a if s.prev_accel is None else s.prev_accel
+    x_prev = x0 - v0 * dt + 0.5 * a_prev * dt * dt
+    s.x = 2.0 * x0 - x_prev + a * dt * dt
+    s.v = (s.x - x0) / dt + 0.5 * a * dt
+    s.prev_accel = a
+    _move_pinned(s, x0, v0, dt)
+
+
+def _velocity_verlet(s, dt):
+    # Kick-drift-kick: half kick, drift, force at the new positions with the
+    # half-step velocity (the best estimate for velocity-dependent forces), half kick.
+    x0, v0 = s.x.copy(), s.v.copy()
+    a = accelerations(s, x0, v0)
+    v_half = v0 + 0.5 * dt * a
+    s.x = x0 + v_half * dt
+    a_new = accelerations(s, s.x, v_half)
+    s.v = v_half + 0.5 * dt * a_new
+    _move_pinned(s, x0, v0, dt)
+
+
+def _rk2(s, dt):
+    # Heun: evaluate the whole state at the start and at an Euler-predicted end,
+    # then apply the average (the OSU slides' second-order method).
+    x0, v0 = s.x.copy(), s.v.copy()
+    a1 = accelerations(s, x0, v0)
+    x1 = x0 + dt * v0
+    v1 = v0 + dt * a1
+    a2 = accelerations(s, x1, v1)
+    s.x = x0 + 0.5 * dt * (v0 + v1)
+    s.v = v0 + 0.5 * dt * (a1 + a2)
+    _move_pinned(s, x0, v0, dt)
+
+
+def _rk4(s, dt):
+    # Classical fourth-order Runge-Kutta on (x, v).
+    x0, v0 = s.x.copy(), s.v.copy()
+    a1 = accelerations(s, x0, v0)
+    x2, v2 = x0 + 0.5 * dt * v0, v0 + 0.5 * dt * a1
+    a2 = accelerations(s, x2, v2)
+    x3, v3 = x0 + 0.5 * dt * v2, v0 + 0.5 * dt * a2
+    a3 = accelerations(s, x3, v3)
+    x4, v4 = x0 + dt * v3, v0 + dt * a3
+    a4 = accelerations(s, x4, v4)
+    s.x = x0 + dt / 6.0 * (v0 + 2.0 * v2 + 2.0 * v3 + v4)
+    s.v = v0 + dt / 6.0 * (a1 + 2.0 * a2 + 2.0 * a3 + a4)
+    _move_pinned(s, x0, v0, dt)
+
+
+_STEPPERS = {
+    "euler": _euler,
+    "symplectic_euler": _symplectic_euler,
+    "verlet": _verlet,
+    "velocity_verlet": _velocity_verlet,
+    "rk2": _rk2,
+    "rk4": _rk4,
+}
+
+
+def step(s: State, dt: float, steps: int = 1, method: str = "symplectic_euler") -> None:
+    """Advance ``s`` in place by ``steps`` substeps of ``dt`` seconds.
+
+    After each substep the free nodes' velocities are scaled by ``energy_loss``.
+    """
+    if method not in _STEPPERS:
+        raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    if method != "verlet":
+        s.prev_accel = None
+    stepper = _STEPPERS[method]
+    for _ in range(steps):
+        stepper(s, dt)
+        if s.energy_loss != 1.0:
+            s.v[~s.pinned] *= s.energy_loss
+        s.time += dt
+
+
+def energy(s: State) -> tuple[float, float, float]:
+    """Kinetic ½Σm|v|², elastic ½Σk(l-L)² and gravitational -Σm g·x energies (J)."""
+    kinetic = 0.5 * np.sum(s.m * np.sum(s.v * s.v, axis=1))
+    d = s.x[s.springs[:, 1]] - s.x[s.springs[:, 0]]
+    length = np.sqrt(np.sum(d * d, axis=1))
+    elastic = 0.5 * np.sum(s.k * (length - s.L) ** 2)
+    gravity = -np.sum(s.m * (s.x @ s.gravity))
+    return float(kinetic), float(elastic), float(gravity)

@@ -1,0 +1,321 @@
+"""The Python face of the kernel: :class:`System` and its conveniences.
+
+Arrays are converted and broadcast here; the C kernel (``springsim._core``) checks
+every value it will rely on, so a bad argument raises before anything changes.
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+from springsim import _core
+
+
+class Energy(NamedTuple):
+    """Energy terms of a system, in joules.
+
+    Attributes
+    ----------
+    kinetic : float
+        ½ Σ m |v|².
+    elastic : float
+        ½ Σ k (l − L)² over the springs.
+    gravity : float
+        −Σ m g·x (zero at the origin).
+    total : float
+        The sum of the three.
+    """
+
+    kinetic: float
+    elastic: float
+    gravity: float
+    total: float
+
+
+def _as_numbers(value, name: str, dtype, shape: tuple[int, ...]) -> np.ndarray:
+    """``value`` as a C-contiguous array of ``dtype`` broadcast to ``shape``.
+
+    Raises TypeError for non-numeric input and ValueError for a shape that does
+    not broadcast, naming the argument and the expected shape.
+    """
+    if value is None:
+        raise TypeError(f"{name} must be numbers, not None")
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be real numbers, got an array of dtype {array.dtype}")
+    try:
+        array = np.broadcast_to(array, shape)
+    except ValueError:
+        raise ValueError(
+            f"{name} must have shape {shape} (or broadcast to it), got {array.shape}"
+        ) from None
+    return np.ascontiguousarray(array, dtype=dtype)
+
+
+def _as_rows(value, name: str, dtype, width: int) -> np.ndarray:
+    """``value`` as an (n, width) array; a single row of length ``width`` is allowed."""
+    if value is None:
+        raise TypeError(f"{name} must be numbers, not None")
+    array = np.asarray(value)
+    if array.ndim == 1 and array.shape[0] == width:
+        array = array[None, :]
+    if array.ndim == 1 and array.shape[0] == 0:
+        array = array.reshape(0, width)
+    if array.ndim != 2 or array.shape[1] != width:
+        raise ValueError(f"{name} must have shape (n, {width}), got {array.shape}")
+    return _as_numbers(array, name, dtype, array.shape)
+
+
+def _as_indices(value, name: str = "indices") -> np.ndarray:
+    """``value`` (an int or a sequence of ints) as a flat int64 array."""
+    array = np.asarray(value)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"{name} must be integers, got dtype {array.dtype}")
+    return np.ascontiguousarray(array.reshape(-1), dtype=np.int64)
+
+
+def _view_property(name: str, doc: str) -> property:
+    """A property returning a fresh zero-copy view; assignment copies into it."""
+
+    def get(self):
+        return self._view(name)
+
+    def set(self, value):
+        current = self._view(name)
+        dtype = current.dtype if current.dtype != np.bool_ else np.bool_
+        self._set_array(name, _as_numbers(value, name, dtype, current.shape))
+
+    return property(get, set, doc=doc)
+
+
+class System(_core.System):
+    """A mass-spring system: N nodes and M springs in 2D or 3D.
+
+    Every array attribute is a zero-copy NumPy view of the kernel's memory: write
+    ``sim.positions[0] = (0, 1)`` and the next step sees it. Each access returns a
+    fresh view; adding nodes or springs may move the arrays, after which views
+    taken earlier are stale (still valid memory, no longer the system's). Assigning
+    ``sim.positions = x`` copies into the existing array (shapes must broadcast).
+
+    Parameters
+    ----------
+    dim : {2, 3}
+        Spatial dimension.
+
+    Attributes
+    ----------
+    positions, velocities, external_forces : ndarray, shape (N, dim)
+        Metres, m/s and newtons (user forces added at every force evaluation).
+    masses : ndarray, shape (N,)
+        Kilograms, > 0.
+    pinned : ndarray of bool, shape (N,)
+        Pinned nodes ignore forces and move with their own velocity.
+    springs : ndarray of int32, shape (M, 2), read-only
+        Node index pairs; edit topology with :meth:`add_springs` / :meth:`remove_springs`.
+    rest_lengths, stiffness, damping : ndarray, shape (M,)
+        Metres, N/m and N·s/m (damping acts along the spring).
+    gravity, wind : ndarray, shape (dim,)
+        m/s² (default (0, −9.81[, 0])) and the air velocity drag pulls towards, m/s.
+    drag : float
+        Linear air drag, N·s/m: force −drag·(v − wind) on every free node.
+    energy_loss : float
+        Fraction of velocity kept after each step; 1.0 (default) loses nothing.
+    method : str
+        Default integrator of :meth:`step`, one of :data:`springsim.METHODS`.
+    time : float
+        Simulation time, s.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> sim = ss.System(dim=2)
+    >>> a = sim.add_nodes([[0, 0], [0, -1]], masses=[1.0, 0.5])
+    >>> sim.pin(a[0])
+    >>> sim.add_springs([[a[0], a[1]]], stiffness=100.0, damping=0.1)
+    array([0])
+    >>> sim.step(1e-3, steps=1000, method="rk4")
+    >>> sim.positions.shape, sim.num_springs
+    ((2, 2), 1)
+    """
+
+    __slots__ = ()
+
+    positions = _view_property("positions", "Node positions, (N, dim) float64, m.")
+    velocities = _view_property("velocities", "Node velocities, (N, dim) float64, m/s.")
+    masses = _view_property("masses", "Node masses, (N,) float64, kg > 0.")
+    pinned = _view_property("pinned", "Pinned flags, (N,) bool.")
+    external_forces = _view_property(
+        "external_forces", "User forces, (N, dim) float64, N, added at every evaluation."
+    )
+    rest_lengths = _view_property("rest_lengths", "Spring rest lengths, (M,) float64, m.")
+    stiffness = _view_property("stiffness", "Spring stiffness, (M,) float64, N/m >= 0.")
+    damping = _view_property("damping", "Axial spring damping, (M,) float64, N·s/m >= 0.")
+    gravity = _view_property("gravity", "Gravitational acceleration, (dim,) float64, m/s².")
+    wind = _view_property("wind", "Wind velocity, (dim,) float64, m/s.")
+
+    @property
+    def springs(self) -> np.ndarray:
+        """Spring node pairs, (M, 2) int32, read-only (the kernel trusts these indices)."""
+        return self._view("springs")
+
+    def add_nodes(self, positions, masses=1.0, velocities=None, pinned=False) -> np.ndarray:
+        """Append nodes.
+
+        Parameters
+        ----------
+        positions : array_like, shape (n, dim) or (dim,)
+            Where the new nodes are, m.
+        masses : float or array_like, shape (n,)
+            kg, > 0 and finite; a scalar applies to every new node.
+        velocities : array_like, shape (n, dim) or (dim,), optional
+            m/s; zero if omitted.
+        pinned : bool or array_like of bool, shape (n,)
+            Whether each new node is pinned.
+
+        Returns
+        -------
+        ndarray of int64
+            The indices of the new nodes.
+
+        Raises
+        ------
+        TypeError
+            A non-numeric argument.
+        ValueError
+            A wrong shape, a non-finite value or a mass <= 0. Nothing is added.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=3)
+        >>> sim.add_nodes([[0, 0, 0], [1, 0, 0]], masses=0.5)
+        array([0, 1])
+        """
+        dim = self.dim
+        x = _as_rows(positions, "positions", np.float64, dim)
+        count = x.shape[0]
+        m = _as_numbers(masses, "masses", np.float64, (count,))
+        v = (
+            None
+            if velocities is None
+            else _as_numbers(velocities, "velocities", np.float64, (count, dim))
+        )
+        p = _as_numbers(pinned, "pinned", np.bool_, (count,))
+        first = self._add_nodes(x, v, m, p)
+        return np.arange(first, first + count, dtype=np.int64)
+
+    def add_springs(self, pairs, stiffness, damping=0.0, rest_lengths=None) -> np.ndarray:
+        """Append springs between existing nodes.
+
+        Parameters
+        ----------
+        pairs : array_like of int, shape (m, 2) or (2,)
+            Node index pairs (i, j), i != j.
+        stiffness : float or array_like, shape (m,)
+            N/m, finite and >= 0.
+        damping : float or array_like, shape (m,)
+            N·s/m along the spring, finite and >= 0.
+        rest_lengths : float or array_like, shape (m,), optional
+            m; by default each spring's current length.
+
+        Returns
+        -------
+        ndarray of int64
+            The indices of the new springs.
+
+        Raises
+        ------
+        TypeError
+            Non-integer pairs or non-numeric values.
+        ValueError
+            An index out of range, a spring from a node to itself, a negative or
+            non-finite value, a wrong shape. Nothing is added.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[0, 0], [3, 4]])
+        >>> sim.add_springs([0, 1], stiffness=10.0)
+        array([0])
+        >>> float(sim.rest_lengths[0])
+        5.0
+        """
+        pairs = np.asarray(pairs)
+        if pairs.dtype.kind not in "iu" and pairs.size:
+            raise TypeError(f"pairs must be integer node indices, got dtype {pairs.dtype}")
+        pairs = _as_rows(pairs, "pairs", np.int64, 2)
+        count = pairs.shape[0]
+        k = _as_numbers(stiffness, "stiffness", np.float64, (count,))
+        c = _as_numbers(damping, "damping", np.float64, (count,))
+        rest = (
+            None
+            if rest_lengths is None
+            else _as_numbers(rest_lengths, "rest_lengths", np.float64, (count,))
+        )
+        first = self._add_springs(pairs, k, c, rest)
+        return np.arange(first, first + count, dtype=np.int64)
+
+    def remove_springs(self, indices) -> None:
+        """Remove springs by index; the remaining springs keep their order.
+
+        Raises
+        ------
+        ValueError
+            An index out of range (nothing is removed).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[0, 0], [1, 0], [2, 0]])
+        >>> _ = sim.add_springs([[0, 1], [1, 2]], stiffness=1.0)
+        >>> sim.remove_springs([0])
+        >>> sim.springs.tolist()
+        [[1, 2]]
+        """
+        self._remove_springs(_as_indices(indices))
+
+    def pin(self, indices) -> None:
+        """Pin nodes: they ignore forces and move with their own velocity (zero
+        unless you set it). Drag a model by writing a pinned node's position."""
+        self._set_pinned(_as_indices(indices), True)
+
+    def unpin(self, indices) -> None:
+        """Release pinned nodes: forces act on them again."""
+        self._set_pinned(_as_indices(indices), False)
+
+    def energy(self) -> Energy:
+        """Kinetic, elastic and gravitational energy, and their total, in joules.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([0, 2], masses=3.0, velocities=[1, 0])
+        >>> e = sim.energy()
+        >>> e.kinetic, round(e.gravity, 6)
+        (1.5, 58.86)
+        """
+        kinetic, elastic, gravity = self._energy_terms()
+        return Energy(kinetic, elastic, gravity, kinetic + elastic + gravity)
+
+    def critical_dt(self) -> float:
+        """Estimated largest stable time step of the explicit methods, s.
+
+        Estimated from the stiffest spring relative to the lightest free node it
+        touches: ω_max ≈ 2·√(k/m), the top frequency of a long uniform chain of such
+        springs, and symplectic Euler and Verlet are stable for ω·dt < 2, so
+        ``critical_dt = 1 / √(max k/m)``. Exact for the top mode of a long chain; half
+        the true limit for a single mass on a spring; a node held by many springs can
+        be less stable than this. Infinite when no spring acts on a free node.
+        """
+        return super().critical_dt()
+
+    def __repr__(self) -> str:
+        return (
+            f"<springsim.System dim={self.dim} nodes={self.num_nodes} springs={self.num_springs}"
+            f" method={self.method!r} t={self.time:g}s>"
+        )
