@@ -57,7 +57,7 @@ class State:
         self,
         positions,
         masses,
-        springs=np.zeros((0, 2), dtype=np.int64),
+        springs=(),
         rest_lengths=(),
         stiffness=(),
         damping=(),
