@@ -301,7 +301,7 @@ ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data) 
     if (st)
         return st;
     size_t bytes = rows * ss_array_columns(sys, which) * ss_array_itemsize(which);
-    memcpy(sys->arrays[which]->data, data, bytes);
+    memmove(sys->arrays[which]->data, data, bytes); /* data may be a view of this array */
     if (which == SS_PINNED)
         for (size_t i = 0; i < rows; i++)
             SS_BYTES(sys, SS_PINNED)[i] = SS_BYTES(sys, SS_PINNED)[i] != 0;

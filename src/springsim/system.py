@@ -34,17 +34,23 @@ class Energy(NamedTuple):
     total: float
 
 
+def _as_real_array(value, name: str) -> np.ndarray:
+    """``value`` as an array of real numbers (or bools), else TypeError naming it."""
+    if value is None:
+        raise TypeError(f"{name} must be numbers, not None")
+    array = np.asarray(value)
+    if array.dtype.kind not in "biuf":
+        raise TypeError(f"{name} must be real numbers, got an array of dtype {array.dtype}")
+    return array
+
+
 def _as_numbers(value, name: str, dtype, shape: tuple[int, ...]) -> np.ndarray:
     """``value`` as a C-contiguous array of ``dtype`` broadcast to ``shape``.
 
     Raises TypeError for non-numeric input and ValueError for a shape that does
     not broadcast, naming the argument and the expected shape.
     """
-    if value is None:
-        raise TypeError(f"{name} must be numbers, not None")
-    array = np.asarray(value)
-    if array.dtype.kind not in "biuf":
-        raise TypeError(f"{name} must be real numbers, got an array of dtype {array.dtype}")
+    array = _as_real_array(value, name)
     try:
         array = np.broadcast_to(array, shape)
     except ValueError:
@@ -56,9 +62,7 @@ def _as_numbers(value, name: str, dtype, shape: tuple[int, ...]) -> np.ndarray:
 
 def _as_rows(value, name: str, dtype, width: int) -> np.ndarray:
     """``value`` as an (n, width) array; a single row of length ``width`` is allowed."""
-    if value is None:
-        raise TypeError(f"{name} must be numbers, not None")
-    array = np.asarray(value)
+    array = _as_real_array(value, name)
     if array.ndim == 1 and array.shape[0] == width:
         array = array[None, :]
     if array.ndim == 1 and array.shape[0] == 0:
@@ -73,6 +77,8 @@ def _as_indices(value, name: str = "indices") -> np.ndarray:
     array = np.asarray(value)
     if array.dtype.kind not in "iu":
         raise TypeError(f"{name} must be integers, got dtype {array.dtype}")
+    if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"{name} has an index beyond any system's size: {array.max()}")
     return np.ascontiguousarray(array.reshape(-1), dtype=np.int64)
 
 
@@ -244,9 +250,9 @@ class System(_core.System):
         5.0
         """
         pairs = np.asarray(pairs)
-        if pairs.dtype.kind not in "iu" and pairs.size:
-            raise TypeError(f"pairs must be integer node indices, got dtype {pairs.dtype}")
-        pairs = _as_rows(pairs, "pairs", np.int64, 2)
+        if pairs.size == 0:
+            pairs = pairs.astype(np.int64)  # [] has dtype float64 but means no springs
+        pairs = _as_rows(_as_indices(pairs, "pairs").reshape(pairs.shape), "pairs", np.int64, 2)
         count = pairs.shape[0]
         k = _as_numbers(stiffness, "stiffness", np.float64, (count,))
         c = _as_numbers(damping, "damping", np.float64, (count,))

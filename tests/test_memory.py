@@ -1,0 +1,149 @@
+"""Nothing leaks: not systems, not views, not error paths.
+
+The kernel allocates through PyMem_RawMalloc, so tracemalloc sees its memory as
+well as NumPy's and Python's. Each check runs a warm-up first (caches, free lists,
+interned strings) and then requires memory to stay flat over many more cycles.
+"""
+
+import gc
+import math
+import tracemalloc
+
+import numpy as np
+import psutil
+import pytest
+
+import springsim as ss
+
+WARMUP = 1_000
+CYCLES = 10_000
+
+RNG = np.random.default_rng(3)
+X = RNG.random((20, 3))
+PAIRS = np.column_stack([np.arange(19), np.arange(1, 20)])
+MORE = RNG.random((5, 3))
+
+
+def lifecycle():
+    """Create, fill, step, look at and destroy one small system."""
+    sim = ss.System(dim=3)
+    sim.add_nodes(X, masses=1.0, pinned=np.arange(20) == 0)
+    sim.add_springs(PAIRS, stiffness=50.0, damping=0.1)
+    views = [sim.positions, sim.velocities, sim.masses, sim.pinned, sim.springs, sim.stiffness]
+    sim.add_nodes(MORE)  # moves arrays that views still hold
+    sim.add_springs([[19, 20]], stiffness=10.0)
+    sim.step(1e-3, steps=5)
+    sim.velocities = 0.0
+    sim.positions = sim.positions
+    views += [sim.external_forces, sim.rest_lengths, sim.damping, sim.gravity, sim.wind]
+    sim.energy()
+    sim.momentum()
+    sim.center_of_mass()
+    sim.spring_lengths()
+    sim.spring_tensions()
+    sim.critical_dt()
+    repr(sim)
+    dup = sim.copy()
+    dup.step(1e-3, steps=2, method="rk4")
+    dup.remove_springs([0, 1])
+    dup.pin([3])
+    del views, sim, dup
+
+
+def make_small():
+    sim = ss.System(dim=3)
+    sim.add_nodes(X, masses=1.0, pinned=np.arange(20) == 0)
+    sim.add_springs(PAIRS, stiffness=1e4)
+    return sim
+
+
+def failing_calls(sim):
+    """One of each kind of rejected call, including an UnstableError rollback."""
+    calls = (
+        lambda: sim.add_springs([[0, 20]], stiffness=1.0),
+        lambda: sim.add_nodes(np.ones((2, 3)), masses=[1.0, math.nan]),
+        lambda: sim.add_nodes("abc"),
+        lambda: sim.step(0.0),
+        lambda: sim.step(1e-3, method="bogus"),
+        lambda: setattr(sim, "masses", -1.0),
+        lambda: setattr(sim, "positions", np.zeros((20, 4))),
+        lambda: sim.remove_springs([99]),
+        lambda: sim.step(100.0 * sim.critical_dt(), steps=300, method="euler"),
+    )
+    for call in calls:
+        try:
+            call()
+        except (TypeError, ValueError, RuntimeError):
+            pass
+        else:
+            raise AssertionError("a bad call was accepted")
+
+
+def traced_growth(work, warmup=WARMUP, cycles=CYCLES):
+    """Bytes traced by tracemalloc that ``cycles`` more calls of ``work`` left behind."""
+    gc.collect()
+    tracemalloc.start()
+    try:
+        for _ in range(warmup):
+            work()
+        gc.collect()
+        before = tracemalloc.get_traced_memory()[0]
+        for _ in range(cycles):
+            work()
+        gc.collect()
+        after = tracemalloc.get_traced_memory()[0]
+    finally:
+        tracemalloc.stop()
+    return after - before
+
+
+def test_lifecycle_does_not_leak_traced_memory():
+    growth = traced_growth(lifecycle)
+    assert growth < 100_000, f"{growth} bytes left behind by {CYCLES} cycles"
+
+
+def test_lifecycle_does_not_grow_rss():
+    process = psutil.Process()
+    for _ in range(WARMUP):
+        lifecycle()
+    gc.collect()
+    before = process.memory_info().rss
+    for _ in range(CYCLES):
+        lifecycle()
+    gc.collect()
+    growth = process.memory_info().rss - before
+    assert growth < 2_000_000, f"RSS grew by {growth} bytes over {CYCLES} cycles"
+
+
+def test_error_paths_do_not_leak():
+    sim = make_small()
+    growth = traced_growth(lambda: failing_calls(sim), warmup=200, cycles=2_000)
+    assert growth < 100_000, f"{growth} bytes left behind by failing calls"
+    assert sim.num_nodes == 20 and sim.num_springs == 19 and sim.time == 0.0
+
+
+@pytest.mark.parametrize("resize", [False, True])
+def test_views_outliving_the_system_are_freed_when_dropped(resize):
+    n = 50_000
+    gc.collect()
+    tracemalloc.start()
+    try:
+        baseline = tracemalloc.get_traced_memory()[0]
+        sim = ss.System(dim=3)
+        sim.add_nodes(np.zeros((n, 3)))
+        sim.add_springs(np.column_stack([np.arange(n - 1), np.arange(1, n)]), stiffness=1.0)
+        views = [sim.positions, sim.velocities, sim.external_forces, sim.springs, sim.stiffness]
+        if resize:  # the views now hold blocks the system has left
+            sim.add_nodes(np.zeros((10, 3)))
+            sim.add_springs([[0, n]], stiffness=1.0)
+        del sim
+        gc.collect()
+        held = tracemalloc.get_traced_memory()[0] - baseline
+        # Three (n, 3) float64 arrays at least: the views keep the kernel's memory alive.
+        assert held > 3 * n * 3 * 8, f"only {held} bytes traced: is kernel memory traced?"
+        del views
+        gc.collect()
+        left = tracemalloc.get_traced_memory()[0] - baseline
+    finally:
+        tracemalloc.stop()
+    assert left < 50_000, f"{left} bytes still allocated after the last view was dropped"
