@@ -133,6 +133,10 @@ static const ArraySpec array_specs[] = {
     {"rest_lengths", SS_REST_LENGTHS, NPY_DOUBLE, 1},
     {"stiffness", SS_STIFFNESS, NPY_DOUBLE, 1},
     {"damping", SS_DAMPING, NPY_DOUBLE, 1},
+    {"faces", SS_FACES, NPY_INT32, 0},
+    {"uvs", SS_UVS, NPY_DOUBLE, 1},
+    {"rest_positions", SS_REST_POSITIONS, NPY_DOUBLE, 1},
+    {"_prev_accel", SS_PREV_ACCEL, NPY_DOUBLE, 1},
     {"gravity", -1, NPY_DOUBLE, 1},
     {"wind", -2, NPY_DOUBLE, 1},
 };
@@ -171,10 +175,7 @@ static int spec_shape(const ss_system *sys, const ArraySpec *spec, npy_intp dims
     }
     dims[0] = (npy_intp)ss_array_rows(sys, spec->which);
     dims[1] = (npy_intp)ss_array_columns(sys, spec->which);
-    return (spec->which == SS_POSITIONS || spec->which == SS_VELOCITIES ||
-            spec->which == SS_EXTERNAL || spec->which == SS_SPRINGS)
-               ? 2
-               : 1;
+    return dims[1] > 1 ? 2 : 1;
 }
 
 /* A zero-copy view of one of the system's arrays. Its base is a capsule holding a
@@ -334,6 +335,22 @@ static PyObject *System_add_springs(SystemObject *self, PyObject *args) {
     return PyLong_FromSize_t(first);
 }
 
+static PyObject *System_add_faces(SystemObject *self, PyObject *tri) {
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    npy_intp count = PyArray_Check(tri) ? PyArray_DIM((PyArrayObject *)tri, 0) : 0;
+    npy_intp dims[2] = {count, 3};
+    if (check_exact_array(tri, "faces", NPY_INT64, 2, dims) < 0)
+        return NULL;
+    size_t first;
+    ss_status st =
+        ss_system_add_faces(sys, (size_t)count, PyArray_DATA((PyArrayObject *)tri), &first);
+    if (st)
+        return raise_status(sys, st);
+    return PyLong_FromSize_t(first);
+}
+
 /* Parse a 1-D int64 index array for the methods below. */
 static int index_array(PyObject *arr, const int64_t **data, size_t *count) {
     npy_intp dims[1] = {-1};
@@ -351,6 +368,35 @@ static PyObject *System_remove_springs(SystemObject *self, PyObject *arr) {
     if (!sys || index_array(arr, &idx, &count) < 0)
         return NULL;
     ss_status st = ss_system_remove_springs(sys, count, idx);
+    if (st)
+        return raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *System_remove_nodes(SystemObject *self, PyObject *arr) {
+    ss_system *sys = writable_system(self);
+    const int64_t *idx;
+    size_t count;
+    if (!sys || index_array(arr, &idx, &count) < 0)
+        return NULL;
+    npy_intp dims[1] = {(npy_intp)sys->num_nodes};
+    PyObject *map = PyArray_SimpleNew(1, dims, NPY_INT64);
+    if (!map)
+        return NULL;
+    ss_status st = ss_system_remove_nodes(sys, count, idx, PyArray_DATA((PyArrayObject *)map));
+    if (st) {
+        Py_DECREF(map);
+        return raise_status(sys, st);
+    }
+    return map;
+}
+
+static PyObject *System_validate(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = readable_system(self);
+    if (!sys)
+        return NULL;
+    ss_status st = ss_system_validate(sys);
     if (st)
         return raise_status(sys, st);
     Py_RETURN_NONE;
@@ -536,6 +582,33 @@ static PyObject *get_num_nodes(SystemObject *self, void *closure) {
     return sys ? PyLong_FromSize_t(sys->num_nodes) : NULL;
 }
 
+static PyObject *get_num_faces(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyLong_FromSize_t(sys->num_faces) : NULL;
+}
+
+static PyObject *get_verlet_valid(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyBool_FromLong(sys->prev_accel_valid) : NULL;
+}
+
+static int set_verlet_valid(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return -1;
+    int truth = value ? PyObject_IsTrue(value) : -1;
+    if (truth < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_AttributeError, "cannot delete _verlet_valid");
+        return -1;
+    }
+    sys->prev_accel_valid = truth;
+    return 0;
+}
+
 static PyObject *get_num_springs(SystemObject *self, void *closure) {
     (void)closure;
     ss_system *sys = readable_system(self);
@@ -623,6 +696,11 @@ static PyMethodDef System_methods[] = {
     {"_add_springs", (PyCFunction)System_add_springs, METH_VARARGS,
      "_add_springs(pairs, k, c, rest or None) -> first new index."},
     {"_remove_springs", (PyCFunction)System_remove_springs, METH_O, "Remove springs by index."},
+    {"_validate", (PyCFunction)System_validate, METH_NOARGS,
+     "Raise ValueError if any value a step relies on is out of its domain."},
+    {"_add_faces", (PyCFunction)System_add_faces, METH_O, "_add_faces(tri) -> first new index."},
+    {"_remove_nodes", (PyCFunction)System_remove_nodes, METH_O,
+     "Remove nodes with their springs and faces; returns the old-to-new index map."},
     {"_set_pinned", (PyCFunction)System_set_pinned, METH_VARARGS, "Set pinned flags."},
     {"_energy_terms", (PyCFunction)System_energy_terms, METH_NOARGS,
      "(kinetic, elastic, gravity) in joules."},
@@ -642,6 +720,9 @@ static PyGetSetDef System_getset[] = {
     {"dim", (getter)get_dim, NULL, "Spatial dimension, 2 or 3.", NULL},
     {"num_nodes", (getter)get_num_nodes, NULL, "Number of nodes N.", NULL},
     {"num_springs", (getter)get_num_springs, NULL, "Number of springs M.", NULL},
+    {"num_faces", (getter)get_num_faces, NULL, "Number of triangles F.", NULL},
+    {"_verlet_valid", (getter)get_verlet_valid, (setter)set_verlet_valid,
+     "Whether _prev_accel holds the last Verlet step's acceleration (saved with the state).", NULL},
     {"drag", (getter)get_scalar, (setter)set_scalar,
      "Linear air drag coefficient, N*s/m: force -drag (v - wind) on every free node.", "drag"},
     {"energy_loss", (getter)get_scalar, (setter)set_scalar,

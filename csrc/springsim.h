@@ -73,12 +73,15 @@ typedef enum {
     SS_MASSES,                   /* (N,) double, kg > 0 */
     SS_PINNED,                   /* (N,) uint8, 1 = ignores forces, moves with its own velocity */
     SS_EXTERNAL,                 /* (N, dim) double, N, added at every evaluation */
-    SS_PREV_ACCEL,               /* (N, dim) double, m/s^2, private: Verlet's last acceleration */
+    SS_PREV_ACCEL,               /* (N, dim) double, m/s^2, Verlet's last acceleration */
+    SS_UVS,                      /* (N, 2) double, texture coordinates (cold: never stepped) */
+    SS_REST_POSITIONS,           /* (N, dim) double, m, the shape rigid_frame fits (cold) */
     SS_NODE_ARRAYS,              /* count of node arrays */
     SS_SPRINGS = SS_NODE_ARRAYS, /* (M, 2) int32 node pairs */
     SS_REST_LENGTHS,             /* (M,) double, m >= 0 */
     SS_STIFFNESS,                /* (M,) double, N/m >= 0 */
     SS_DAMPING,                  /* (M,) double, N s/m >= 0, along the spring */
+    SS_FACES,                    /* (F, 3) int32 node triples, outward by the right-hand rule */
     SS_ARRAY_COUNT
 } ss_array;
 
@@ -86,6 +89,7 @@ typedef struct ss_system {
     int dim; /* 2 or 3 */
     size_t num_nodes;
     size_t num_springs;
+    size_t num_faces;
     ss_buffer *arrays[SS_ARRAY_COUNT];
 
     double gravity[3];    /* m/s^2 */
@@ -135,6 +139,13 @@ ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, con
 ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pairs,
                                 const double *stiffness, const double *damping, const double *rest,
                                 size_t *first);
+/* Append `count` triangles. tri: (count, 3) distinct node indices. */
+ss_status ss_system_add_faces(ss_system *sys, size_t count, const int64_t *tri, size_t *first);
+/* Remove the nodes at these indices (duplicates allowed), with every spring and face
+ * that touches them; the others keep their order and are renumbered. old_to_new
+ * (N entries) receives each old node's new index, or -1 if it was removed. */
+ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *indices,
+                                 int64_t *old_to_new);
 /* Remove the springs at these indices (duplicates allowed); the others keep their order. */
 ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *indices);
 /* Set the pinned flag of these nodes. */

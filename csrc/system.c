@@ -80,9 +80,13 @@ size_t ss_array_columns(const ss_system *sys, ss_array which) {
     case SS_VELOCITIES:
     case SS_EXTERNAL:
     case SS_PREV_ACCEL:
+    case SS_REST_POSITIONS:
         return (size_t)sys->dim;
     case SS_SPRINGS:
+    case SS_UVS:
         return 2;
+    case SS_FACES:
+        return 3;
     default:
         return 1;
     }
@@ -93,6 +97,7 @@ size_t ss_array_itemsize(ss_array which) {
     case SS_PINNED:
         return sizeof(uint8_t);
     case SS_SPRINGS:
+    case SS_FACES:
         return sizeof(int32_t);
     default:
         return sizeof(double);
@@ -100,7 +105,9 @@ size_t ss_array_itemsize(ss_array which) {
 }
 
 size_t ss_array_rows(const ss_system *sys, ss_array which) {
-    return which < SS_NODE_ARRAYS ? sys->num_nodes : sys->num_springs;
+    if (which < SS_NODE_ARRAYS)
+        return sys->num_nodes;
+    return which < SS_FACES ? sys->num_springs : sys->num_faces;
 }
 
 /* ---- Life cycle -------------------------------------------------------- */
@@ -271,6 +278,13 @@ ss_status ss_system_validate(ss_system *sys) {
     return SS_OK;
 }
 
+static ss_status check_uvs(ss_system *sys, const double *uv, size_t n) {
+    size_t bad = first_non_finite(uv, 2 * n);
+    if (bad < 2 * n)
+        return ss_fail(sys, SS_ERR_VALUE, "uv of node %zu is %g: must be finite", bad / 2, uv[bad]);
+    return SS_OK;
+}
+
 /* Check values for array `which` as the kernel requires them (rows from `offset`). */
 static ss_status check_array(ss_system *sys, ss_array which, const void *data, size_t rows) {
     switch (which) {
@@ -288,6 +302,12 @@ static ss_status check_array(ss_system *sys, ss_array which, const void *data, s
         return check_spring_values(sys, "stiffness", "N/m", data, rows, 0);
     case SS_DAMPING:
         return check_spring_values(sys, "damping", "N*s/m", data, rows, 0);
+    case SS_PREV_ACCEL:
+        return check_finite(sys, "previous acceleration", data, rows);
+    case SS_REST_POSITIONS:
+        return check_finite(sys, "rest position", data, rows);
+    case SS_UVS:
+        return check_uvs(sys, data, rows);
     case SS_PINNED:
         return SS_OK;
     default:
@@ -331,6 +351,8 @@ ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, con
         memset(SS_DOUBLES(sys, SS_VELOCITIES) + row, 0, bytes);
     memset(SS_DOUBLES(sys, SS_EXTERNAL) + row, 0, bytes);
     memset(SS_DOUBLES(sys, SS_PREV_ACCEL) + row, 0, bytes);
+    memcpy(SS_DOUBLES(sys, SS_REST_POSITIONS) + row, x, bytes);
+    memset(SS_DOUBLES(sys, SS_UVS) + 2 * n, 0, 2 * count * sizeof(double));
     memcpy(SS_DOUBLES(sys, SS_MASSES) + n, m, count * sizeof(double));
     for (size_t i = 0; i < count; i++)
         SS_BYTES(sys, SS_PINNED)[n + i] = pinned ? (pinned[i] != 0) : 0;
@@ -378,7 +400,7 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
         (st = check_spring_values(sys, "damping", "N*s/m", damping, count, 0)) ||
         (rest && (st = check_spring_values(sys, "rest length", "m", rest, count, 0))))
         return st;
-    if ((st = reserve_rows(sys, SS_SPRINGS, SS_ARRAY_COUNT, m + count, m)))
+    if ((st = reserve_rows(sys, SS_SPRINGS, SS_FACES, m + count, m)))
         return st;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS);
     for (size_t s = 0; s < count; s++) {
@@ -398,6 +420,24 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
     return SS_OK;
 }
 
+/* Drop the rows r < rows with doomed[r] from arrays [first, last), in place, the
+ * others keeping their order; returns the rows kept. The arrays must be unshared. */
+static size_t compact_rows(ss_system *sys, ss_array first, ss_array last, size_t rows,
+                           const uint8_t *doomed) {
+    size_t kept = 0;
+    for (size_t r = 0; r < rows; r++) {
+        if (doomed[r])
+            continue;
+        for (ss_array a = first; a < last; a++) {
+            size_t row = ss_array_columns(sys, a) * ss_array_itemsize(a);
+            uint8_t *base = (uint8_t *)sys->arrays[a]->data;
+            memmove(base + kept * row, base + r * row, row);
+        }
+        kept++;
+    }
+    return kept;
+}
+
 ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *indices) {
     size_t m = sys->num_springs;
     for (size_t k = 0; k < count; k++)
@@ -410,7 +450,7 @@ ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *
     uint8_t *doomed = ss_malloc(m);
     if (!doomed)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory removing springs");
-    ss_status st = reserve_rows(sys, SS_SPRINGS, SS_ARRAY_COUNT, m, m);
+    ss_status st = reserve_rows(sys, SS_SPRINGS, SS_FACES, m, m);
     if (st) {
         ss_free(doomed);
         return st;
@@ -418,19 +458,83 @@ ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *
     memset(doomed, 0, m);
     for (size_t k = 0; k < count; k++)
         doomed[indices[k]] = 1;
-    /* Compact every spring array in place, keeping the survivors' order. */
-    size_t kept = 0;
-    for (size_t s = 0; s < m; s++) {
-        if (doomed[s])
-            continue;
-        for (ss_array a = SS_SPRINGS; a < SS_ARRAY_COUNT; a++) {
-            size_t row = ss_array_columns(sys, a) * ss_array_itemsize(a);
-            uint8_t *base = (uint8_t *)sys->arrays[a]->data;
-            memmove(base + kept * row, base + s * row, row);
-        }
-        kept++;
+    sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed);
+    ss_free(doomed);
+    return SS_OK;
+}
+
+/* ---- Faces ------------------------------------------------------------- */
+
+ss_status ss_system_add_faces(ss_system *sys, size_t count, const int64_t *tri, size_t *first) {
+    size_t f = sys->num_faces;
+    ss_status st;
+    *first = f;
+    for (size_t t = 0; t < count; t++) {
+        for (int c = 0; c < 3; c++)
+            if ((st = check_node_index(sys, "face", t, tri[3 * t + c])))
+                return st;
+        if (tri[3 * t] == tri[3 * t + 1] || tri[3 * t + 1] == tri[3 * t + 2] ||
+            tri[3 * t] == tri[3 * t + 2])
+            return ss_fail(sys, SS_ERR_VALUE, "face %zu repeats a node: (%lld, %lld, %lld)", t,
+                           (long long)tri[3 * t], (long long)tri[3 * t + 1],
+                           (long long)tri[3 * t + 2]);
     }
-    sys->num_springs = kept;
+    if ((st = reserve_rows(sys, SS_FACES, SS_ARRAY_COUNT, f + count, f)))
+        return st;
+    for (size_t k = 0; k < 3 * count; k++)
+        SS_INT32S(sys, SS_FACES)[3 * f + k] = (int32_t)tri[k];
+    sys->num_faces = f + count;
+    return SS_OK;
+}
+
+/* ---- Removing nodes ---------------------------------------------------- */
+
+/* Mark rows of an index array (pairs or triangles) that touch a doomed node. */
+static void mark_touching(const int32_t *rows_of_nodes, size_t rows, int width,
+                          const uint8_t *doomed_node, uint8_t *doomed_row) {
+    for (size_t r = 0; r < rows; r++) {
+        doomed_row[r] = 0;
+        for (int c = 0; c < width; c++)
+            doomed_row[r] |= doomed_node[rows_of_nodes[width * r + c]];
+    }
+}
+
+ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *indices,
+                                 int64_t *old_to_new) {
+    const size_t n = sys->num_nodes, m = sys->num_springs, f = sys->num_faces;
+    ss_status st;
+    for (size_t k = 0; k < count; k++)
+        if ((st = check_node_index(sys, "entry", k, indices[k])))
+            return st;
+    size_t marks = n + (m > f ? m : f);
+    uint8_t *doomed = ss_malloc(marks), *doomed_rows = doomed + n;
+    if (!doomed)
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory removing nodes");
+    /* Make every array this system's own first: after this nothing can fail. */
+    if ((st = reserve_rows(sys, 0, SS_NODE_ARRAYS, n, n)) ||
+        (st = reserve_rows(sys, SS_SPRINGS, SS_FACES, m, m)) ||
+        (st = reserve_rows(sys, SS_FACES, SS_ARRAY_COUNT, f, f))) {
+        ss_free(doomed);
+        return st;
+    }
+    memset(doomed, 0, n);
+    for (size_t k = 0; k < count; k++)
+        doomed[indices[k]] = 1;
+    int64_t next = 0;
+    for (size_t i = 0; i < n; i++)
+        old_to_new[i] = doomed[i] ? -1 : next++;
+
+    mark_touching(SS_INT32S(sys, SS_SPRINGS), m, 2, doomed, doomed_rows);
+    sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed_rows);
+    mark_touching(SS_INT32S(sys, SS_FACES), f, 3, doomed, doomed_rows);
+    sys->num_faces = compact_rows(sys, SS_FACES, SS_ARRAY_COUNT, f, doomed_rows);
+    sys->num_nodes = compact_rows(sys, 0, SS_NODE_ARRAYS, n, doomed);
+
+    int32_t *pairs = SS_INT32S(sys, SS_SPRINGS), *tri = SS_INT32S(sys, SS_FACES);
+    for (size_t k = 0; k < 2 * sys->num_springs; k++)
+        pairs[k] = (int32_t)old_to_new[pairs[k]];
+    for (size_t k = 0; k < 3 * sys->num_faces; k++)
+        tri[k] = (int32_t)old_to_new[tri[k]];
     ss_free(doomed);
     return SS_OK;
 }

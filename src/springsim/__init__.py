@@ -12,7 +12,8 @@
 
 from springsim import reference
 from springsim._core import METHODS, UnstableError
+from springsim.shapes import mesh
 from springsim.system import Energy, System
 
-__all__ = ["METHODS", "Energy", "System", "UnstableError", "reference"]
+__all__ = ["METHODS", "Energy", "System", "UnstableError", "mesh", "reference"]
 __version__ = "0.1.0"

@@ -161,10 +161,22 @@ class System(_core.System):
     gravity = _view_property("gravity", "Gravitational acceleration, (dim,) float64, m/s².")
     wind = _view_property("wind", "Wind velocity, (dim,) float64, m/s.")
 
+    uvs = _view_property("uvs", "Texture coordinates, (N, 2) float64 (zero unless set).")
+    rest_positions = _view_property(
+        "rest_positions",
+        "The rest shape :meth:`rigid_frame` fits against, (N, dim) float64, m; "
+        "the positions the nodes were added at unless you set it.",
+    )
+
     @property
     def springs(self) -> np.ndarray:
         """Spring node pairs, (M, 2) int32, read-only (the kernel trusts these indices)."""
         return self._view("springs")
+
+    @property
+    def faces(self) -> np.ndarray:
+        """Triangles, (F, 3) int32, read-only; outward by the right-hand rule."""
+        return self._view("faces")
 
     def add_nodes(self, positions, masses=1.0, velocities=None, pinned=False) -> np.ndarray:
         """Append nodes.
@@ -264,6 +276,221 @@ class System(_core.System):
         first = self._add_springs(pairs, k, c, rest)
         return np.arange(first, first + count, dtype=np.int64)
 
+    def add_faces(self, triangles) -> np.ndarray:
+        """Append triangles (for drawing, normals, OBJ export and pressure).
+
+        Parameters
+        ----------
+        triangles : array_like of int, shape (f, 3) or (3,)
+            Node index triples, counter-clockwise seen from outside.
+
+        Returns
+        -------
+        ndarray of int64
+            The indices of the new faces.
+
+        Raises
+        ------
+        ValueError
+            An index out of range or a repeated node. Nothing is added.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=3)
+        >>> _ = sim.add_nodes([[0, 0, 0], [1, 0, 0], [0, 1, 0]])
+        >>> sim.add_faces([0, 1, 2])
+        array([0])
+        """
+        tri = np.asarray(triangles)
+        if tri.size == 0:
+            tri = tri.astype(np.int64)
+        tri = _as_rows(_as_indices(tri, "faces").reshape(tri.shape), "faces", np.int64, 3)
+        first = self._add_faces(tri)
+        return np.arange(first, first + tri.shape[0], dtype=np.int64)
+
+    def add(self, other: System) -> np.ndarray:
+        """Append a copy of another system's nodes, springs and faces.
+
+        Node data (positions, velocities, masses, pins, external forces, uvs, rest
+        positions) and spring data come along; global parameters (gravity, ...) stay
+        this system's. This is how composite models are built: a balloon is a ball
+        ``add``-ed to a string and ``connect``-ed to it.
+
+        Parameters
+        ----------
+        other : System
+            A system of the same dimension (it is not changed).
+
+        Returns
+        -------
+        ndarray of int64
+            The indices, in this system, of ``other``'s nodes.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> a, b = ss.System(dim=2), ss.System(dim=2)
+        >>> _ = a.add_nodes([[0, 0], [1, 0]])
+        >>> _ = b.add_nodes([[5, 0], [6, 0]])
+        >>> _ = b.add_springs([0, 1], stiffness=3.0)
+        >>> a.add(b)
+        array([2, 3])
+        >>> a.springs.tolist()
+        [[2, 3]]
+        """
+        if not isinstance(other, _core.System):
+            raise TypeError(f"other must be a springsim.System, not {type(other).__name__}")
+        if other.dim != self.dim:
+            raise ValueError(f"cannot add a {other.dim}D system to a {self.dim}D one")
+        # Check everything first, so that a bad value in `other` changes nothing here.
+        other._validate()
+        for name in ("uvs", "rest_positions"):
+            if not np.all(np.isfinite(other._view(name))):
+                raise ValueError(f"other.{name} must be finite")
+        n = other.num_nodes
+        arrays = {
+            name: np.array(other._view(name))  # copies: `other` may be `self`
+            for name in (
+                "positions",
+                "velocities",
+                "masses",
+                "pinned",
+                "external_forces",
+                "uvs",
+                "rest_positions",
+                "stiffness",
+                "damping",
+                "rest_lengths",
+            )
+        }
+        offset = self.num_nodes
+        pairs = other.springs.astype(np.int64) + offset
+        tri = other.faces.astype(np.int64) + offset
+        self._add_nodes(
+            arrays["positions"], arrays["velocities"], arrays["masses"], arrays["pinned"]
+        )
+        for name in ("external_forces", "uvs", "rest_positions"):
+            self._view(name)[offset:] = arrays[name]
+        self._add_springs(pairs, arrays["stiffness"], arrays["damping"], arrays["rest_lengths"])
+        self._add_faces(tri)
+        return np.arange(offset, offset + n, dtype=np.int64)
+
+    def connect(self, i, j, stiffness, damping=0.0, rest_length=None) -> int:
+        """Add one spring between nodes ``i`` and ``j``; returns its index.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[0, 0], [2, 0]])
+        >>> sim.connect(0, 1, stiffness=50.0)
+        0
+        """
+        rest = None if rest_length is None else [rest_length]
+        return int(self.add_springs([[i, j]], stiffness, damping, rest)[0])
+
+    def remove_nodes(self, indices) -> np.ndarray:
+        """Remove nodes, with every spring and face that uses them.
+
+        The remaining nodes keep their order and are renumbered.
+
+        Returns
+        -------
+        ndarray of int64, shape (N_old,)
+            The new index of each old node, or -1 for a removed one.
+
+        Raises
+        ------
+        ValueError
+            An index out of range (nothing is removed).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[0, 0], [1, 0], [2, 0]])
+        >>> _ = sim.add_springs([[0, 1], [1, 2]], stiffness=1.0)
+        >>> sim.remove_nodes([0])
+        array([-1,  0,  1])
+        >>> sim.springs.tolist()
+        [[0, 1]]
+        """
+        return self._remove_nodes(_as_indices(indices))
+
+    def normals(self) -> np.ndarray:
+        """Per-vertex unit normals of the faces at the current positions, (N, 3).
+
+        Each vertex normal is the sum of its faces' normals weighted by their areas
+        (the cross product of two edges is twice the area times the unit normal),
+        normalised; nodes on no face get a zero normal. 3D only.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=3)
+        >>> _ = sim.add_nodes([[0, 0, 0], [1, 0, 0], [0, 1, 0]])
+        >>> _ = sim.add_faces([0, 1, 2])
+        >>> sim.normals()[0].tolist()
+        [0.0, 0.0, 1.0]
+        """
+        if self.dim != 3:
+            raise ValueError("normals() needs a 3D system (faces are triangles in 3D)")
+        x, tri = self.positions, self.faces
+        face_normals = np.cross(x[tri[:, 1]] - x[tri[:, 0]], x[tri[:, 2]] - x[tri[:, 0]])
+        normals = np.zeros_like(x)
+        for corner in range(3):
+            np.add.at(normals, tri[:, corner], face_normals)
+        length = np.linalg.norm(normals, axis=1, keepdims=True)
+        return np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
+
+    def rigid_frame(self, indices=None) -> tuple[np.ndarray, np.ndarray]:
+        """Centre of mass and best-fit rotation of the nodes onto their rest shape.
+
+        Finds the rotation R minimising Σ m |R (r_i − r̄) − (x_i − x̄)|² over the
+        nodes (r: :attr:`rest_positions`, x: positions, bars: mass-weighted means):
+        the Kabsch / polar-decomposition fit, the rigid body the xbdev article
+        recovers from a soft body's vertices.
+
+        Parameters
+        ----------
+        indices : array_like of int, optional
+            The nodes to fit; all by default.
+
+        Returns
+        -------
+        center : ndarray, shape (dim,)
+            The current centre of mass x̄, m.
+        rotation : ndarray, shape (dim, dim)
+            R, a proper rotation (det +1) taking rest-shape offsets to current ones.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[1, 0], [-1, 0], [0, 2]])
+        >>> sim.positions = sim.positions @ np.array([[0, 1], [-1, 0]]) + 5  # turn 90°
+        >>> center, rotation = sim.rigid_frame()
+        >>> np.round(rotation, 12).tolist()
+        [[0.0, -1.0], [1.0, 0.0]]
+        """
+        idx = slice(None) if indices is None else _as_indices(indices)
+        if indices is not None and idx.size:
+            if idx.min() < 0 or idx.max() >= self.num_nodes:
+                raise ValueError(f"indices must be in [0, {self.num_nodes})")
+        x, rest, m = self.positions[idx], self.rest_positions[idx], self.masses[idx]
+        if len(m) == 0:
+            raise ValueError("rigid_frame() needs at least one node")
+        weights = m / m.sum()
+        center = weights @ x
+        p, q = rest - weights @ rest, x - center
+        covariance = (q * weights[:, None]).T @ p  # Σ m q pᵀ: R maps p onto q
+        u, _, vt = np.linalg.svd(covariance)
+        flip = np.ones(self.dim)
+        flip[-1] = np.sign(np.linalg.det(u @ vt)) or 1.0  # a rotation, never a reflection
+        return center, (u * flip) @ vt
+
     def remove_springs(self, indices) -> None:
         """Remove springs by index; the remaining springs keep their order.
 
@@ -319,6 +546,18 @@ class System(_core.System):
         be less stable than this. Infinite when no spring acts on a free node.
         """
         return super().critical_dt()
+
+    def save(self, path) -> None:
+        """Save every array and parameter to a ``.npz`` file; see :func:`springsim.load`."""
+        from springsim import io
+
+        io.save(self, path)
+
+    def write_obj(self, path) -> None:
+        """Write positions, uvs and faces as a Wavefront OBJ (opens in Blender, MeshLab)."""
+        from springsim import io
+
+        io.write_obj(self, path)
 
     def __repr__(self) -> str:
         return (
