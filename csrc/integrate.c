@@ -266,8 +266,10 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
         memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), backup + 2 * nd, bytes);
         sys->time = time0;
         sys->prev_accel_valid = valid0;
-        const double limit = ss_critical_dt(sys);
-        const double suggest = isfinite(limit) ? 0.5 * limit : 0.1 * dt;
+        double limit = INFINITY;
+        if (ss_critical_dt(sys, &limit) != SS_OK)
+            limit = INFINITY; /* out of memory: fall back to a tenth of dt */
+        const double suggest = isfinite(limit) && limit < dt ? 0.5 * limit : 0.1 * dt;
         return ss_fail(sys, SS_ERR_UNSTABLE,
                        "the %s step became non-finite by t = %g s with dt = %g s; the system was "
                        "rolled back to t = %g s. The estimated explicit limit critical_dt() is "

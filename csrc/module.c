@@ -548,7 +548,11 @@ static PyObject *System_spring_tensions(SystemObject *self, PyObject *unused) {
 static PyObject *System_critical_dt(SystemObject *self, PyObject *unused) {
     (void)unused;
     ss_system *sys = readable_system(self);
-    return sys ? PyFloat_FromDouble(ss_critical_dt(sys)) : NULL;
+    double limit;
+    if (!sys)
+        return NULL;
+    ss_status st = ss_critical_dt(sys, &limit);
+    return st ? raise_status(sys, st) : PyFloat_FromDouble(limit);
 }
 
 static PyObject *System_copy(SystemObject *self, PyObject *unused) {

@@ -192,6 +192,7 @@ void ss_momentum(const ss_system *sys, double out[3]);
 void ss_center_of_mass(const ss_system *sys, double out[3]);
 void ss_spring_lengths(const ss_system *sys, double *out);
 void ss_spring_tensions(const ss_system *sys, double *out);
-double ss_critical_dt(const ss_system *sys);
+/* The explicit stability limit, s (see energy.c for the estimate). */
+ss_status ss_critical_dt(ss_system *sys, double *out);
 
 #endif
