@@ -1,0 +1,685 @@
+"""Files: save and load a whole System (``.npz``), read and write Wavefront OBJ meshes.
+
+:func:`save` / :func:`load` are an exact round trip: every array, every parameter and
+the integrators' hidden state, so that a loaded system steps bit for bit like the one
+that was saved. The file is a plain NumPy ``.npz`` archive (no pickle), readable with
+``np.load`` from any language that reads ``.npy``:
+
+=================== ===================== ==========================================
+key                 shape, dtype          meaning
+=================== ===================== ==========================================
+``format``          (), str               ``"springsim.System"``: what the file holds
+``version``         (), int64             format version, :data:`FORMAT_VERSION`
+``dim``             (), int64             2 or 3
+``positions``       (N, dim) float64      as :class:`springsim.System`, for each
+``velocities``      (N, dim) float64      array of the same name
+``masses``          (N,) float64
+``pinned``          (N,) bool
+``external_forces`` (N, dim) float64
+``uvs``             (N, 2) float64
+``rest_positions``  (N, dim) float64
+``springs``         (M, 2) int32
+``rest_lengths``    (M,) float64
+``stiffness``       (M,) float64
+``damping``         (M,) float64
+``faces``           (F, 3) int32
+``gravity``         (dim,) float64
+``wind``            (dim,) float64
+``drag``            (), float64
+``energy_loss``     (), float64
+``time``            (), float64
+``method``          (), str               the default integrator
+``_prev_accel``     (N, dim) float64      position Verlet's last acceleration, m/s²
+``_verlet_valid``   (), bool              whether ``_prev_accel`` is current
+=================== ===================== ==========================================
+
+:func:`read_obj` builds a mesh system from an OBJ file as modelling programs write it,
+and :func:`write_obj` writes a frame that Blender or MeshLab opens.
+
+Every problem with a file's content raises ValueError naming the file (and, for an OBJ,
+the line); nothing is half-loaded. A missing file raises the usual OSError.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+import re
+import threading
+import zipfile
+import zlib
+
+import numpy as np
+
+from springsim import _core
+from springsim.shapes import mesh
+from springsim.system import System
+
+__all__ = ["FORMAT", "FORMAT_VERSION", "load", "read_obj", "save", "write_obj"]
+
+#: The ``format`` entry of a springsim save file.
+FORMAT = "springsim.System"
+#: The version of the save format this springsim writes, and the newest it reads.
+FORMAT_VERSION = 1
+
+# Per-node and per-spring arrays: name -> (dtype, columns), columns "dim" or an int
+# (None for one value per row). Their order is the order they are written in.
+_NODE_ARRAYS = {
+    "positions": (np.float64, "dim"),
+    "velocities": (np.float64, "dim"),
+    "masses": (np.float64, None),
+    "pinned": (np.bool_, None),
+    "external_forces": (np.float64, "dim"),
+    "uvs": (np.float64, 2),
+    "rest_positions": (np.float64, "dim"),
+    "_prev_accel": (np.float64, "dim"),
+}
+_SPRING_ARRAYS = {
+    "springs": (np.int32, 2),
+    "rest_lengths": (np.float64, None),
+    "stiffness": (np.float64, None),
+    "damping": (np.float64, None),
+}
+_FACE_ARRAYS = {"faces": (np.int32, 3)}
+_VECTORS = ("gravity", "wind")
+_FLOATS = ("drag", "energy_loss", "time")
+_KEYS = frozenset(
+    ["format", "version", "dim", "method", "_verlet_valid", *_VECTORS, *_FLOATS]
+    + [*_NODE_ARRAYS, *_SPRING_ARRAYS, *_FACE_ARRAYS]
+)
+
+
+def _path_name(path) -> str:
+    """``path`` (str or os.PathLike) as a str, else TypeError."""
+    if not isinstance(path, (str, os.PathLike)):
+        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
+    return os.fsdecode(os.fspath(path))
+
+
+def _write_atomically(name: str, write) -> None:
+    """Call ``write(file)`` on a temporary file next to ``name``, then rename it to
+    ``name``: an interrupted or failed write never leaves a half-written file."""
+    temporary = f"{name}.{os.getpid()}-{threading.get_ident()}.tmp"
+    try:
+        with open(temporary, "wb") as file:
+            write(file)
+        os.replace(temporary, name)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise
+
+
+def _check_savable(sim: _core.System, name: str) -> None:
+    """ValueError naming the file if ``sim`` holds a value :func:`load` would refuse
+    (possible only after writing through a view, which the kernel cannot check)."""
+    try:
+        sim._validate()
+        for array in ("uvs", "rest_positions", "_prev_accel"):
+            if not np.all(np.isfinite(sim._view(array))):
+                raise ValueError(f"{array} must be finite")
+    except ValueError as error:
+        raise ValueError(f"cannot save to {name}: the system is invalid: {error}") from None
+
+
+def save(sim: _core.System, path) -> None:
+    """Save a system's every array and parameter to a ``.npz`` file.
+
+    The file holds the whole state (see the table in :mod:`springsim.io`), including
+    position Verlet's last acceleration, so that the system :func:`load` returns steps
+    bit for bit like this one. It is written to exactly ``path``: unlike
+    ``np.savez``, nothing is appended to the name, so ``save(sim, p)`` then
+    ``load(p)`` works for any ``p`` (end it in ``.npz`` by convention). The data go
+    to a temporary file first, renamed into place when complete, so an interrupted
+    save never leaves a half-written file (an existing file is replaced whole).
+
+    Parameters
+    ----------
+    sim : System
+        The system to save (it is not changed).
+    path : str or os.PathLike
+        The file to write; replaced if it exists.
+
+    Raises
+    ------
+    TypeError
+        ``sim`` is not a System, or ``path`` not a path.
+    ValueError
+        The system holds a value the kernel would refuse (a NaN or a mass <= 0 written
+        through a view): such a file could not be loaded, so none is written.
+    OSError
+        The file cannot be written.
+
+    See Also
+    --------
+    load : the inverse.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import springsim as ss
+    >>> from springsim.io import load, save
+    >>> sim = ss.mesh([[0, 0], [1, 0], [0, 1]], [[0, 1, 2]], mass=1.0, stiffness=100.0)
+    >>> sim.step(1e-3, steps=10, method="verlet")
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "triangle.npz")
+    ...     save(sim, path)
+    ...     copy = load(path)
+    >>> copy.step(1e-3, steps=10, method="verlet")
+    >>> sim.step(1e-3, steps=10, method="verlet")
+    >>> bool((copy.positions == sim.positions).all()), copy.time == sim.time
+    (True, True)
+    """
+    if not isinstance(sim, _core.System):
+        raise TypeError(f"sim must be a springsim.System, not {type(sim).__name__}")
+    name = _path_name(path)
+    _check_savable(sim, name)
+    arrays = {
+        "format": np.array(FORMAT),
+        "version": np.array(FORMAT_VERSION, dtype=np.int64),
+        "dim": np.array(sim.dim, dtype=np.int64),
+    }
+    for array in (*_NODE_ARRAYS, *_SPRING_ARRAYS, *_FACE_ARRAYS, *_VECTORS):
+        arrays[array] = np.array(sim._view(array))  # a copy of the kernel's exact bits
+    for scalar in _FLOATS:
+        arrays[scalar] = np.array(getattr(sim, scalar), dtype=np.float64)
+    arrays["method"] = np.array(sim.method)
+    arrays["_verlet_valid"] = np.array(sim._verlet_valid, dtype=np.bool_)
+    _write_atomically(name, lambda file: np.savez(file, **arrays))
+
+
+# What reading a truncated or corrupt zip raises (zipfile raises NotImplementedError for
+# an unknown compression or version field and RuntimeError for an "encrypted" flag).
+_UNREADABLE = (
+    ValueError,
+    EOFError,
+    OSError,
+    zipfile.BadZipFile,
+    zlib.error,
+    NotImplementedError,
+    RuntimeError,
+)
+
+
+def _read_npz(name: str) -> dict[str, np.ndarray]:
+    """Every entry of a springsim save file, read into memory and checked for format,
+    version, keys, dtypes and shapes (values are checked by the kernel)."""
+
+    def invalid(problem: str) -> ValueError:
+        return ValueError(f"{name}: {problem}")
+
+    with open(name, "rb") as file:  # a missing file is an OSError, not a bad file
+        try:
+            npz = np.load(file, allow_pickle=False)
+        except _UNREADABLE as error:
+            raise invalid(f"not a springsim save file (not a readable .npz: {error})") from None
+        if not isinstance(npz, np.lib.npyio.NpzFile):
+            raise invalid("not a springsim save file (a single .npy array, not an .npz)")
+        with npz:
+            try:
+                return _read_entries(npz, invalid)
+            except _UNREADABLE as error:
+                if str(error).startswith(name):
+                    raise
+                raise invalid(
+                    f"truncated, corrupt or foreign ({type(error).__name__}: {error})"
+                ) from None
+
+
+def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
+    """The checked entries of an open NpzFile (see :func:`_read_npz`)."""
+    keys = set(npz.files)
+
+    def entry(key: str) -> np.ndarray:
+        value = npz[key]
+        if not isinstance(value, np.ndarray):
+            raise invalid(f"entry {key!r} is not a NumPy array")
+        return value
+
+    def scalar(key: str, kinds: str) -> np.ndarray:
+        value = entry(key)
+        if value.shape != () or value.dtype.kind not in kinds:
+            raise invalid(f"entry {key!r} must be a single value, got {value.dtype} {value.shape}")
+        return value
+
+    if "format" not in keys or "version" not in keys:
+        raise invalid("not a springsim save file (it has no 'format' and 'version' entries)")
+    if scalar("format", "U").item() != FORMAT:
+        raise invalid(f"not a springsim save file (format {entry('format').item()!r})")
+    version = scalar("version", "iu").item()
+    if version > FORMAT_VERSION:
+        raise invalid(
+            f"format version {version} was written by a newer springsim; this one reads "
+            f"versions up to {FORMAT_VERSION}: upgrade springsim to load it"
+        )
+    if version < 1:
+        raise invalid(f"unknown format version {version}")
+    if keys != _KEYS:
+        missing, unexpected = sorted(_KEYS - keys), sorted(keys - _KEYS)
+        raise invalid(
+            f"entries do not match format version {version}:"
+            + (f" missing {', '.join(missing)}" if missing else "")
+            + (";" if missing and unexpected else "")
+            + (f" unexpected {', '.join(unexpected)}" if unexpected else "")
+        )
+    data = {"dim": scalar("dim", "iu"), "method": scalar("method", "U")}
+    data["_verlet_valid"] = scalar("_verlet_valid", "b")
+    for key in _FLOATS:
+        data[key] = scalar(key, "f")
+    dim = int(data["dim"])
+    if dim not in (2, 3):
+        raise invalid(f"dim must be 2 or 3, got {dim}")
+    for group, count_key in (
+        (_NODE_ARRAYS, "positions"),
+        (_SPRING_ARRAYS, "springs"),
+        (_FACE_ARRAYS, "faces"),
+    ):
+        rows = entry(count_key).shape[0] if entry(count_key).ndim else -1
+        for key, (dtype, columns) in group.items():
+            value = entry(key)
+            width = dim if columns == "dim" else columns
+            shape = (rows,) if width is None else (rows, width)
+            kind_ok = (
+                value.dtype.kind in "iu" if np.dtype(dtype).kind == "i" else value.dtype == dtype
+            )
+            if value.shape != shape or not kind_ok:
+                raise invalid(
+                    f"entry {key!r} must be {np.dtype(dtype)} of shape {shape}"
+                    f" (from {count_key!r}), got {value.dtype} {value.shape}"
+                )
+            data[key] = value
+    for key in _VECTORS:
+        value = entry(key)
+        if value.shape != (dim,) or value.dtype != np.float64:
+            raise invalid(
+                f"entry {key!r} must be float64 of shape ({dim},), got {value.dtype} {value.shape}"
+            )
+        data[key] = value
+    return data
+
+
+def _indices(value: np.ndarray, key: str, invalid) -> np.ndarray:
+    """Topology as the int64 the kernel takes, refusing values beyond int64."""
+    if value.size and value.dtype.kind == "u" and value.max() > np.iinfo(np.int64).max:
+        raise invalid(f"entry {key!r} holds an index beyond any system's size")
+    return np.ascontiguousarray(value, dtype=np.int64)
+
+
+def load(path) -> System:
+    """Load a system saved by :func:`save`.
+
+    The whole file is read and checked (format name and version, every entry present
+    with its dtype and a shape consistent with the others) before a new System is
+    built from it; the kernel then checks every value (finite, masses > 0, indices in
+    range). Anything wrong raises ValueError naming the file: no system is returned
+    half-loaded.
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The file, read exactly as named (see :func:`save`).
+
+    Returns
+    -------
+    System
+        A new system equal to the saved one bit for bit: arrays, parameters, method,
+        time and position Verlet's history, so that it steps exactly like the
+        original would have.
+
+    Raises
+    ------
+    TypeError
+        ``path`` is not a path.
+    ValueError
+        The file is truncated, not an ``.npz`` (a text file, say), an ``.npz`` that is
+        not a springsim save file, one saved by a newer springsim (a higher format
+        version), or one with a missing entry, a wrong shape or dtype, or a value the
+        kernel refuses (an index out of range, a negative mass, a NaN).
+    OSError
+        The file cannot be opened (FileNotFoundError when it does not exist).
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import springsim as ss
+    >>> from springsim.io import load
+    >>> sim = ss.System(dim=2)
+    >>> _ = sim.add_nodes([[0, 0], [1, 0]], masses=2.0)
+    >>> sim.gravity = (0, -1.62)  # the Moon
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "moon")  # no suffix is added
+    ...     sim.save(path)
+    ...     print(load(path), load(path).gravity)
+    <springsim.System dim=2 nodes=2 springs=0 method='symplectic_euler' t=0s> [ 0.   -1.62]
+    """
+    name = _path_name(path)
+    data = _read_npz(name)
+
+    def invalid(problem: str) -> ValueError:
+        return ValueError(f"{name}: {problem}")
+
+    def contiguous(key: str) -> np.ndarray:
+        return np.ascontiguousarray(data[key])
+
+    try:
+        sim = System(dim=int(data["dim"]))
+        sim._add_nodes(
+            contiguous("positions"),
+            contiguous("velocities"),
+            contiguous("masses"),
+            contiguous("pinned"),
+        )
+        sim._add_springs(
+            _indices(data["springs"], "springs", invalid),
+            contiguous("stiffness"),
+            contiguous("damping"),
+            contiguous("rest_lengths"),
+        )
+        sim._add_faces(_indices(data["faces"], "faces", invalid))
+        for key in ("external_forces", "uvs", "rest_positions", "_prev_accel", *_VECTORS):
+            sim._set_array(key, contiguous(key))
+        for key in _FLOATS:
+            setattr(sim, key, float(data[key]))
+        sim.method = str(data["method"])
+        sim._verlet_valid = bool(data["_verlet_valid"])  # last: adding nodes resets it
+    except (ValueError, TypeError) as error:
+        if str(error).startswith(name):
+            raise
+        raise invalid(f"invalid content: {error}") from None
+    return sim
+
+
+# ---- Wavefront OBJ ---------------------------------------------------------------
+
+_INDEX = re.compile(r"[+-]?[0-9]+")
+_LINE_BREAK = re.compile(r"\r\n?|\n")
+
+
+class _ObjError(ValueError):
+    """A problem on one line of an OBJ file (turned into ValueError with the name)."""
+
+    def __init__(self, line: int, problem: str):
+        super().__init__(problem)
+        self.line = line
+
+
+def _obj_statements(text: str):
+    """(line number, tokens) of each statement: comments stripped, continuation lines
+    (ending in a backslash) joined and numbered by their first line, blanks skipped."""
+    lines = _LINE_BREAK.split(text)
+    k = 0
+    while k < len(lines):
+        first = k + 1
+        line = lines[k].split("#", 1)[0].rstrip()
+        k += 1
+        while line.endswith("\\") and k < len(lines):
+            line = line[:-1] + " " + lines[k].split("#", 1)[0].rstrip()
+            k += 1
+        tokens = line.rstrip("\\").split()
+        if tokens:
+            yield first, tokens
+
+
+def _numbers(line: int, tokens: list[str], least: int, most: int, form: str) -> list[float]:
+    """The numbers after a statement's keyword: between ``least`` and ``most``, finite."""
+    values = tokens[1:]
+    if not least <= len(values) <= most:
+        raise _ObjError(
+            line, f"{tokens[0]} needs {form}, got {len(values)} values: {' '.join(tokens)!r}"
+        )
+    numbers = []
+    for token in values:
+        try:
+            if "_" in token:  # float() reads "1_000"; OBJ does not
+                raise ValueError(token)
+            number = float(token)
+        except ValueError:
+            raise _ObjError(line, f"{token!r} is not a number in {' '.join(tokens)!r}") from None
+        if not math.isfinite(number):
+            raise _ObjError(line, f"{token!r} is not a finite number in {' '.join(tokens)!r}")
+        numbers.append(number)
+    return numbers
+
+
+def _obj_index(line: int, token: str, what: str, defined: int) -> int:
+    """A 0-based index from an OBJ index (1-based, or negative: -1 is the last one
+    defined so far). Positive indices are checked against the file's total later."""
+    if not _INDEX.fullmatch(token):
+        raise _ObjError(line, f"{token!r} is not an integer {what} index")
+    index = int(token)
+    if index == 0:
+        raise _ObjError(line, f"{what} index 0: OBJ indices start at 1 (or -1 for the last)")
+    if index < 0:
+        if -index > defined:
+            raise _ObjError(
+                line, f"{what} index {index} is out of range: {defined} defined before this line"
+            )
+        return defined + index
+    return index - 1
+
+
+def _parse_obj(text: str):
+    """Vertices (N, 3), polygons (lists of 0-based vertex indices) and uvs (N, 2)."""
+    vertices: list[list[float]] = []
+    uv_table: list[tuple[float, float]] = []
+    normals = 0
+    faces = []  # (line, vertex indices, uv indices or None, largest normal index)
+    for line, tokens in _obj_statements(text):
+        keyword = tokens[0]
+        if keyword == "v":
+            vertices.append(_numbers(line, tokens, 3, 7, "3 numbers, x y z [w]")[:3])
+        elif keyword == "vt":
+            u, v = ([*_numbers(line, tokens, 1, 3, "1 to 3 numbers, u [v [w]]"), 0.0])[:2]
+            uv_table.append((u, v))
+        elif keyword == "vn":
+            _numbers(line, tokens, 3, 3, "3 numbers, x y z")
+            normals += 1
+        elif keyword == "f":
+            if len(tokens) < 4:
+                raise _ObjError(
+                    line,
+                    f"a face needs at least 3 vertices, got {len(tokens) - 1}: "
+                    f"{' '.join(tokens)!r}",
+                )
+            corners, uvs, normal = [], [], -1
+            for corner in tokens[1:]:
+                parts = corner.split("/")
+                if len(parts) > 3 or not parts[0]:
+                    raise _ObjError(
+                        line, f"{corner!r} is not a face corner v, v/vt, v//vn or v/vt/vn"
+                    )
+                corners.append(_obj_index(line, parts[0], "vertex", len(vertices)))
+                has_uv = len(parts) > 1 and parts[1]
+                uvs.append(_obj_index(line, parts[1], "texture", len(uv_table)) if has_uv else None)
+                if len(parts) > 2 and parts[2]:
+                    normal = max(normal, _obj_index(line, parts[2], "normal", normals))
+            faces.append((line, corners, uvs, normal))
+        # Anything else (o, g, s, usemtl, mtllib, l, curves, ...) does not make a mesh.
+    n = len(vertices)
+    uv_of = np.zeros((n, 2))
+    has_uv = np.zeros(n, dtype=bool)
+    for line, corners, uvs, normal in faces:
+        if normal >= normals:
+            raise _ObjError(
+                line, f"normal index {normal + 1} is out of range: the file defines {normals}"
+            )
+        for vertex, uv in zip(corners, uvs, strict=True):
+            if vertex >= n:
+                raise _ObjError(
+                    line, f"vertex index {vertex + 1} is out of range: the file defines {n}"
+                )
+            if uv is not None and uv >= len(uv_table):
+                raise _ObjError(
+                    line,
+                    f"texture index {uv + 1} is out of range: the file defines {len(uv_table)}",
+                )
+        if len(set(corners)) < len(corners):
+            raise _ObjError(line, f"the face uses a vertex twice: {[c + 1 for c in corners]}")
+        for vertex, uv in zip(corners, uvs, strict=True):
+            if uv is not None and not has_uv[vertex]:
+                uv_of[vertex] = uv_table[uv]
+                has_uv[vertex] = True
+    positions = np.array(vertices, dtype=np.float64).reshape(n, 3)
+    return positions, [face[1] for face in faces], uv_of
+
+
+def read_obj(path, mass, stiffness, damping=0.0, bend=False) -> System:
+    """A 3D mesh system from a Wavefront OBJ file: one node per vertex, one spring per edge.
+
+    Reads OBJ as modelling programs write it: ``v x y z [w]`` (w and any vertex
+    colours after it are ignored), ``vt u [v [w]]``, ``vn``, and faces ``f`` whose
+    corners are ``v``, ``v/vt``, ``v//vn`` or ``v/vt/vn``, with 1-based or negative
+    (relative: -1 is the last defined so far) indices. Quads and n-gons are
+    fan-triangulated (:func:`springsim.shapes.triangulate`). Comments, blank lines,
+    lines continued with a trailing backslash, and every other statement (``o``,
+    ``g``, ``s``, ``usemtl``, ``mtllib``, ``l``, ...) are accepted and ignored. The
+    system is then built exactly as :func:`springsim.mesh` builds it from the
+    vertices and faces; each vertex's uv is that of the first face corner (in file
+    order) that gives it one, else (0, 0).
+
+    Parameters
+    ----------
+    path : str or os.PathLike
+        The ``.obj`` file (UTF-8 or ASCII text).
+    mass : float or array_like, shape (N,)
+        Total mass, kg, spread equally over the vertices; or per-vertex masses.
+    stiffness, damping : float or array_like
+        Spring stiffness (N/m) and axial damping (N·s/m).
+    bend : bool
+        Also add a spring across each interior edge (see :func:`springsim.mesh`).
+
+    Returns
+    -------
+    System
+        A 3D system whose ``faces`` are the file's triangles, ``uvs`` its texture
+        coordinates, rest lengths the edges' lengths.
+
+    Raises
+    ------
+    TypeError
+        ``path`` is not a path.
+    ValueError
+        A malformed or truncated line (``v 1 2``, ``f 1 x 3``, ``f 1 2``, an index 0
+        or out of range, a face using a vertex twice, a non-finite number), a binary
+        file, or a file without vertices: the message names the file and the line
+        (``model.obj, line 12: ...``). No system is returned.
+    OSError
+        The file cannot be read.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> from springsim.io import read_obj
+    >>> square = '''# a unit square, one quad
+    ... o square
+    ... v 0 0 0
+    ... v 1 0 0
+    ... v 1 1 0
+    ... v 0 1 0
+    ... vt 0 0
+    ... vt 1 0
+    ... vt 1 1
+    ... vt 0 1
+    ... f 1/1 2/2 3/3 4/4
+    ... '''
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "square.obj")
+    ...     with open(path, "w") as file:
+    ...         _ = file.write(square)
+    ...     sim = read_obj(path, mass=1.0, stiffness=100.0)
+    >>> sim.num_nodes, sim.num_springs, sim.faces.tolist()
+    (4, 5, [[0, 1, 2], [0, 2, 3]])
+    >>> sim.uvs[2].tolist()
+    [1.0, 1.0]
+    """
+    name = _path_name(path)
+    with open(name, "rb") as file:
+        data = file.read()
+    if b"\0" in data:
+        line = data.count(b"\n", 0, data.index(b"\0")) + 1
+        raise ValueError(f"{name}, line {line}: a NUL byte: this is a binary file, not an OBJ")
+    text = data.decode("utf-8-sig", errors="replace")
+    try:
+        vertices, polygons, uvs = _parse_obj(text)
+    except _ObjError as error:
+        raise ValueError(f"{name}, line {error.line}: {error}") from None
+    if len(vertices) == 0:
+        raise ValueError(f"{name}: no vertices ('v' lines): not an OBJ mesh")
+    sim = mesh(vertices, polygons, mass, stiffness, damping=damping, bend=bend)
+    sim.uvs = uvs
+    return sim
+
+
+def write_obj(sim: _core.System, path) -> None:
+    """Write a system's current shape as a Wavefront OBJ file (opens in Blender, MeshLab).
+
+    Writes a header comment naming springsim, then one ``v x y z`` per node
+    (z = 0 for a 2D system), one ``vt u v`` per node (its :attr:`~springsim.System.uvs`)
+    and one ``f i/i j/j k/k`` per face (1-based). Numbers are written with ``repr``,
+    the shortest text that reads back as the same float, so :func:`read_obj` recovers
+    positions and uvs exactly. Springs are not written (OBJ has faces, not springs):
+    ``read_obj`` rebuilds them from the faces' edges. The file is written to exactly
+    ``path``, through a temporary file renamed into place when complete.
+
+    Parameters
+    ----------
+    sim : System
+        The system to write (it is not changed).
+    path : str or os.PathLike
+        The file to write; replaced if it exists. Call once per frame, with names
+        like ``frame_0001.obj``, for an animation.
+
+    Raises
+    ------
+    TypeError
+        ``sim`` is not a System, or ``path`` not a path.
+    ValueError
+        A position or uv is not finite (no viewer could read it); nothing is written.
+    OSError
+        The file cannot be written.
+
+    Examples
+    --------
+    >>> import os, tempfile
+    >>> import springsim as ss
+    >>> from springsim.io import write_obj
+    >>> sim = ss.mesh([[0, 0], [1, 0], [0, 1]], [[0, 1, 2]], mass=1.0, stiffness=100.0)
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "frame.obj")
+    ...     write_obj(sim, path)
+    ...     with open(path) as file:
+    ...         print(file.read())  # doctest: +ELLIPSIS
+    # springsim ... Wavefront OBJ: vertices 3, faces 1, time 0.0 s
+    o springsim
+    v 0.0 0.0 0.0
+    v 1.0 0.0 0.0
+    v 0.0 1.0 0.0
+    vt 0.0 0.0
+    vt 0.0 0.0
+    vt 0.0 0.0
+    f 1/1 2/2 3/3
+    <BLANKLINE>
+    """
+    from springsim import __version__
+
+    if not isinstance(sim, _core.System):
+        raise TypeError(f"sim must be a springsim.System, not {type(sim).__name__}")
+    name = _path_name(path)
+    positions, uvs = np.array(sim._view("positions")), np.array(sim._view("uvs"))
+    faces = sim._view("faces") + 1
+    for array, values in (("positions", positions), ("uvs", uvs)):
+        if not np.all(np.isfinite(values)):
+            raise ValueError(f"cannot write {name}: {array} must be finite")
+    if sim.dim == 2:
+        positions = np.column_stack([positions, np.zeros(len(positions))])
+    lines = [
+        f"# springsim {__version__} Wavefront OBJ: vertices {len(positions)}, "
+        f"faces {len(faces)}, time {sim.time!r} s",
+        "o springsim",
+    ]
+    lines += [f"v {x!r} {y!r} {z!r}" for x, y, z in positions.tolist()]
+    lines += [f"vt {u!r} {v!r}" for u, v in uvs.tolist()]
+    lines += [f"f {a}/{a} {b}/{b} {c}/{c}" for a, b, c in faces.tolist()]
+    text = "\n".join(lines) + "\n"
+    _write_atomically(name, lambda file: file.write(text.encode("utf-8")))
