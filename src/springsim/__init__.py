@@ -12,8 +12,24 @@
 
 from springsim import reference
 from springsim._core import METHODS, UnstableError
-from springsim.shapes import mesh
+from springsim.io import load, read_obj
+from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 from springsim.system import Energy, System
 
-__all__ = ["METHODS", "Energy", "System", "UnstableError", "mesh", "reference"]
+__all__ = [
+    "METHODS",
+    "Energy",
+    "System",
+    "UnstableError",
+    "ball",
+    "balloon",
+    "cloth",
+    "cluster",
+    "jelly",
+    "load",
+    "mesh",
+    "read_obj",
+    "reference",
+    "string",
+]
 __version__ = "0.1.0"

@@ -13,9 +13,7 @@ def _pyplot():
     try:
         import matplotlib.pyplot as plt
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError(
-            "springsim.plot needs matplotlib: pip install 'springsim[plot]'"
-        ) from err
+        raise ImportError("springsim.plot needs matplotlib: pip install 'springsim[plot]'") from err
     return plt
 
 
@@ -55,9 +53,15 @@ def draw(sim, ax=None, color_by=None, node_size=6.0):
     if color_by not in (None, "tension", "strain"):
         raise ValueError(f"color_by must be None, 'tension' or 'strain', got {color_by!r}")
     x, pairs, dim = sim.positions, sim.springs, sim.dim
+    if dim == 3:
+        x = x[:, [0, 2, 1]]  # springsim's y is up (gravity -y); matplotlib's 3D up is z
     if ax is None:
         fig = plt.figure()
         ax = fig.add_subplot(projection="3d" if dim == 3 else None)
+        ax.set_xlabel("x [m]")
+        ax.set_ylabel("z [m]" if dim == 3 else "y [m]")
+        if dim == 3:
+            ax.set_zlabel("y [m]")
     segments = x[pairs]  # (M, 2, dim)
     values = None
     if color_by == "tension":
@@ -83,7 +87,8 @@ def draw(sim, ax=None, color_by=None, node_size=6.0):
     else:
         lines.set_color("tab:blue")
     ax.add_collection(lines)
-    free, pinned = x[~sim.pinned], x[sim.pinned]
+    pinned_mask = sim.pinned
+    free, pinned = x[~pinned_mask], x[pinned_mask]
     ax.scatter(*free.T, s=node_size, color="black", zorder=3)
     ax.scatter(*pinned.T, s=3 * node_size, color="tab:red", marker="s", zorder=4)
     _fit_limits(ax, x, dim)

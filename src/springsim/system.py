@@ -75,6 +75,8 @@ def _as_rows(value, name: str, dtype, width: int) -> np.ndarray:
 def _as_indices(value, name: str = "indices") -> np.ndarray:
     """``value`` (an int or a sequence of ints) as a flat int64 array."""
     array = np.asarray(value)
+    if array.size == 0:
+        array = array.astype(np.int64)  # [] has dtype float64 but means no indices
     if array.dtype.kind not in "iu":
         raise TypeError(f"{name} must be integers, got dtype {array.dtype}")
     if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
@@ -262,8 +264,6 @@ class System(_core.System):
         5.0
         """
         pairs = np.asarray(pairs)
-        if pairs.size == 0:
-            pairs = pairs.astype(np.int64)  # [] has dtype float64 but means no springs
         pairs = _as_rows(_as_indices(pairs, "pairs").reshape(pairs.shape), "pairs", np.int64, 2)
         count = pairs.shape[0]
         k = _as_numbers(stiffness, "stiffness", np.float64, (count,))
@@ -303,8 +303,6 @@ class System(_core.System):
         array([0])
         """
         tri = np.asarray(triangles)
-        if tri.size == 0:
-            tri = tri.astype(np.int64)
         tri = _as_rows(_as_indices(tri, "faces").reshape(tri.shape), "faces", np.int64, 3)
         first = self._add_faces(tri)
         return np.arange(first, first + tri.shape[0], dtype=np.int64)
@@ -378,6 +376,27 @@ class System(_core.System):
 
     def connect(self, i, j, stiffness, damping=0.0, rest_length=None) -> int:
         """Add one spring between nodes ``i`` and ``j``; returns its index.
+
+        Parameters
+        ----------
+        i, j : int
+            Two different existing nodes.
+        stiffness : float
+            N/m, finite and >= 0.
+        damping : float
+            N·s/m along the spring, finite and >= 0.
+        rest_length : float, optional
+            m; the current distance by default.
+
+        Returns
+        -------
+        int
+            The new spring's index.
+
+        Raises
+        ------
+        ValueError
+            A node out of range, i == j, or a value out of its domain (nothing added).
 
         Examples
         --------
