@@ -580,16 +580,10 @@ static PyObject *get_dim(SystemObject *self, void *closure) {
     return sys ? PyLong_FromLong(sys->dim) : NULL;
 }
 
-static PyObject *get_num_nodes(SystemObject *self, void *closure) {
-    (void)closure;
+/* Number of rows of the array group the closure names: nodes, springs or faces. */
+static PyObject *get_count(SystemObject *self, void *closure) {
     ss_system *sys = readable_system(self);
-    return sys ? PyLong_FromSize_t(sys->num_nodes) : NULL;
-}
-
-static PyObject *get_num_faces(SystemObject *self, void *closure) {
-    (void)closure;
-    ss_system *sys = readable_system(self);
-    return sys ? PyLong_FromSize_t(sys->num_faces) : NULL;
+    return sys ? PyLong_FromSize_t(ss_array_rows(sys, (ss_array)(intptr_t)closure)) : NULL;
 }
 
 static PyObject *get_verlet_valid(SystemObject *self, void *closure) {
@@ -611,12 +605,6 @@ static int set_verlet_valid(SystemObject *self, PyObject *value, void *closure) 
     }
     sys->prev_accel_valid = truth;
     return 0;
-}
-
-static PyObject *get_num_springs(SystemObject *self, void *closure) {
-    (void)closure;
-    ss_system *sys = readable_system(self);
-    return sys ? PyLong_FromSize_t(sys->num_springs) : NULL;
 }
 
 /* The double field a scalar attribute reads and writes. */
@@ -722,9 +710,9 @@ static PyMethodDef System_methods[] = {
 
 static PyGetSetDef System_getset[] = {
     {"dim", (getter)get_dim, NULL, "Spatial dimension, 2 or 3.", NULL},
-    {"num_nodes", (getter)get_num_nodes, NULL, "Number of nodes N.", NULL},
-    {"num_springs", (getter)get_num_springs, NULL, "Number of springs M.", NULL},
-    {"num_faces", (getter)get_num_faces, NULL, "Number of triangles F.", NULL},
+    {"num_nodes", (getter)get_count, NULL, "Number of nodes N.", (void *)SS_POSITIONS},
+    {"num_springs", (getter)get_count, NULL, "Number of springs M.", (void *)SS_SPRINGS},
+    {"num_faces", (getter)get_count, NULL, "Number of triangles F.", (void *)SS_FACES},
     {"_verlet_valid", (getter)get_verlet_valid, (setter)set_verlet_valid,
      "Whether _prev_accel holds the last Verlet step's acceleration (saved with the state).", NULL},
     {"drag", (getter)get_scalar, (setter)set_scalar,

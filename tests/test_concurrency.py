@@ -10,7 +10,7 @@ import time
 
 import numpy as np
 import pytest
-from test_errors import assert_same, snapshot
+from state import assert_same, snapshot
 
 import springsim as ss
 

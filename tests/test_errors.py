@@ -10,49 +10,9 @@ import re
 
 import numpy as np
 import pytest
+from state import assert_same, snapshot
 
 import springsim as ss
-
-#: Every array a System exposes, and every scalar.
-VIEWS = (
-    "positions",
-    "velocities",
-    "masses",
-    "pinned",
-    "external_forces",
-    "springs",
-    "rest_lengths",
-    "stiffness",
-    "damping",
-    "gravity",
-    "wind",
-)
-SCALARS = ("dim", "num_nodes", "num_springs", "time", "drag", "energy_loss", "method")
-
-
-def snapshot(sim):
-    """A deep copy of everything ``sim`` holds: each view array and each scalar."""
-    state = {name: np.array(getattr(sim, name), copy=True) for name in VIEWS}
-    state.update({name: getattr(sim, name) for name in SCALARS})
-    return state
-
-
-def _bits(value):
-    """What bit-for-bit equality compares: dtype, shape and raw bytes of an array."""
-    if isinstance(value, np.ndarray):
-        return value.dtype.str, value.shape, value.tobytes()
-    if isinstance(value, float):
-        return "float", np.float64(value).tobytes()
-    return type(value).__name__, value
-
-
-def assert_same(a, b):
-    """Two snapshots are bit-for-bit equal (so NaN equals NaN with the same bits)."""
-    assert a.keys() == b.keys()
-    changed = [name for name in a if _bits(a[name]) != _bits(b[name])]
-    assert not changed, "state changed: " + "; ".join(
-        f"{name}: {a[name]!r} -> {b[name]!r}" for name in changed
-    )
 
 
 def assert_rejected(sim, exception, call, match=None):

@@ -14,6 +14,8 @@ import re
 
 import numpy as np
 import pytest
+from state import MODEL_ARRAYS as ARRAYS
+from state import SPRING_ARRAYS
 
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 
@@ -536,23 +538,6 @@ def test_simple_jelly_folds_where_the_stable_one_holds(dim):
 
 
 # ---------------------------------------------------------------------- System editing
-
-
-ARRAYS = (
-    "positions",
-    "velocities",
-    "masses",
-    "pinned",
-    "external_forces",
-    "uvs",
-    "rest_positions",
-    "springs",
-    "rest_lengths",
-    "stiffness",
-    "damping",
-    "faces",
-)
-SPRING_ARRAYS = ("springs", "rest_lengths", "stiffness", "damping")
 
 
 def test_add_and_connect_builder_output():

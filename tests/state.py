@@ -1,0 +1,54 @@
+"""What a System holds, for tests that compare whole states bit for bit."""
+
+import numpy as np
+
+NODE_ARRAYS = (
+    "positions",
+    "velocities",
+    "masses",
+    "pinned",
+    "external_forces",
+    "uvs",
+    "rest_positions",
+)
+SPRING_ARRAYS = ("springs", "rest_lengths", "stiffness", "damping")
+#: The arrays that make up a model (what System.add copies).
+MODEL_ARRAYS = NODE_ARRAYS + SPRING_ARRAYS + ("faces",)
+#: Every array the kernel holds, including the hidden Verlet history.
+ARRAYS = MODEL_ARRAYS + ("_prev_accel", "gravity", "wind")
+SCALARS = (
+    "dim",
+    "num_nodes",
+    "num_springs",
+    "num_faces",
+    "drag",
+    "energy_loss",
+    "method",
+    "time",
+    "_verlet_valid",
+)
+
+
+def snapshot(sim):
+    """A deep copy of everything ``sim`` holds: every array and every scalar."""
+    state = {name: np.array(sim._view(name), copy=True) for name in ARRAYS}
+    state.update({name: getattr(sim, name) for name in SCALARS})
+    return state
+
+
+def _bits(value):
+    """What bit-for-bit equality compares: dtype, shape and raw bytes of an array."""
+    if isinstance(value, np.ndarray):
+        return value.dtype.str, value.shape, value.tobytes()
+    if isinstance(value, float):
+        return "float", np.float64(value).tobytes()
+    return type(value).__name__, value
+
+
+def assert_same(a, b):
+    """Two snapshots are bit-for-bit equal (so NaN equals NaN with the same bits)."""
+    assert a.keys() == b.keys()
+    changed = [name for name in a if _bits(a[name]) != _bits(b[name])]
+    assert not changed, "state changed: " + "; ".join(
+        f"{name}: {a[name]!r} -> {b[name]!r}" for name in changed
+    )
