@@ -6,6 +6,9 @@ UndefinedBehaviorSanitizer (see README, "Testing under sanitizers").
 
 import glob
 import os
+import subprocess
+import sysconfig
+import tempfile
 
 import numpy as np
 from setuptools import Extension, setup
@@ -18,6 +21,35 @@ if os.environ.get("SPRINGSIM_SANITIZE") == "1":
     link_args += sanitize
 else:
     compile_args += ["-O3"]
+
+
+
+def openmp_flags() -> list[str]:
+    """["-fopenmp"] if the C compiler builds and links an OpenMP program, else [].
+
+    SPRINGSIM_OPENMP=0 forces a serial build. Results are bit-identical either way.
+    """
+    if os.environ.get("SPRINGSIM_OPENMP") == "0":
+        return []
+    compiler = (sysconfig.get_config_var("CC") or "cc").split()
+    source = "#include <omp.h>\nint main(void) { return omp_get_max_threads() < 1; }\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = os.path.join(tmp, "probe.c")
+        with open(path, "w") as f:
+            f.write(source)
+        try:
+            result = subprocess.run(
+                [*compiler, "-fopenmp", path, "-o", os.path.join(tmp, "probe")],
+                capture_output=True,
+            )
+        except OSError:
+            return []
+    return ["-fopenmp"] if result.returncode == 0 else []
+
+
+openmp = openmp_flags()
+compile_args += openmp
+link_args += openmp
 
 core = Extension(
     "springsim._core",

@@ -89,7 +89,8 @@ static void step_velocity_verlet(ss_system *sys, double dt, double *scratch) {
  * step, evaluate there, and apply the average of the two slopes. */
 static void step_rk2(ss_system *sys, double dt, double *scratch) {
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim, nd = n * dim;
     double *a1 = scratch, *a2 = a1 + nd, *x1 = a2 + nd, *v1 = x1 + nd;
     const double half_dt = 0.5 * dt;
     ss_forces_acceleration(sys, x, v, a1);
@@ -98,17 +99,19 @@ static void step_rk2(ss_system *sys, double dt, double *scratch) {
         v1[k] = v[k] + dt * a1[k];
     }
     ss_forces_acceleration(sys, x1, v1, a2);
-    for (size_t k = 0; k < nd; k++) {
-        x[k] = x[k] + half_dt * (v[k] + v1[k]);
-        v[k] = v[k] + half_dt * (a1[k] + a2[k]);
-    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = i * dim; k < (i + 1) * dim; k++) {
+            x[k] = pinned[i] ? x[k] + v[k] * dt : x[k] + half_dt * (v[k] + v1[k]);
+            v[k] = v[k] + half_dt * (a1[k] + a2[k]); /* a1 = a2 = 0 when pinned */
+        }
 }
 
 /* Classical fourth-order Runge-Kutta on (x, v): slopes at the start, twice at the
  * midpoint, at the end; weights 1, 2, 2, 1. */
 static void step_rk4(ss_system *sys, double dt, double *scratch) {
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim, nd = n * dim;
     double *a = scratch, *xs = a + nd, *vs = xs + nd, *sum_v = vs + nd, *sum_a = sum_v + nd;
     const double half_dt = 0.5 * dt, sixth_dt = dt / 6.0;
 
@@ -134,72 +137,63 @@ static void step_rk4(ss_system *sys, double dt, double *scratch) {
         vs[k] = v[k] + dt * a[k];
     }
     ss_forces_acceleration(sys, xs, vs, a); /* slope 4, at the end */
-    for (size_t k = 0; k < nd; k++) {
-        x[k] = x[k] + sixth_dt * (sum_v[k] + vs[k]);
-        v[k] = v[k] + sixth_dt * (sum_a[k] + a[k]);
-    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t k = i * dim; k < (i + 1) * dim; k++) {
+            x[k] = pinned[i] ? x[k] + v[k] * dt : x[k] + sixth_dt * (sum_v[k] + vs[k]);
+            v[k] = v[k] + sixth_dt * (sum_a[k] + a[k]); /* every slope is 0 when pinned */
+        }
 }
 
 size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
-    /* x0 and v0 for the pinned nodes, then the method's work arrays. */
     const size_t nd = sys->num_nodes * (size_t)sys->dim;
     switch (method) {
     case SS_VELOCITY_VERLET:
-        return 2 * nd + 2 * nd;
+        return 2 * nd;
     case SS_RK2:
-        return 2 * nd + 4 * nd;
+        return 4 * nd;
     case SS_RK4:
-        return 2 * nd + 5 * nd;
+        return 5 * nd;
     default:
-        return 2 * nd + nd;
+        return nd;
     }
 }
 
+/* Pinned nodes have zero acceleration, so every method leaves their velocity as it
+ * is and moves them by exactly v dt: explicit, symplectic and velocity Verlet by
+ * construction (v + 0 dt = v), Verlet, RK2 and RK4 by an explicit branch. */
 void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *scratch) {
-    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
-    /* The state at the start, for pinned nodes: they move with their own velocity. */
-    double *x0 = scratch, *v0 = scratch + n * dim, *work = scratch + 2 * n * dim;
-    int any_pinned = 0;
-    for (size_t i = 0; i < n; i++)
-        any_pinned |= pinned[i];
-    if (any_pinned) {
-        memcpy(x0, x, n * dim * sizeof(double));
-        memcpy(v0, v, n * dim * sizeof(double));
-    }
     switch (method) {
     case SS_EULER:
-        step_euler(sys, dt, work);
+        step_euler(sys, dt, scratch);
         break;
     case SS_SYMPLECTIC_EULER:
-        step_symplectic_euler(sys, dt, work);
+        step_symplectic_euler(sys, dt, scratch);
         break;
     case SS_VERLET:
-        step_verlet(sys, dt, work);
+        step_verlet(sys, dt, scratch);
         break;
     case SS_VELOCITY_VERLET:
-        step_velocity_verlet(sys, dt, work);
+        step_velocity_verlet(sys, dt, scratch);
         break;
     case SS_RK2:
-        step_rk2(sys, dt, work);
+        step_rk2(sys, dt, scratch);
         break;
     case SS_RK4:
     default:
-        step_rk4(sys, dt, work);
+        step_rk4(sys, dt, scratch);
         break;
     }
-    /* Pinned nodes: exactly x += v dt, v unchanged. Free nodes lose energy_loss. */
+    /* Free nodes keep the fraction energy_loss of their velocity. */
     const double keep = sys->energy_loss;
-    for (size_t i = 0; i < n; i++)
-        for (size_t k = i * dim; k < (i + 1) * dim; k++) {
-            if (pinned[i]) {
-                x[k] = x0[k] + v0[k] * dt;
-                v[k] = v0[k];
-            } else if (keep != 1.0) {
-                v[k] *= keep;
-            }
-        }
+    if (keep != 1.0) {
+        double *v = SS_DOUBLES(sys, SS_VELOCITIES);
+        const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+        const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+        for (size_t i = 0; i < n; i++)
+            if (!pinned[i])
+                for (size_t k = i * dim; k < (i + 1) * dim; k++)
+                    v[k] *= keep;
+    }
 }
 
 /* Nonzero when every value of x and v is finite: 0 * inf and 0 * NaN are NaN, so
@@ -240,14 +234,18 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     if (st || steps == 0)
         return st;
 
-    /* Scratch: the backup for a rollback (x, v, a_prev), then the substeps' own. */
+    /* Scratch: the backup for a rollback (x, v, and a_prev, which only Verlet
+     * changes), then the substeps' own. */
+    const size_t saved = method == SS_VERLET ? 3 : 2;
     const size_t nd = sys->num_nodes * (size_t)sys->dim, bytes = nd * sizeof(double);
-    if ((st = ensure_scratch(sys, 3 * nd + ss_integrate_scratch_size(sys, method))))
+    if ((st = ensure_scratch(sys, saved * nd + ss_integrate_scratch_size(sys, method))) ||
+        (st = ss_system_ensure_colouring(sys)))
         return st;
-    double *backup = sys->scratch, *substep_scratch = sys->scratch + 3 * nd;
+    double *backup = sys->scratch, *substep_scratch = sys->scratch + saved * nd;
     memcpy(backup, SS_DOUBLES(sys, SS_POSITIONS), bytes);
     memcpy(backup + nd, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
-    memcpy(backup + 2 * nd, SS_DOUBLES(sys, SS_PREV_ACCEL), bytes);
+    if (saved == 3)
+        memcpy(backup + 2 * nd, SS_DOUBLES(sys, SS_PREV_ACCEL), bytes);
     const double time0 = sys->time;
     const int valid0 = sys->prev_accel_valid;
     if (method != SS_VERLET)
@@ -263,7 +261,8 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
         const double failed_at = sys->time;
         memcpy(SS_DOUBLES(sys, SS_POSITIONS), backup, bytes);
         memcpy(SS_DOUBLES(sys, SS_VELOCITIES), backup + nd, bytes);
-        memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), backup + 2 * nd, bytes);
+        if (saved == 3)
+            memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), backup + 2 * nd, bytes);
         sys->time = time0;
         sys->prev_accel_valid = valid0;
         double limit = INFINITY;

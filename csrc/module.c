@@ -586,6 +586,12 @@ static PyObject *get_count(SystemObject *self, void *closure) {
     return sys ? PyLong_FromSize_t(ss_array_rows(sys, (ss_array)(intptr_t)closure)) : NULL;
 }
 
+static PyObject *get_nbytes(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyLong_FromSize_t(ss_system_nbytes(sys)) : NULL;
+}
+
 static PyObject *get_verlet_valid(SystemObject *self, void *closure) {
     (void)closure;
     ss_system *sys = readable_system(self);
@@ -712,6 +718,9 @@ static PyGetSetDef System_getset[] = {
     {"dim", (getter)get_dim, NULL, "Spatial dimension, 2 or 3.", NULL},
     {"num_nodes", (getter)get_count, NULL, "Number of nodes N.", (void *)SS_POSITIONS},
     {"num_springs", (getter)get_count, NULL, "Number of springs M.", (void *)SS_SPRINGS},
+    {"nbytes", (getter)get_nbytes, NULL,
+     "Bytes the kernel holds for this system: its arrays (at capacity), scratch and colouring.",
+     NULL},
     {"num_faces", (getter)get_count, NULL, "Number of triangles F.", (void *)SS_FACES},
     {"_verlet_valid", (getter)get_verlet_valid, (setter)set_verlet_valid,
      "Whether _prev_accel holds the last Verlet step's acceleration (saved with the state).", NULL},
@@ -754,9 +763,47 @@ static PyObject *method_names(void) {
     return names;
 }
 
+static PyObject *core_set_num_threads(PyObject *module, PyObject *arg) {
+    (void)module;
+    if (!PyLong_Check(arg) || PyBool_Check(arg)) {
+        PyErr_Format(PyExc_TypeError, "n must be an int, not %.100s", Py_TYPE(arg)->tp_name);
+        return NULL;
+    }
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred())
+        return NULL;
+    if (n < 1 || n > 4096) {
+        PyErr_Format(PyExc_ValueError, "n must be between 1 and 4096, got %ld", n);
+        return NULL;
+    }
+    return PyLong_FromLong(ss_set_num_threads((int)n));
+}
+
+static PyObject *core_get_num_threads(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    return PyLong_FromLong(ss_get_num_threads());
+}
+
+static PyObject *core_threading_available(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    return PyBool_FromLong(ss_threading_available());
+}
+
+static PyMethodDef core_functions[] = {
+    {"set_num_threads", core_set_num_threads, METH_O,
+     "set_num_threads(n) -> the number set (1 when compiled without OpenMP)."},
+    {"get_num_threads", core_get_num_threads, METH_NOARGS, "Threads a large system steps on."},
+    {"threading_available", core_threading_available, METH_NOARGS,
+     "Whether the kernel was compiled with OpenMP."},
+    {NULL, NULL, 0, NULL},
+};
+
 static struct PyModuleDef core_module = {
     PyModuleDef_HEAD_INIT,
     .m_name = "springsim._core",
+    .m_methods = core_functions,
     .m_doc = "The springsim C kernel: see springsim for the public API.",
     .m_size = -1,
 };

@@ -104,6 +104,15 @@ typedef struct ss_system {
     double *scratch;
     size_t scratch_doubles;
 
+    /* The spring colouring (parallel.c): springs in colour order, no two springs of
+     * a colour sharing a node, so each colour's forces can be added by many threads
+     * at once and every node still sums its springs in one fixed order. Rebuilt
+     * before a step whenever the topology changed (colouring_valid == 0). */
+    int32_t *colour_order; /* (M,) spring indices, colour by colour */
+    size_t *colour_start;  /* (num_colours + 1,) offsets into colour_order */
+    size_t num_colours;    /* the last one may be SS_SERIAL_COLOUR's overflow */
+    int colouring_valid;
+
     char error[256];
 } ss_system;
 
@@ -155,6 +164,9 @@ ss_status ss_system_set_pinned(ss_system *sys, size_t count, const int64_t *indi
  * current rows x columns, after checking every value: nothing is written on error. */
 ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data);
 
+/* Bytes this system holds: arrays (at capacity), scratch, colouring, the struct. */
+size_t ss_system_nbytes(const ss_system *sys);
+
 /* Check every value the kernel relies on (finite state, masses > 0, ...). */
 ss_status ss_system_validate(ss_system *sys);
 
@@ -162,15 +174,31 @@ ss_status ss_system_validate(ss_system *sys);
  * result restores the state from before the call and returns SS_ERR_UNSTABLE. */
 ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method);
 
+/* ---- Threads and the spring colouring (parallel.c) -------------------- */
+
+/* Colours are bits of a 64-bit mask per node; springs of a node with more than 63
+ * springs that find no free colour go to this last colour, run by one thread. */
+#define SS_SERIAL_COLOUR 63
+
+/* Nonzero when the kernel was compiled with OpenMP. */
+int ss_threading_available(void);
+/* Threads the kernel uses for a large system; n < 1 means 1. Returns the value set. */
+int ss_set_num_threads(int n);
+int ss_get_num_threads(void);
+/* Threads for a step of this system: 1 when it is too small to gain from more. */
+int ss_threads_for(const ss_system *sys);
+/* Build the colouring if the topology changed since the last one. */
+ss_status ss_system_ensure_colouring(ss_system *sys);
+/* Free the colouring and mark it stale (topology edits call this). */
+void ss_system_drop_colouring(ss_system *sys);
+
 /* ---- Forces (forces.c) ------------------------------------------------- */
 
 /* Acceleration a (N, dim) of every node at state (x, v):
- * a = (sum of spring forces + m g - drag (v - wind) + external) / m, 0 if pinned. */
+ * a = (sum of spring forces + m g - drag (v - wind) + external) / m, 0 if pinned.
+ * Needs a valid colouring; runs on ss_threads_for(sys) threads, bit-identical for
+ * any number. */
 void ss_forces_acceleration(const ss_system *sys, const double *x, const double *v, double *a);
-
-/* Add the spring forces of springs [first, first+count) at (x, v) into f (N, dim). */
-void ss_forces_springs(const ss_system *sys, size_t first, size_t count, const double *x,
-                       const double *v, double *f);
 
 /* ---- Integrators (integrate.c) ----------------------------------------- */
 

@@ -139,6 +139,7 @@ void ss_system_free(ss_system *sys) {
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         ss_buffer_release(sys->arrays[a]);
     ss_free(sys->scratch);
+    ss_system_drop_colouring(sys);
     ss_free(sys);
 }
 
@@ -149,6 +150,10 @@ ss_system *ss_system_copy(const ss_system *src) {
     *dst = *src;
     dst->scratch = NULL;
     dst->scratch_doubles = 0;
+    dst->colour_order = NULL; /* rebuilt on the copy's first step */
+    dst->colour_start = NULL;
+    dst->num_colours = 0;
+    dst->colouring_valid = 0;
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         dst->arrays[a] = NULL;
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
@@ -417,6 +422,7 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
         SS_DOUBLES(sys, SS_REST_LENGTHS)[m + s] = rest ? rest[s] : sqrt(length2);
     }
     sys->num_springs = m + count;
+    ss_system_drop_colouring(sys);
     return SS_OK;
 }
 
@@ -459,6 +465,7 @@ ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *
     for (size_t k = 0; k < count; k++)
         doomed[indices[k]] = 1;
     sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed);
+    ss_system_drop_colouring(sys);
     ss_free(doomed);
     return SS_OK;
 }
@@ -529,6 +536,7 @@ ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *in
     mark_touching(SS_INT32S(sys, SS_FACES), f, 3, doomed, doomed_rows);
     sys->num_faces = compact_rows(sys, SS_FACES, SS_ARRAY_COUNT, f, doomed_rows);
     sys->num_nodes = compact_rows(sys, 0, SS_NODE_ARRAYS, n, doomed);
+    ss_system_drop_colouring(sys);
 
     int32_t *pairs = SS_INT32S(sys, SS_SPRINGS), *tri = SS_INT32S(sys, SS_FACES);
     for (size_t k = 0; k < 2 * sys->num_springs; k++)
@@ -537,4 +545,13 @@ ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *in
         tri[k] = (int32_t)old_to_new[tri[k]];
     ss_free(doomed);
     return SS_OK;
+}
+
+size_t ss_system_nbytes(const ss_system *sys) {
+    size_t total = sizeof *sys + sys->scratch_doubles * sizeof(double);
+    for (int a = 0; a < SS_ARRAY_COUNT; a++)
+        total += sizeof(ss_buffer) + sys->arrays[a]->capacity;
+    if (sys->colour_order)
+        total += sys->num_springs * sizeof(int32_t) + (SS_SERIAL_COLOUR + 2) * sizeof(size_t);
+    return total;
 }

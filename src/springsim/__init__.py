@@ -11,10 +11,11 @@
 """
 
 from springsim import reference
-from springsim._core import METHODS, UnstableError
+from springsim._core import METHODS, UnstableError, get_num_threads, threading_available
 from springsim.io import load, read_obj
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 from springsim.system import Energy, System
+from springsim.threads import set_num_threads
 
 __all__ = [
     "METHODS",
@@ -25,11 +26,16 @@ __all__ = [
     "balloon",
     "cloth",
     "cluster",
+    "get_num_threads",
     "jelly",
     "load",
     "mesh",
     "read_obj",
     "reference",
+    "set_num_threads",
     "string",
+    "threading_available",
 ]
 __version__ = "0.1.0"
+
+set_num_threads(None)  # the default: SPRINGSIM_NUM_THREADS, else every core

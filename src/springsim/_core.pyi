@@ -5,6 +5,10 @@ import numpy.typing as npt
 
 METHODS: tuple[str, ...]
 
+def set_num_threads(n: int) -> int: ...
+def get_num_threads() -> int: ...
+def threading_available() -> bool: ...
+
 class UnstableError(FloatingPointError, RuntimeError): ...
 
 class System:
@@ -12,6 +16,7 @@ class System:
     num_nodes: int
     num_springs: int
     num_faces: int
+    nbytes: int
     _verlet_valid: bool
     drag: float
     energy_loss: float
