@@ -3,6 +3,9 @@
 #include "springsim.h"
 
 #include <math.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 /* Springs shorter than this (m) exert no force: their direction is undefined. */
 #define SS_MIN_SPRING_LENGTH 1e-12
@@ -40,62 +43,88 @@ static inline void add_spring_force(const ss_system *sys, size_t s, const double
     }
 }
 
-/* Add the forces of the springs colour_order[first, last) into f. Called by every
- * thread of the team for one colour: no two of these springs share a node. */
-static void add_colour_forces(const ss_system *sys, size_t first, size_t last, const double *x,
-                              const double *v, double *f) {
+/* Add the forces of the springs colour_order[first, last) into f. */
+static void add_springs_in_order(const ss_system *sys, size_t first, size_t last, const double *x,
+                                 const double *v, double *f) {
     const int32_t *order = sys->colour_order;
-    const ptrdiff_t lo = (ptrdiff_t)first, hi = (ptrdiff_t)last;
-    if (sys->dim == 3) {
-#pragma omp for schedule(static)
-        for (ptrdiff_t q = lo; q < hi; q++)
+    if (sys->dim == 3)
+        for (size_t q = first; q < last; q++)
             add_spring_force(sys, (size_t)order[q], x, v, f, 3);
-    } else {
-#pragma omp for schedule(static)
-        for (ptrdiff_t q = lo; q < hi; q++)
+    else
+        for (size_t q = first; q < last; q++)
             add_spring_force(sys, (size_t)order[q], x, v, f, 2);
+}
+
+/* Node forces of nodes [first, last): gravity, drag relative to the wind, the user's. */
+static void add_node_forces(const ss_system *sys, size_t first, size_t last, const double *v,
+                            double *a) {
+    const size_t dim = (size_t)sys->dim;
+    const double *mass = SS_DOUBLES(sys, SS_MASSES);
+    const double *external = SS_DOUBLES(sys, SS_EXTERNAL);
+    for (size_t i = first; i < last; i++)
+        for (size_t k = 0; k < dim; k++) {
+            const size_t ik = i * dim + k;
+            a[ik] = mass[i] * sys->gravity[k] - sys->drag * (v[ik] - sys->wind[k]) + external[ik];
+        }
+}
+
+/* Forces to accelerations for nodes [first, last); pinned nodes get 0. */
+static void divide_by_mass(const ss_system *sys, size_t first, size_t last, double *a) {
+    const size_t dim = (size_t)sys->dim;
+    const double *mass = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    for (size_t i = first; i < last; i++) {
+        const double inv_mass = 1.0 / mass[i];
+        for (size_t k = 0; k < dim; k++)
+            a[i * dim + k] = pinned[i] ? 0.0 : a[i * dim + k] * inv_mass;
     }
+}
+
+/* The share [*first, *last) of `count` items for thread t of `threads`. */
+static void share(size_t count, int t, int threads, size_t *first, size_t *last) {
+    *first = count * (size_t)t / (size_t)threads;
+    *last = count * (size_t)(t + 1) / (size_t)threads;
 }
 
 /* a = (springs + m g - drag (v - wind) + external) / m   [m/s^2]; a = 0 for pinned nodes.
  *
- * One parallel region: node forces, then the springs colour by colour (a barrier
- * after each colour), then the division by mass. The last colour may hold the
- * springs that overflowed the colour mask: one thread adds those, in order. */
+ * Node forces, then the springs colour by colour, then the division by mass. With
+ * threads, each stage is split into equal shares with a barrier after each colour
+ * (no two springs of a colour share a node). The last colour may hold the springs
+ * that overflowed the colour mask: thread 0 adds those, in order. The order in which
+ * each node receives its forces is the same for any number of threads. */
 void ss_forces_acceleration(const ss_system *sys, const double *x, const double *v, double *a) {
-    const ptrdiff_t n = (ptrdiff_t)sys->num_nodes;
-    const size_t dim = (size_t)sys->dim;
-    const double *mass = SS_DOUBLES(sys, SS_MASSES);
-    const double *external = SS_DOUBLES(sys, SS_EXTERNAL);
-    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    const double drag = sys->drag;
+    const size_t n = sys->num_nodes;
     const int threads = ss_threads_for(sys);
-    (void)threads;
-
-#pragma omp parallel num_threads(threads) if (threads > 1)
-    {
-        /* Node forces first: gravity, drag relative to the wind, the user's forces. */
-#pragma omp for schedule(static)
-        for (ptrdiff_t i = 0; i < n; i++)
-            for (size_t k = 0; k < dim; k++) {
-                const size_t ik = (size_t)i * dim + k;
-                a[ik] = mass[i] * sys->gravity[k] - drag * (v[ik] - sys->wind[k]) + external[ik];
-            }
-        for (size_t c = 0; c < sys->num_colours; c++) {
-            const size_t first = sys->colour_start[c], last = sys->colour_start[c + 1];
-            if (c == SS_SERIAL_COLOUR) {
-#pragma omp single
-                for (size_t q = first; q < last; q++)
-                    add_spring_force(sys, (size_t)sys->colour_order[q], x, v, a, (int)dim);
-            } else {
-                add_colour_forces(sys, first, last, x, v, a);
-            }
-        }
-#pragma omp for schedule(static)
-        for (ptrdiff_t i = 0; i < n; i++) {
-            const double inv_mass = 1.0 / mass[i];
-            for (size_t k = 0; k < dim; k++)
-                a[(size_t)i * dim + k] = pinned[i] ? 0.0 : a[(size_t)i * dim + k] * inv_mass;
-        }
+    if (threads <= 1) {
+        add_node_forces(sys, 0, n, v, a);
+        add_springs_in_order(sys, 0, sys->num_springs, x, v, a);
+        divide_by_mass(sys, 0, n, a);
+        return;
     }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+    {
+        const int t = omp_get_thread_num(), team = omp_get_num_threads();
+        size_t first, last;
+        share(n, t, team, &first, &last);
+        add_node_forces(sys, first, last, v, a);
+#pragma omp barrier
+        for (size_t c = 0; c < sys->num_colours; c++) {
+            const size_t start = sys->colour_start[c], size = sys->colour_start[c + 1] - start;
+            if (c == SS_SERIAL_COLOUR) {
+                if (t == 0)
+                    add_springs_in_order(sys, start, start + size, x, v, a);
+            } else {
+                size_t lo, hi;
+                share(size, t, team, &lo, &hi);
+                add_springs_in_order(sys, start + lo, start + hi, x, v, a);
+            }
+#pragma omp barrier
+        }
+        divide_by_mass(sys, first, last, a);
+    }
+#else
+    (void)share;
+#endif
 }
