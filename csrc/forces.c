@@ -10,16 +10,21 @@
 /* Springs shorter than this (m) exert no force: their direction is undefined. */
 #define SS_MIN_SPRING_LENGTH 1e-12
 
+/* The spring arrays the force loop reads, loaded once per loop. */
+typedef struct {
+    const int32_t *restrict pairs;
+    const double *restrict rest, *restrict stiffness, *restrict damping;
+} spring_data;
+
 /* Add spring s's force to both its nodes, for a fixed dimension (so the compiler
  * unrolls the inner loops).
  *
  * For spring (i, j) with d = x_j - x_i, l = |d|, u = d / l:
  *     F_i = (k (l - L) + c (v_j - v_i).u) u,    F_j = -F_i     [N]
  * One reciprocal square root per spring gives both l and u. */
-static inline void add_spring_force(const ss_system *sys, size_t s, const double *restrict x,
+static inline void add_spring_force(spring_data sp, size_t s, const double *restrict x,
                                     const double *restrict v, double *restrict f, const int dim) {
-    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
-    const size_t i = (size_t)pairs[2 * s] * dim, j = (size_t)pairs[2 * s + 1] * dim;
+    const size_t i = (size_t)sp.pairs[2 * s] * dim, j = (size_t)sp.pairs[2 * s + 1] * dim;
     double d[3], length2 = 0.0;
     for (int k = 0; k < dim; k++) {
         d[k] = x[j + k] - x[i + k];
@@ -35,8 +40,7 @@ static inline void add_spring_force(const ss_system *sys, size_t s, const double
         closing_speed += (v[j + k] - v[i + k]) * d[k];
     }
     const double magnitude =
-        SS_DOUBLES(sys, SS_STIFFNESS)[s] * (length - SS_DOUBLES(sys, SS_REST_LENGTHS)[s]) +
-        SS_DOUBLES(sys, SS_DAMPING)[s] * closing_speed;
+        sp.stiffness[s] * (length - sp.rest[s]) + sp.damping[s] * closing_speed;
     for (int k = 0; k < dim; k++) {
         f[i + k] += magnitude * d[k];
         f[j + k] -= magnitude * d[k];
@@ -46,13 +50,15 @@ static inline void add_spring_force(const ss_system *sys, size_t s, const double
 /* Add the forces of the springs colour_order[first, last) into f. */
 static void add_springs_in_order(const ss_system *sys, size_t first, size_t last, const double *x,
                                  const double *v, double *f) {
-    const int32_t *order = sys->colour_order;
+    const int32_t *restrict order = sys->colour_order;
+    const spring_data sp = {SS_INT32S(sys, SS_SPRINGS), SS_DOUBLES(sys, SS_REST_LENGTHS),
+                            SS_DOUBLES(sys, SS_STIFFNESS), SS_DOUBLES(sys, SS_DAMPING)};
     if (sys->dim == 3)
         for (size_t q = first; q < last; q++)
-            add_spring_force(sys, (size_t)order[q], x, v, f, 3);
+            add_spring_force(sp, (size_t)order[q], x, v, f, 3);
     else
         for (size_t q = first; q < last; q++)
-            add_spring_force(sys, (size_t)order[q], x, v, f, 2);
+            add_spring_force(sp, (size_t)order[q], x, v, f, 2);
 }
 
 /* Node forces of nodes [first, last): gravity, drag relative to the wind, the user's. */
