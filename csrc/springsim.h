@@ -85,6 +85,20 @@ typedef enum {
     SS_ARRAY_COUNT
 } ss_array;
 
+/* A plane (the half-space n.x >= offset is free) or a sphere (|x - c| >= r free;
+ * a circle in 2D) that nodes cannot enter. */
+typedef enum { SS_PLANE = 0, SS_SPHERE = 1 } ss_collider_kind;
+typedef struct {
+    int kind;
+    long id;            /* unique within its system, never reused */
+    double normal[3];   /* plane: unit normal towards free space */
+    double offset;      /* plane: m */
+    double center[3];   /* sphere: m */
+    double radius;      /* sphere: m > 0 */
+    double restitution; /* in [0, 1]: the normal velocity kept, reversed, at impact */
+    double friction;    /* Coulomb coefficient >= 0 */
+} ss_collider;
+
 typedef struct ss_system {
     int dim; /* 2 or 3 */
     size_t num_nodes;
@@ -112,6 +126,10 @@ typedef struct ss_system {
     size_t *colour_start;  /* (num_colours + 1,) offsets into colour_order */
     size_t num_colours;    /* the last one may be SS_SERIAL_COLOUR's overflow */
     int colouring_valid;
+
+    ss_collider *colliders; /* applied in order after every substep */
+    size_t num_colliders, collider_capacity;
+    long last_collider_id;
 
     char error[256];
 } ss_system;
@@ -191,6 +209,16 @@ int ss_threads_for(const ss_system *sys);
 ss_status ss_system_ensure_colouring(ss_system *sys);
 /* Free the colouring and mark it stale (topology edits call this). */
 void ss_system_drop_colouring(ss_system *sys);
+
+/* ---- Colliders (collide.c) -------------------------------------------- */
+
+ss_status ss_system_add_collider(ss_system *sys, ss_collider c, long *id);
+/* Replace the collider with c.id by c (same kind), after checking c. */
+ss_status ss_system_set_collider(ss_system *sys, ss_collider c);
+ss_status ss_system_remove_collider(ss_system *sys, long id);
+ss_collider *ss_system_find_collider(ss_system *sys, long id);
+/* Project free nodes out of every collider; reflect and brake their velocities. */
+void ss_collide(ss_system *sys);
 
 /* ---- Forces (forces.c) ------------------------------------------------- */
 

@@ -139,6 +139,7 @@ void ss_system_free(ss_system *sys) {
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         ss_buffer_release(sys->arrays[a]);
     ss_free(sys->scratch);
+    ss_free(sys->colliders);
     ss_system_drop_colouring(sys);
     ss_free(sys);
 }
@@ -150,6 +151,17 @@ ss_system *ss_system_copy(const ss_system *src) {
     *dst = *src;
     dst->scratch = NULL;
     dst->scratch_doubles = 0;
+    dst->colliders = NULL;
+    dst->collider_capacity = 0;
+    if (src->num_colliders) {
+        dst->colliders = ss_malloc(src->num_colliders * sizeof *dst->colliders);
+        if (!dst->colliders) {
+            ss_free(dst);
+            return NULL;
+        }
+        memcpy(dst->colliders, src->colliders, src->num_colliders * sizeof *dst->colliders);
+        dst->collider_capacity = src->num_colliders;
+    }
     dst->colour_order = NULL; /* rebuilt on the copy's first step */
     dst->colour_start = NULL;
     dst->num_colours = 0;

@@ -121,7 +121,7 @@ def test_save_replaces_a_file_and_is_plain_npz(tmp_path):
     assert_identical(load(path), sim)
     with np.load(path, allow_pickle=False) as entries:
         assert entries["format"] == "springsim.System"
-        assert entries["version"] == FORMAT_VERSION == 1
+        assert entries["version"] == FORMAT_VERSION == 2
         assert entries["dim"] == 2
 
 
@@ -453,3 +453,28 @@ def test_write_obj_refuses_non_finite_positions(tmp_path):
     with pytest.raises(ValueError, match="positions must be finite"):
         write_obj(sim, path)
     assert not os.listdir(tmp_path)
+
+
+def test_colliders_round_trip_and_version_1_files_load_without_them(tmp_path):
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.5], [0.3, 2.0]])
+    sim.add_plane([0.0, 2.0], offset=-0.1, restitution=0.5, friction=0.25)
+    sim.add_sphere([0.3, 1.0], radius=0.4, restitution=1.0)
+    path = tmp_path / "with_colliders.npz"
+    sim.save(path)
+    again = load(path)
+    assert [repr(c) for c in again.colliders] == [repr(c) for c in sim.colliders]
+    sim.step(1e-3, steps=500)
+    again.step(1e-3, steps=500)
+    assert np.array_equal(sim.positions, again.positions)
+
+    with np.load(path) as npz:
+        entries = {key: npz[key] for key in npz.files if key != "colliders"}
+    entries["version"] = np.array(1, dtype=np.int64)
+    old = tmp_path / "version1.npz"
+    np.savez(old, **entries)
+    assert load(old).colliders == []
+    entries["colliders"] = np.zeros((0, 7))
+    np.savez(old, **entries)  # version 1 with a version-2 entry is refused
+    with pytest.raises(ValueError, match="unexpected colliders"):
+        load(old)

@@ -31,7 +31,12 @@ key                 shape, dtype          meaning
 ``method``          (), str               the default integrator
 ``_prev_accel``     (N, dim) float64      position Verlet's last acceleration, m/s²
 ``_verlet_valid``   (), bool              whether ``_prev_accel`` is current
+``colliders``       (K, 7) float64        one row per plane or sphere, in order: kind
+                                          (0 plane, 1 sphere), normal or center (3),
+                                          offset or radius, restitution, friction
 =================== ===================== ==========================================
+
+Version 1 files (no ``colliders`` entry) load as systems without colliders.
 
 :func:`read_obj` builds a mesh system from an OBJ file as modelling programs write it,
 and :func:`write_obj` writes a frame that Blender or MeshLab opens.
@@ -61,7 +66,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "load", "read_obj", "save", "write_obj"]
 #: The ``format`` entry of a springsim save file.
 FORMAT = "springsim.System"
 #: The version of the save format this springsim writes, and the newest it reads.
-FORMAT_VERSION = 1
+FORMAT_VERSION = 2
 
 # Per-node and per-spring arrays: name -> (dtype, columns), columns "dim" or an int
 # (None for one value per row). Their order is the order they are written in.
@@ -84,10 +89,23 @@ _SPRING_ARRAYS = {
 _FACE_ARRAYS = {"faces": (np.int32, 3)}
 _VECTORS = ("gravity", "wind")
 _FLOATS = ("drag", "energy_loss", "time")
-_KEYS = frozenset(
-    ["format", "version", "dim", "method", "_verlet_valid", *_VECTORS, *_FLOATS]
-    + [*_NODE_ARRAYS, *_SPRING_ARRAYS, *_FACE_ARRAYS]
-)
+_KEYS_BY_VERSION = {
+    1: frozenset(
+        ["format", "version", "dim", "method", "_verlet_valid", *_VECTORS, *_FLOATS]
+        + [*_NODE_ARRAYS, *_SPRING_ARRAYS, *_FACE_ARRAYS]
+    )
+}
+_KEYS_BY_VERSION[2] = _KEYS_BY_VERSION[1] | {"colliders"}
+_KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
+
+
+def _collider_rows(sim) -> np.ndarray:
+    """The colliders of ``sim`` as the (K, 7) ``colliders`` entry."""
+    rows = [
+        [kind, *vector, *([0.0] * (3 - len(vector))), scalar, restitution, friction]
+        for _cid, kind, vector, scalar, restitution, friction in sim._colliders()
+    ]
+    return np.array(rows, dtype=np.float64).reshape(-1, 7)
 
 
 def _path_name(path) -> str:
@@ -186,6 +204,7 @@ def save(sim: _core.System, path) -> None:
         arrays[scalar] = np.array(getattr(sim, scalar), dtype=np.float64)
     arrays["method"] = np.array(sim.method)
     arrays["_verlet_valid"] = np.array(sim._verlet_valid, dtype=np.bool_)
+    arrays["colliders"] = _collider_rows(sim)
     _write_atomically(name, lambda file: np.savez(file, **arrays))
 
 
@@ -255,8 +274,9 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
         )
     if version < 1:
         raise invalid(f"unknown format version {version}")
-    if keys != _KEYS:
-        missing, unexpected = sorted(_KEYS - keys), sorted(keys - _KEYS)
+    expected = _KEYS_BY_VERSION[version]
+    if keys != expected:
+        missing, unexpected = sorted(expected - keys), sorted(keys - expected)
         raise invalid(
             f"entries do not match format version {version}:"
             + (f" missing {', '.join(missing)}" if missing else "")
@@ -296,6 +316,11 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
                 f"entry {key!r} must be float64 of shape ({dim},), got {value.dtype} {value.shape}"
             )
         data[key] = value
+    data["colliders"] = entry("colliders") if version >= 2 else np.zeros((0, 7))
+    if data["colliders"].ndim != 2 or data["colliders"].shape[1] != 7:
+        raise invalid(f"entry 'colliders' must have shape (K, 7), got {data['colliders'].shape}")
+    if data["colliders"].dtype != np.float64:
+        raise invalid(f"entry 'colliders' must be float64, got {data['colliders'].dtype}")
     return data
 
 
@@ -362,8 +387,9 @@ def load(path) -> System:
     def contiguous(key: str) -> np.ndarray:
         return np.ascontiguousarray(data[key])
 
+    dim = int(data["dim"])
     try:
-        sim = System(dim=int(data["dim"]))
+        sim = System(dim=dim)
         sim._add_nodes(
             contiguous("positions"),
             contiguous("velocities"),
@@ -382,6 +408,10 @@ def load(path) -> System:
         for key in _FLOATS:
             setattr(sim, key, float(data[key]))
         sim.method = str(data["method"])
+        for kind, *vector, scalar, restitution, friction in data["colliders"].tolist():
+            if kind not in (0.0, 1.0):
+                raise ValueError(f"unknown collider kind {kind}")
+            sim._add_collider(int(kind), np.array(vector[:dim]), scalar, restitution, friction)
         sim._verlet_valid = bool(data["_verlet_valid"])  # last: adding nodes resets it
     except (ValueError, TypeError) as error:
         if str(error).startswith(name):

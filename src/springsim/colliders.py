@@ -1,0 +1,133 @@
+"""Handles to the planes and spheres of a System (the kernel owns the colliders).
+
+A handle reads and writes its collider in the kernel: change ``plane.offset`` or
+``sphere.center`` between steps to move an obstacle. Every value is checked; a bad
+one raises ValueError and changes nothing.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+PLANE, SPHERE = 0, 1
+
+
+class _Collider:
+    """Common to Plane and Sphere: identity, restitution, friction."""
+
+    __slots__ = ("_system", "_id")
+    _vector_name = _scalar_name = ""
+
+    def __init__(self, system, collider_id: int):
+        self._system = system
+        self._id = collider_id
+
+    def _values(self):
+        for cid, _kind, vector, scalar, restitution, friction in self._system._colliders():
+            if cid == self._id:
+                return np.array(vector), scalar, restitution, friction
+        raise ValueError("this collider was removed from its system")
+
+    def _replace(self, index: int, value) -> None:
+        from springsim.system import _as_numbers
+
+        values = list(self._values())
+        if index == 0:
+            values[0] = _as_numbers(value, self._vector_name, np.float64, (self._system.dim,))
+        else:
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+                raise TypeError(f"must be a number, not {type(value).__name__}")
+            values[index] = float(value)
+        vector, scalar, restitution, friction = values
+        self._system._set_collider(
+            self._id, np.ascontiguousarray(vector), scalar, restitution, friction
+        )
+
+    @property
+    def restitution(self) -> float:
+        """Fraction of the normal speed kept (reversed) at impact, in [0, 1]."""
+        return self._values()[2]
+
+    @restitution.setter
+    def restitution(self, value) -> None:
+        self._replace(2, value)
+
+    @property
+    def friction(self) -> float:
+        """Coulomb friction coefficient μ >= 0."""
+        return self._values()[3]
+
+    @friction.setter
+    def friction(self, value) -> None:
+        self._replace(3, value)
+
+    def __eq__(self, other) -> bool:
+        return (
+            isinstance(other, _Collider) and other._system is self._system and other._id == self._id
+        )
+
+    def __hash__(self) -> int:
+        return hash((id(self._system), self._id))
+
+
+class Plane(_Collider):
+    """A plane: the half-space n·x >= offset is free, nodes are kept out of the rest."""
+
+    __slots__ = ()
+    _vector_name, _scalar_name = "normal", "offset"
+
+    @property
+    def normal(self) -> np.ndarray:
+        """Unit normal pointing into free space (a copy; assign to change it)."""
+        return self._values()[0]
+
+    @normal.setter
+    def normal(self, value) -> None:
+        self._replace(0, value)
+
+    @property
+    def offset(self) -> float:
+        """m: the plane is n·x = offset."""
+        return self._values()[1]
+
+    @offset.setter
+    def offset(self, value) -> None:
+        self._replace(1, value)
+
+    def __repr__(self) -> str:
+        n, offset, e, mu = self._values()
+        return f"Plane(normal={n.tolist()}, offset={offset:g}, restitution={e:g}, friction={mu:g})"
+
+
+class Sphere(_Collider):
+    """A solid sphere (a disc in 2D) that nodes are kept out of."""
+
+    __slots__ = ()
+    _vector_name, _scalar_name = "center", "radius"
+
+    @property
+    def center(self) -> np.ndarray:
+        """m (a copy; assign to move the sphere)."""
+        return self._values()[0]
+
+    @center.setter
+    def center(self, value) -> None:
+        self._replace(0, value)
+
+    @property
+    def radius(self) -> float:
+        """m > 0."""
+        return self._values()[1]
+
+    @radius.setter
+    def radius(self, value) -> None:
+        self._replace(1, value)
+
+    def __repr__(self) -> str:
+        c, r, e, mu = self._values()
+        return f"Sphere(center={c.tolist()}, radius={r:g}, restitution={e:g}, friction={mu:g})"
+
+
+def handle(system, collider_id: int, kind: int) -> _Collider:
+    """The handle class for a collider kind."""
+    return (Plane if kind == PLANE else Sphere)(system, collider_id)
