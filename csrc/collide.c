@@ -11,7 +11,7 @@ static ss_status check_collider(ss_system *sys, ss_collider *c) {
     const int dim = sys->dim;
     if (c->kind != SS_PLANE && c->kind != SS_SPHERE)
         return ss_fail(sys, SS_ERR_VALUE, "unknown collider kind %d", c->kind);
-    double norm2 = 0.0;
+    double largest = 0.0; /* scale by the largest component: no overflow, no underflow */
     for (int k = 0; k < 3; k++) {
         if (k >= dim) {
             c->normal[k] = c->center[k] = 0.0;
@@ -19,11 +19,17 @@ static ss_status check_collider(ss_system *sys, ss_collider *c) {
         }
         if (!isfinite(c->normal[k]) || !isfinite(c->center[k]))
             return ss_fail(sys, SS_ERR_VALUE, "a collider's normal and center must be finite");
-        norm2 += c->normal[k] * c->normal[k];
+        if (fabs(c->normal[k]) > largest)
+            largest = fabs(c->normal[k]);
     }
     if (c->kind == SS_PLANE) {
-        if (!(norm2 > 0.0) || !isfinite(norm2))
+        if (!(largest > 0.0))
             return ss_fail(sys, SS_ERR_VALUE, "a plane's normal must be a nonzero vector");
+        double norm2 = 0.0;
+        for (int k = 0; k < dim; k++) {
+            c->normal[k] /= largest;
+            norm2 += c->normal[k] * c->normal[k];
+        }
         if (!isfinite(c->offset))
             return ss_fail(sys, SS_ERR_VALUE, "a plane's offset must be finite, got %g", c->offset);
         const double inv = 1.0 / sqrt(norm2);

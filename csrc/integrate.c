@@ -183,6 +183,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         step_rk4(sys, dt, scratch);
         break;
     }
+    ss_constraints_limit_strain(sys);
     ss_collide(sys);
     /* Free nodes keep the fraction energy_loss of their velocity. */
     const double keep = sys->energy_loss;

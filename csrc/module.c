@@ -134,6 +134,7 @@ static const ArraySpec array_specs[] = {
     {"stiffness", SS_STIFFNESS, NPY_DOUBLE, 1},
     {"damping", SS_DAMPING, NPY_DOUBLE, 1},
     {"faces", SS_FACES, NPY_INT32, 0},
+    {"break_strains", SS_BREAK_STRAINS, NPY_DOUBLE, 1},
     {"uvs", SS_UVS, NPY_DOUBLE, 1},
     {"rest_positions", SS_REST_POSITIONS, NPY_DOUBLE, 1},
     {"_prev_accel", SS_PREV_ACCEL, NPY_DOUBLE, 1},
@@ -510,6 +511,63 @@ static PyObject *System_colliders(SystemObject *self, PyObject *unused) {
     return list;
 }
 
+/* broken_springs() -> (K, 2) int32 node pairs torn since the last call; clears them. */
+static PyObject *System_broken_springs(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    npy_intp dims[2] = {(npy_intp)sys->num_broken, 2};
+    PyObject *pairs = PyArray_SimpleNew(2, dims, NPY_INT32);
+    if (!pairs)
+        return NULL;
+    if (sys->num_broken)
+        memcpy(PyArray_DATA((PyArrayObject *)pairs), sys->broken,
+               2 * sys->num_broken * sizeof(int32_t));
+    sys->num_broken = 0;
+    return pairs;
+}
+
+static PyObject *get_max_strain(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    if (!sys)
+        return NULL;
+    if (sys->max_strain < 0.0)
+        Py_RETURN_NONE;
+    return PyFloat_FromDouble(sys->max_strain);
+}
+
+static int set_max_strain(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return -1;
+    if (!value) {
+        PyErr_SetString(PyExc_AttributeError, "cannot delete max_strain (set it to None)");
+        return -1;
+    }
+    if (value == Py_None) {
+        sys->max_strain = -1.0;
+        return 0;
+    }
+    if (PyBool_Check(value) || !PyNumber_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "max_strain must be a number or None, not %.100s",
+                     Py_TYPE(value)->tp_name);
+        return -1;
+    }
+    double v = PyFloat_AsDouble(value);
+    if (v == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!(v >= 0.0) || !isfinite(v)) {
+        PyErr_Format(PyExc_ValueError, "max_strain must be finite and >= 0 (or None), got %R",
+                     value);
+        return -1;
+    }
+    sys->max_strain = v;
+    return 0;
+}
+
 static PyObject *System_set_pinned(SystemObject *self, PyObject *args) {
     PyObject *arr;
     int value;
@@ -591,6 +649,10 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds)
     Py_BEGIN_ALLOW_THREADS st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method);
     Py_END_ALLOW_THREADS self->busy = 0;
     if (st)
+        return raise_status(sys, st);
+    /* Tearing moves the spring arrays to new blocks when views hold them: that
+     * touches reference counts, so it runs here, with the GIL. */
+    if ((st = ss_system_tear(sys)))
         return raise_status(sys, st);
     Py_RETURN_NONE;
 }
@@ -809,6 +871,9 @@ static PyMethodDef System_methods[] = {
     {"_remove_collider", (PyCFunction)System_remove_collider, METH_O, "Remove a collider by id."},
     {"_colliders", (PyCFunction)System_colliders, METH_NOARGS,
      "[(id, kind, vector, scalar, restitution, friction), ...] in order."},
+    {"broken_springs", (PyCFunction)System_broken_springs, METH_NOARGS,
+     "broken_springs()\n--\n\nThe (K, 2) node pairs of the springs torn since the last call "
+     "(int32), in the order they broke; the record is then cleared."},
     {"_validate", (PyCFunction)System_validate, METH_NOARGS,
      "Raise ValueError if any value a step relies on is out of its domain."},
     {"_add_faces", (PyCFunction)System_add_faces, METH_O, "_add_faces(tri) -> first new index."},
@@ -833,6 +898,10 @@ static PyGetSetDef System_getset[] = {
     {"dim", (getter)get_dim, NULL, "Spatial dimension, 2 or 3.", NULL},
     {"num_nodes", (getter)get_count, NULL, "Number of nodes N.", (void *)SS_POSITIONS},
     {"num_springs", (getter)get_count, NULL, "Number of springs M.", (void *)SS_SPRINGS},
+    {"max_strain", (getter)get_max_strain, (setter)set_max_strain,
+     "Strain limit (Provot): after every substep no spring is longer than "
+     "(1 + max_strain) times its rest length. None (the default) turns it off.",
+     NULL},
     {"nbytes", (getter)get_nbytes, NULL,
      "Bytes the kernel holds for this system: its arrays (at capacity), scratch and colouring.",
      NULL},

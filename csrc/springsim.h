@@ -81,6 +81,7 @@ typedef enum {
     SS_REST_LENGTHS,             /* (M,) double, m >= 0 */
     SS_STIFFNESS,                /* (M,) double, N/m >= 0 */
     SS_DAMPING,                  /* (M,) double, N s/m >= 0, along the spring */
+    SS_BREAK_STRAINS,            /* (M,) double >= 0: torn beyond (1 + b) L; inf = never */
     SS_FACES,                    /* (F, 3) int32 node triples, outward by the right-hand rule */
     SS_ARRAY_COUNT
 } ss_array;
@@ -111,6 +112,7 @@ typedef struct ss_system {
     double drag;          /* N s/m: force -drag (v - wind) on every free node */
     double energy_loss;   /* fraction of velocity kept per substep, in [0, 1] */
     double time;          /* s */
+    double max_strain;    /* strain limit (Provot): springs kept <= (1 + max_strain) L; < 0 = off */
     ss_method method;     /* default for ss_system_step */
     int prev_accel_valid; /* SS_PREV_ACCEL holds the last Verlet step's acceleration */
 
@@ -126,6 +128,9 @@ typedef struct ss_system {
     size_t *colour_start;  /* (num_colours + 1,) offsets into colour_order */
     size_t num_colours;    /* the last one may be SS_SERIAL_COLOUR's overflow */
     int colouring_valid;
+
+    int32_t *broken; /* (num_broken, 2) node pairs of springs torn since last taken */
+    size_t num_broken, broken_capacity;
 
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;
@@ -173,6 +178,8 @@ ss_status ss_system_add_faces(ss_system *sys, size_t count, const int64_t *tri, 
  * (N entries) receives each old node's new index, or -1 if it was removed. */
 ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *indices,
                                  int64_t *old_to_new);
+/* Remove the springs s with doomed[s] != 0 (M entries); the others keep their order. */
+ss_status ss_system_remove_spring_mask(ss_system *sys, const uint8_t *doomed);
 /* Remove the springs at these indices (duplicates allowed); the others keep their order. */
 ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *indices);
 /* Set the pinned flag of these nodes. */
@@ -219,6 +226,16 @@ ss_status ss_system_remove_collider(ss_system *sys, long id);
 ss_collider *ss_system_find_collider(ss_system *sys, long id);
 /* Project free nodes out of every collider; reflect and brake their velocities. */
 void ss_collide(ss_system *sys);
+
+/* ---- Constraints (constraints.c) --------------------------------------- */
+
+/* Strain limiting (Provot 1995): shorten every spring longer than (1 + max_strain) L
+ * to that length, moving its free ends by inverse mass, and remove the separating
+ * part of their relative velocity. Gauss-Seidel passes in spring order. */
+void ss_constraints_limit_strain(ss_system *sys);
+/* Remove every spring stretched beyond (1 + break_strain) L and record its node pair.
+ * Changes the spring arrays' blocks: call with the lock that guards views (the GIL). */
+ss_status ss_system_tear(ss_system *sys);
 
 /* ---- Forces (forces.c) ------------------------------------------------- */
 

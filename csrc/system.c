@@ -122,6 +122,7 @@ ss_system *ss_system_new(int dim) {
     sys->dim = dim;
     sys->gravity[1] = -9.81;
     sys->energy_loss = 1.0;
+    sys->max_strain = -1.0;
     sys->method = SS_SYMPLECTIC_EULER;
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
         sys->arrays[a] = ss_buffer_new(0);
@@ -140,6 +141,7 @@ void ss_system_free(ss_system *sys) {
         ss_buffer_release(sys->arrays[a]);
     ss_free(sys->scratch);
     ss_free(sys->colliders);
+    ss_free(sys->broken);
     ss_system_drop_colouring(sys);
     ss_free(sys);
 }
@@ -153,6 +155,8 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->scratch_doubles = 0;
     dst->colliders = NULL;
     dst->collider_capacity = 0;
+    dst->broken = NULL; /* the record of torn springs stays with the original */
+    dst->num_broken = dst->broken_capacity = 0;
     if (src->num_colliders) {
         dst->colliders = ss_malloc(src->num_colliders * sizeof *dst->colliders);
         if (!dst->colliders) {
@@ -295,6 +299,14 @@ ss_status ss_system_validate(ss_system *sys) {
     return SS_OK;
 }
 
+static ss_status check_break_strains(ss_system *sys, const double *b, size_t n) {
+    for (size_t s = 0; s < n; s++)
+        if (!(b[s] >= 0.0)) /* inf allowed: never breaks */
+            return ss_fail(sys, SS_ERR_VALUE, "break strain of spring %zu is %g: must be >= 0", s,
+                           b[s]);
+    return SS_OK;
+}
+
 static ss_status check_uvs(ss_system *sys, const double *uv, size_t n) {
     size_t bad = first_non_finite(uv, 2 * n);
     if (bad < 2 * n)
@@ -319,6 +331,8 @@ static ss_status check_array(ss_system *sys, ss_array which, const void *data, s
         return check_spring_values(sys, "stiffness", "N/m", data, rows, 0);
     case SS_DAMPING:
         return check_spring_values(sys, "damping", "N*s/m", data, rows, 0);
+    case SS_BREAK_STRAINS:
+        return check_break_strains(sys, data, rows);
     case SS_PREV_ACCEL:
         return check_finite(sys, "previous acceleration", data, rows);
     case SS_REST_POSITIONS:
@@ -426,6 +440,7 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
         SS_INT32S(sys, SS_SPRINGS)[2 * (m + s) + 1] = j;
         SS_DOUBLES(sys, SS_STIFFNESS)[m + s] = stiffness[s];
         SS_DOUBLES(sys, SS_DAMPING)[m + s] = damping[s];
+        SS_DOUBLES(sys, SS_BREAK_STRAINS)[m + s] = INFINITY;
         double length2 = 0.0;
         for (size_t d = 0; d < dim; d++) {
             double dx = x[j * dim + d] - x[i * dim + d];
@@ -456,6 +471,16 @@ static size_t compact_rows(ss_system *sys, ss_array first, ss_array last, size_t
     return kept;
 }
 
+ss_status ss_system_remove_spring_mask(ss_system *sys, const uint8_t *doomed) {
+    const size_t m = sys->num_springs;
+    ss_status st = reserve_rows(sys, SS_SPRINGS, SS_FACES, m, m);
+    if (st)
+        return st;
+    sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed);
+    ss_system_drop_colouring(sys);
+    return SS_OK;
+}
+
 ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *indices) {
     size_t m = sys->num_springs;
     for (size_t k = 0; k < count; k++)
@@ -468,18 +493,12 @@ ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *
     uint8_t *doomed = ss_malloc(m);
     if (!doomed)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory removing springs");
-    ss_status st = reserve_rows(sys, SS_SPRINGS, SS_FACES, m, m);
-    if (st) {
-        ss_free(doomed);
-        return st;
-    }
     memset(doomed, 0, m);
     for (size_t k = 0; k < count; k++)
         doomed[indices[k]] = 1;
-    sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed);
-    ss_system_drop_colouring(sys);
+    ss_status st = ss_system_remove_spring_mask(sys, doomed);
     ss_free(doomed);
-    return SS_OK;
+    return st;
 }
 
 /* ---- Faces ------------------------------------------------------------- */

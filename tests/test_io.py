@@ -469,12 +469,25 @@ def test_colliders_round_trip_and_version_1_files_load_without_them(tmp_path):
     assert np.array_equal(sim.positions, again.positions)
 
     with np.load(path) as npz:
-        entries = {key: npz[key] for key in npz.files if key != "colliders"}
+        version_2 = ("colliders", "break_strains", "max_strain")
+        entries = {key: npz[key] for key in npz.files if key not in version_2}
     entries["version"] = np.array(1, dtype=np.int64)
     old = tmp_path / "version1.npz"
     np.savez(old, **entries)
-    assert load(old).colliders == []
+    old_system = load(old)
+    assert old_system.colliders == [] and old_system.max_strain is None
+    assert np.all(np.isinf(old_system.break_strains))
     entries["colliders"] = np.zeros((0, 7))
     np.savez(old, **entries)  # version 1 with a version-2 entry is refused
     with pytest.raises(ValueError, match="unexpected colliders"):
         load(old)
+
+
+def test_strain_limit_and_tearing_settings_round_trip(tmp_path):
+    sim = ss.string(5, length=1.0, mass=1.0, stiffness=10.0)
+    sim.max_strain = 0.05
+    sim.break_strains = [0.5, np.inf, 0.25, 1.0]
+    sim.save(tmp_path / "s.npz")
+    again = load(tmp_path / "s.npz")
+    assert again.max_strain == 0.05
+    assert again.break_strains.tolist() == [0.5, np.inf, 0.25, 1.0]

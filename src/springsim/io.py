@@ -31,12 +31,15 @@ key                 shape, dtype          meaning
 ``method``          (), str               the default integrator
 ``_prev_accel``     (N, dim) float64      position Verlet's last acceleration, m/s²
 ``_verlet_valid``   (), bool              whether ``_prev_accel`` is current
+``break_strains``   (M,) float64          as :attr:`System.break_strains` (inf: never)
+``max_strain``      (), float64           the strain limit; NaN for None (off)
 ``colliders``       (K, 7) float64        one row per plane or sphere, in order: kind
                                           (0 plane, 1 sphere), normal or center (3),
                                           offset or radius, restitution, friction
 =================== ===================== ==========================================
 
-Version 1 files (no ``colliders`` entry) load as systems without colliders.
+Version 1 files (no ``colliders``, ``break_strains`` or ``max_strain`` entries) load
+as systems without colliders, strain limit or tearing.
 
 :func:`read_obj` builds a mesh system from an OBJ file as modelling programs write it,
 and :func:`write_obj` writes a frame that Blender or MeshLab opens.
@@ -95,7 +98,7 @@ _KEYS_BY_VERSION = {
         + [*_NODE_ARRAYS, *_SPRING_ARRAYS, *_FACE_ARRAYS]
     )
 }
-_KEYS_BY_VERSION[2] = _KEYS_BY_VERSION[1] | {"colliders"}
+_KEYS_BY_VERSION[2] = _KEYS_BY_VERSION[1] | {"colliders", "break_strains", "max_strain"}
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
 
@@ -205,6 +208,8 @@ def save(sim: _core.System, path) -> None:
     arrays["method"] = np.array(sim.method)
     arrays["_verlet_valid"] = np.array(sim._verlet_valid, dtype=np.bool_)
     arrays["colliders"] = _collider_rows(sim)
+    arrays["break_strains"] = np.array(sim.break_strains)
+    arrays["max_strain"] = np.array(np.nan if sim.max_strain is None else sim.max_strain)
     _write_atomically(name, lambda file: np.savez(file, **arrays))
 
 
@@ -316,6 +321,11 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
                 f"entry {key!r} must be float64 of shape ({dim},), got {value.dtype} {value.shape}"
             )
         data[key] = value
+    rows = data["springs"].shape[0]
+    data["break_strains"] = entry("break_strains") if version >= 2 else np.full(rows, np.inf)
+    if data["break_strains"].shape != (rows,) or data["break_strains"].dtype != np.float64:
+        raise invalid(f"entry 'break_strains' must be float64 of shape ({rows},)")
+    data["max_strain"] = scalar("max_strain", "f") if version >= 2 else np.array(np.nan)
     data["colliders"] = entry("colliders") if version >= 2 else np.zeros((0, 7))
     if data["colliders"].ndim != 2 or data["colliders"].shape[1] != 7:
         raise invalid(f"entry 'colliders' must have shape (K, 7), got {data['colliders'].shape}")
@@ -408,6 +418,9 @@ def load(path) -> System:
         for key in _FLOATS:
             setattr(sim, key, float(data[key]))
         sim.method = str(data["method"])
+        sim._set_array("break_strains", contiguous("break_strains"))
+        max_strain = float(data["max_strain"])
+        sim.max_strain = None if math.isnan(max_strain) else max_strain
         for kind, *vector, scalar, restitution, friction in data["colliders"].tolist():
             if kind not in (0.0, 1.0):
                 raise ValueError(f"unknown collider kind {kind}")

@@ -170,6 +170,11 @@ class System(_core.System):
     gravity = _view_property("gravity", "Gravitational acceleration, (dim,) float64, m/s².")
     wind = _view_property("wind", "Wind velocity, (dim,) float64, m/s.")
 
+    break_strains = _view_property(
+        "break_strains",
+        "Per-spring tearing strain, (M,) float64 >= 0: a spring longer than (1 + b) times "
+        "its rest length at the end of a step is removed; inf (the default) never breaks.",
+    )
     uvs = _view_property("uvs", "Texture coordinates, (N, 2) float64 (zero unless set).")
     rest_positions = _view_property(
         "rest_positions",
@@ -584,6 +589,36 @@ class System(_core.System):
         0.4
         """
         return super().critical_dt()
+
+    @property
+    def break_strain(self) -> float | None:
+        """Tearing strain of every spring, or None (the default) when none can tear.
+
+        Setting it sets :attr:`break_strains` for every spring; a spring stretched
+        beyond (1 + break_strain) times its rest length at the end of a
+        :meth:`step` call is removed, and :meth:`broken_springs` reports it.
+        Reading it raises ValueError when the springs have different values.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.string(3, length=1.0, mass=1.0, stiffness=10.0, pin="both")
+        >>> sim.break_strain = 0.2
+        >>> sim.positions[2, 0] += 1.0  # pull one end far away
+        >>> sim.step(1e-4)
+        >>> sim.broken_springs().tolist(), sim.num_springs
+        ([[1, 2]], 1)
+        """
+        b = self.break_strains
+        if b.size == 0 or np.all(np.isinf(b)):
+            return None
+        if np.all(b == b[0]):
+            return float(b[0])
+        raise ValueError("the springs have different break strains: read break_strains")
+
+    @break_strain.setter
+    def break_strain(self, value) -> None:
+        self.break_strains = np.inf if value is None else _scalar(value, "break_strain")
 
     def add_plane(self, normal, offset=0.0, restitution=0.0, friction=0.0):
         """Add a plane that nodes cannot pass: the half-space n·x >= offset is free.

@@ -1,0 +1,119 @@
+/* constraints.c - strain limiting (Provot 1995) and tearing. */
+#include "springsim.h"
+
+#include <math.h>
+#include <string.h>
+
+/* Passes of strain limiting per substep at most; each pass fixes every spring once,
+ * and they stop as soon as no spring is longer than the bound by more than
+ * SS_STRAIN_TOLERANCE (relative). Gauss-Seidel converges linearly on a hanging cloth:
+ * a few dozen passes reach 1e-6, a few hundred 1e-9. */
+#define SS_STRAIN_PASSES 1000
+#define SS_STRAIN_TOLERANCE 1e-10
+
+/* One Gauss-Seidel pass over the springs in index order; returns how many were too
+ * long. A spring of length l > l_max = (1 + max_strain) L moves its ends together by
+ * l - l_max, shared by inverse mass (pinned ends do not move), and loses the part of
+ * its ends' relative velocity that separates them (shared the same way). */
+static size_t limit_strain_pass(ss_system *sys) {
+    const size_t dim = (size_t)sys->dim;
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const double *m = SS_DOUBLES(sys, SS_MASSES), *rest = SS_DOUBLES(sys, SS_REST_LENGTHS);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    const double stretch = 1.0 + sys->max_strain;
+    size_t violated = 0;
+    for (size_t s = 0; s < sys->num_springs; s++) {
+        const size_t i = (size_t)pairs[2 * s], j = (size_t)pairs[2 * s + 1];
+        const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
+        if (wi + wj == 0.0)
+            continue;
+        double d[3], length2 = 0.0;
+        for (size_t k = 0; k < dim; k++) {
+            d[k] = x[j * dim + k] - x[i * dim + k];
+            length2 += d[k] * d[k];
+        }
+        const double longest = stretch * rest[s];
+        if (!(length2 > longest * longest))
+            continue;
+        if (length2 > longest * longest * (1.0 + SS_STRAIN_TOLERANCE))
+            violated++;
+        const double length = sqrt(length2), excess = length - longest;
+        double separating = 0.0;
+        for (size_t k = 0; k < dim; k++) {
+            d[k] /= length;
+            separating += (v[j * dim + k] - v[i * dim + k]) * d[k];
+        }
+        if (separating < 0.0)
+            separating = 0.0;
+        const double share_i = wi / (wi + wj), share_j = wj / (wi + wj);
+        for (size_t k = 0; k < dim; k++) {
+            x[i * dim + k] += share_i * excess * d[k];
+            x[j * dim + k] -= share_j * excess * d[k];
+            v[i * dim + k] += share_i * separating * d[k];
+            v[j * dim + k] -= share_j * separating * d[k];
+        }
+    }
+    return violated;
+}
+
+void ss_constraints_limit_strain(ss_system *sys) {
+    if (sys->max_strain < 0.0)
+        return;
+    for (int pass = 0; pass < SS_STRAIN_PASSES; pass++)
+        if (limit_strain_pass(sys) == 0)
+            return;
+}
+
+ss_status ss_system_tear(ss_system *sys) {
+    const size_t m = sys->num_springs, dim = (size_t)sys->dim;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *rest = SS_DOUBLES(sys, SS_REST_LENGTHS);
+    const double *limit = SS_DOUBLES(sys, SS_BREAK_STRAINS);
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    size_t torn = 0;
+    for (size_t s = 0; s < m; s++)
+        if (isfinite(limit[s]))
+            break;
+        else if (s + 1 == m)
+            return SS_OK; /* nothing can break: the common case costs one pass */
+    uint8_t *doomed = ss_malloc(m);
+    if (!doomed)
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory tearing springs");
+    for (size_t s = 0; s < m; s++) {
+        const size_t i = (size_t)pairs[2 * s] * dim, j = (size_t)pairs[2 * s + 1] * dim;
+        double length2 = 0.0;
+        for (size_t k = 0; k < dim; k++)
+            length2 += (x[j + k] - x[i + k]) * (x[j + k] - x[i + k]);
+        const double longest = (1.0 + limit[s]) * rest[s];
+        doomed[s] = isfinite(limit[s]) && length2 > longest * longest;
+        torn += doomed[s];
+    }
+    if (torn && sys->num_broken + torn > sys->broken_capacity) {
+        size_t capacity = 2 * (sys->num_broken + torn);
+        int32_t *grown = ss_malloc(2 * capacity * sizeof *grown);
+        if (!grown) {
+            ss_free(doomed);
+            return ss_fail(sys, SS_ERR_NOMEM, "out of memory recording torn springs");
+        }
+        if (sys->num_broken)
+            memcpy(grown, sys->broken, 2 * sys->num_broken * sizeof *grown);
+        ss_free(sys->broken);
+        sys->broken = grown;
+        sys->broken_capacity = capacity;
+    }
+    ss_status st = SS_OK;
+    if (torn) {
+        size_t before = sys->num_broken;
+        for (size_t s = 0; s < m; s++)
+            if (doomed[s]) {
+                sys->broken[2 * sys->num_broken] = pairs[2 * s];
+                sys->broken[2 * sys->num_broken + 1] = pairs[2 * s + 1];
+                sys->num_broken++;
+            }
+        st = ss_system_remove_spring_mask(sys, doomed);
+        if (st)
+            sys->num_broken = before;
+    }
+    ss_free(doomed);
+    return st;
+}

@@ -1,0 +1,105 @@
+"""Strain limiting (Provot 1995) and tearing."""
+
+import numpy as np
+import pytest
+from state import assert_same, snapshot
+
+import springsim as ss
+
+
+def soft_cloth():
+    # Soft enough that gravity alone stretches the top springs far beyond 5 %.
+    return ss.cloth(8, 8, 1.0, 1.0, mass=1.0, stiffness=20.0, damping=0.05, pin="top")
+
+
+def max_ratio(sim):
+    return float((sim.spring_lengths() / sim.rest_lengths).max())
+
+
+def test_soft_cloth_overstretches_without_a_limit():
+    sim = soft_cloth()
+    sim.step(1e-3, steps=2000)
+    assert max_ratio(sim) > 1.1  # so the limit below has work to do
+
+
+@pytest.mark.parametrize("method", ["symplectic_euler", "verlet", "rk4", "velocity_verlet"])
+def test_no_spring_ends_longer_than_the_limit(method):
+    sim = soft_cloth()
+    sim.max_strain = 0.05
+    worst = 0.0
+    for _ in range(200):
+        sim.step(1e-3, steps=10, method=method)
+        worst = max(worst, max_ratio(sim))
+    # The Gauss-Seidel passes stop when no spring exceeds the bound by 1e-10 relative.
+    assert worst <= 1.05 * (1 + 1e-9)
+    assert worst > 1.049  # the limit is active, not trivially met
+    assert np.all(np.isfinite(sim.positions))
+
+
+def test_strain_limit_moves_free_ends_only():
+    sim = ss.string(2, length=1.0, mass=1.0, stiffness=0.0, pin="start", dim=2)
+    sim.gravity = (0.0, 0.0)
+    sim.velocities[1] = (10.0, 0.0)
+    sim.max_strain = 0.1
+    sim.step(0.1)
+    np.testing.assert_allclose(sim.positions[0], (0.0, 0.0), atol=0)
+    np.testing.assert_allclose(sim.positions[1], (1.1, 0.0), rtol=1e-12)
+    assert abs(sim.velocities[1, 0]) < 1e-12  # the separating velocity was removed
+
+
+def test_tearing_pulls_a_cloth_apart_and_reports_exactly_the_removed_pairs():
+    sim = ss.cloth(10, 10, 1.0, 1.0, mass=0.1, stiffness=200.0, damping=0.01, pin="top_corners")
+    sim.break_strain = 0.1
+    left, right = np.flatnonzero(sim.pinned)
+    sim.velocities[left] = (-1.0, 0.0, 0.0)
+    sim.velocities[right] = (1.0, 0.0, 0.0)
+    before = {tuple(p) for p in sim.springs.tolist()}
+    old_view = sim.springs
+    old_copy = old_view.copy()
+    broken = []
+    for _ in range(60):
+        sim.step(1e-4, steps=50)
+        broken += [tuple(p) for p in sim.broken_springs().tolist()]
+    after = {tuple(p) for p in sim.springs.tolist()}
+    assert len(broken) > 0 and sim.num_springs == len(before) - len(broken)
+    assert set(broken) == before - after and len(set(broken)) == len(broken)
+    assert sim.broken_springs().shape == (0, 2)  # the record was cleared
+    assert np.array_equal(old_view, old_copy)  # a view held across tearing is untouched
+    # Every spring left is within its break strain at the end of the last step.
+    assert np.all(sim.spring_lengths() <= 1.1 * sim.rest_lengths * (1 + 1e-12))
+
+
+def test_per_spring_break_strains():
+    sim = ss.string(4, length=3.0, mass=1.0, stiffness=1.0, pin="both", dim=2)
+    sim.gravity = (0.0, 0.0)
+    sim.break_strains = [np.inf, 0.5, np.inf]
+    sim.positions[3, 0] = 10.0  # stretch the last spring enormously
+    sim.positions[2, 0] = 2.0
+    sim.step(1e-4)
+    assert sim.broken_springs().tolist() == []  # only the last is stretched: never breaks
+    with pytest.raises(ValueError, match="different"):
+        sim.break_strain  # noqa: B018
+    sim.positions[2, 0] = 3.0  # now stretch the middle one by 100 %
+    sim.step(1e-4)
+    assert sim.broken_springs().tolist() == [[1, 2]]
+    assert sim.break_strain is None  # the springs left can never break
+
+
+@pytest.mark.parametrize(
+    "setting, value, error",
+    [
+        ("max_strain", -0.1, ValueError),
+        ("max_strain", float("nan"), ValueError),
+        ("max_strain", "0.1", TypeError),
+        ("break_strain", -1.0, ValueError),
+        ("break_strains", [-1.0] * 63, ValueError),
+        ("break_strains", [float("nan")] * 63, ValueError),
+    ],
+)
+def test_bad_settings_raise_and_change_nothing(setting, value, error):
+    sim = ss.string(64, length=1.0, mass=1.0, stiffness=1.0)
+    sim.break_strains[0] = 0.3
+    before = snapshot(sim)
+    with pytest.raises(error):
+        setattr(sim, setting, value)
+    assert_same(before, snapshot(sim))
