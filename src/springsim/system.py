@@ -91,6 +91,38 @@ def _as_indices(value, name: str = "indices") -> np.ndarray:
     return np.ascontiguousarray(array.reshape(-1), dtype=np.int64)
 
 
+class _Drive:
+    """Nodes that follow a path: a function of time, or per-substep targets."""
+
+    __slots__ = ("indices", "function", "targets", "counter")
+
+    def __init__(self, indices, function, targets, counter=0):
+        self.indices, self.function, self.targets, self.counter = (
+            indices,
+            function,
+            targets,
+            counter,
+        )
+
+    def target(self, t: float, dim: int) -> np.ndarray:
+        """Where the nodes must be at time t (the end of the coming substep)."""
+        if self.targets is not None:
+            return self.targets[min(self.counter, len(self.targets) - 1)]
+        value = np.asarray(self.function(t))
+        if value.dtype.kind not in "biuf":
+            raise ValueError(f"the drive path returned {value.dtype} values at t = {t:g} s")
+        try:
+            value = np.broadcast_to(value, (self.indices.size, dim)).astype(np.float64)
+        except ValueError:
+            raise ValueError(
+                f"the drive path returned shape {value.shape} at t = {t:g} s; "
+                f"expected ({self.indices.size}, {dim})"
+            ) from None
+        if not np.all(np.isfinite(value)):
+            raise ValueError(f"the drive path returned non-finite targets at t = {t:g} s")
+        return value
+
+
 def _view_property(name: str, doc: str) -> property:
     """A property returning a fresh zero-copy view; assignment copies into it."""
 
@@ -155,7 +187,7 @@ class System(_core.System):
     ((2, 2), 1)
     """
 
-    __slots__ = ()
+    # No __slots__: driven anchors (:meth:`drive`) keep their paths in the instance.
 
     positions = _view_property("positions", "Node positions, (N, dim) float64, m.")
     velocities = _view_property("velocities", "Node velocities, (N, dim) float64, m/s.")
@@ -619,6 +651,117 @@ class System(_core.System):
     @break_strain.setter
     def break_strain(self, value) -> None:
         self.break_strains = np.inf if value is None else _scalar(value, "break_strain")
+
+    def drive(self, indices, path) -> None:
+        """Make nodes follow a prescribed path: a shaken string end, a moving hand.
+
+        The nodes are pinned. Before every substep their velocity is set to
+        (target − x)/dt, so the step moves them onto the target at the end of the
+        substep, and forces and energies see the velocity they really have.
+
+        Parameters
+        ----------
+        indices : int or array_like of int, shape (k,)
+            The driven nodes.
+        path : callable, array_like or None
+            ``path(t) -> positions`` of shape (k, dim) (or broadcastable to it), the
+            targets at time t (s); or an array of per-substep targets, shape
+            (steps, k, dim) (or broadcastable), used one per substep and then held
+            at the last; or None to stop driving these nodes (they stay pinned, at
+            rest).
+
+        Raises
+        ------
+        TypeError
+            ``path`` is neither callable, an array nor None.
+        ValueError
+            An index out of range, a path array of the wrong shape or not finite.
+            A callable that returns a bad value raises ValueError from ``step``,
+            which then changes nothing.
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import springsim as ss
+        >>> sim = ss.string(5, length=1.0, mass=0.1, stiffness=50.0, dim=2)
+        >>> sim.drive(0, lambda t: [0.0, 0.1 * np.sin(2 * np.pi * t)])
+        >>> sim.step(1e-3, steps=250)
+        >>> round(float(sim.positions[0, 1]), 9)  # at t = 0.25 s: the top of the sine
+        0.1
+        """
+        idx = _as_indices(indices)
+        if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
+            raise ValueError(f"indices must be in [0, {self.num_nodes})")
+        shape = (idx.size, self.dim)
+        if path is None:
+            new = None
+        elif callable(path):
+            new = _Drive(idx, path, None)
+        else:
+            targets = np.asarray(path)
+            if targets.dtype.kind not in "biuf":
+                raise TypeError("path must be a callable, an array of targets or None")
+            if targets.ndim < 1:
+                raise ValueError("a path array needs one row of targets per substep")
+            try:
+                targets = np.broadcast_to(targets, (len(targets), *shape)).astype(np.float64)
+            except ValueError:
+                raise ValueError(
+                    f"path must have shape (steps, {idx.size}, {self.dim}), got {np.shape(path)}"
+                ) from None
+            if not np.all(np.isfinite(targets)):
+                raise ValueError("path targets must be finite")
+            new = _Drive(idx, None, targets)
+        drives = [d for d in self.__dict__.get("_drives", []) if not np.isin(d.indices, idx).any()]
+        self.pin(idx)
+        if new is None:
+            self.velocities[idx] = 0.0
+        else:
+            drives.append(new)
+        self._drives = drives
+
+    def step(self, dt, steps=1, method=None) -> None:
+        """Advance by ``steps`` substeps of ``dt`` seconds with ``method``.
+
+        All substeps run in C without the GIL, unless nodes are driven
+        (:meth:`drive`): then each substep returns to Python to place them. A step
+        whose result is not finite raises :class:`springsim.UnstableError` and leaves
+        the system as it was before the call.
+        """
+        drives = self.__dict__.get("_drives")
+        if not drives:
+            return super().step(dt, steps, method)
+        if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
+            raise TypeError(f"steps must be an int, not {type(steps).__name__}")
+        saved = {
+            name: self._view(name).copy() for name in ("positions", "velocities", "_prev_accel")
+        }
+        saved_state = (self.time, self._verlet_valid, [d.counter for d in drives])
+        try:
+            for _ in range(steps):
+                targets = [d.target(self.time + dt, self.dim) for d in drives]
+                for d, target in zip(drives, targets, strict=True):
+                    self.velocities[d.indices] = (target - self.positions[d.indices]) / dt
+                super().step(dt, 1, method)
+                for d, target in zip(drives, targets, strict=True):
+                    self.positions[d.indices] = target
+                    d.counter += 1
+        except BaseException:
+            for name, array in saved.items():
+                self._view(name)[...] = array
+            self.time, self._verlet_valid, counters = saved_state
+            for d, counter in zip(drives, counters, strict=True):
+                d.counter = counter
+            raise
+
+    def copy(self) -> System:
+        """A deep copy (driven anchors included, each with its own progress)."""
+        new = super().copy()
+        if self.__dict__.get("_drives"):
+            new._drives = [
+                _Drive(d.indices, d.function, d.targets, d.counter) for d in self._drives
+            ]
+        return new
 
     def add_plane(self, normal, offset=0.0, restitution=0.0, friction=0.0):
         """Add a plane that nodes cannot pass: the half-space n·x >= offset is free.

@@ -1,0 +1,101 @@
+"""Driven anchors: nodes that follow a prescribed path."""
+
+import numpy as np
+import pytest
+from state import assert_same, snapshot
+
+import springsim as ss
+
+K, M, N = 100.0, 0.1, 10  # spring stiffness, node mass, free nodes of the chain
+
+
+def chain():
+    """N free masses in a line between two pinned ends (longitudinal motion only)."""
+    sim = ss.System(dim=2)
+    sim.gravity = (0.0, 0.0)
+    sim.add_nodes(np.column_stack([np.arange(N + 2), np.zeros(N + 2)]), masses=M)
+    sim.pin([0, N + 1])
+    sim.add_springs(
+        np.column_stack([np.arange(N + 1), np.arange(1, N + 2)]), stiffness=K, damping=0.002
+    )
+    return sim
+
+
+def fundamental() -> float:
+    """The lowest normal mode of the fixed-fixed chain: 2 sqrt(k/m) sin(pi / (2 (N + 1)))."""
+    return 2.0 * np.sqrt(K / M) * np.sin(np.pi / (2 * (N + 1)))
+
+
+def response(omega: float) -> float:
+    """Largest displacement of the middle node while the end is shaken at omega."""
+    sim = chain()
+    amplitude = 1e-3
+    sim.drive(0, lambda t: [amplitude * np.sin(omega * t), 0.0])
+    dt, middle, largest = 1e-3, N // 2, 0.0
+    for _ in range(400):  # 8 s: about 12 periods of the fundamental
+        sim.step(dt, steps=20, method="velocity_verlet")
+        largest = max(largest, abs(sim.positions[middle, 0] - middle))
+    return largest
+
+
+def test_driving_at_the_fundamental_resonates():
+    w1 = fundamental()
+    at, below, above = response(w1), response(0.5 * w1), response(1.7 * w1)
+    assert at > 4 * below and at > 4 * above, (at, below, above)
+
+
+@pytest.mark.parametrize("method", ss.METHODS)
+def test_driven_node_follows_the_path_exactly(method):
+    sim = ss.string(6, length=1.0, mass=0.1, stiffness=50.0, dim=3, pin=None)
+    path = lambda t: [0.2 * np.sin(3 * t), 0.1 * t, 0.0]  # noqa: E731
+    sim.drive(5, path)
+    for _ in range(30):
+        sim.step(1e-3, steps=7, method=method)
+        np.testing.assert_allclose(sim.positions[5], path(sim.time), rtol=0, atol=1e-15)
+    assert sim.pinned[5]
+    # The velocity is the one that carried the node along the last substep.
+    expected = (np.array(path(sim.time)) - np.array(path(sim.time - 1e-3))) / 1e-3
+    np.testing.assert_allclose(sim.velocities[5], expected, rtol=1e-9)
+
+
+def test_array_path_is_used_one_target_per_substep_then_held():
+    sim = ss.string(3, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    targets = np.array([[[0.0, 0.1]], [[0.0, 0.2]], [[0.0, 0.3]]])
+    sim.drive([0], targets)
+    seen = []
+    for _ in range(5):
+        sim.step(1e-3)
+        seen.append(sim.positions[0, 1])
+    assert seen == [0.1, 0.2, 0.3, 0.3, 0.3]
+    sim.drive([0], None)  # stop: pinned, at rest
+    sim.step(1e-3, steps=3)
+    assert sim.positions[0, 1] == 0.3 and np.all(sim.velocities[0] == 0.0)
+
+
+def test_copy_carries_the_drive_and_its_progress():
+    sim = ss.string(3, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    sim.drive(0, np.linspace(0, 1, 10)[:, None, None] * [1.0, 0.0])
+    sim.step(1e-3, steps=4)
+    twin = sim.copy()
+    sim.step(1e-3, steps=3)
+    twin.step(1e-3, steps=3)
+    assert np.array_equal(sim.positions, twin.positions)
+
+
+def test_bad_paths_raise_and_change_nothing():
+    sim = ss.string(4, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    before = snapshot(sim)
+    with pytest.raises(ValueError):
+        sim.drive(7, lambda t: [0.0, 0.0])
+    with pytest.raises(ValueError):
+        sim.drive(0, np.zeros((5, 3, 2)))  # 3 targets for 1 node
+    with pytest.raises(ValueError):
+        sim.drive(0, [[[np.nan, 0.0]]])
+    with pytest.raises(TypeError):
+        sim.drive(0, "up")
+    assert_same(before, snapshot(sim))
+    sim.drive(1, lambda t: [0.0, 0.0] if t < 0.0025 else [np.inf, 0.0])
+    before = snapshot(sim)
+    with pytest.raises(ValueError, match="non-finite"):
+        sim.step(1e-3, steps=5)  # fails on the third substep: the first two are undone
+    assert_same(before, snapshot(sim))
