@@ -36,6 +36,8 @@ void ss_energy(const ss_system *sys, ss_energy_terms *out) {
         gravity -= m[i] * gx;
     }
     for (size_t s = 0; s < sys->num_springs; s++) {
+        if (isinf(stiffness[s]))
+            continue; /* a rigid rod stores no energy: it keeps its length */
         const double stretch = spring_length(sys, s) - rest[s];
         elastic += stiffness[s] * stretch * stretch;
     }

@@ -86,6 +86,11 @@ static void divide_by_mass(const ss_system *sys, size_t first, size_t last, doub
     }
 }
 
+void ss_forces_external(const ss_system *sys, const double *v, double *a) {
+    add_node_forces(sys, 0, sys->num_nodes, v, a);
+    divide_by_mass(sys, 0, sys->num_nodes, a);
+}
+
 /* The share [*first, *last) of `count` items for thread t of `threads`. */
 static void share(size_t count, int t, int threads, size_t *first, size_t *last) {
     *first = count * (size_t)t / (size_t)threads;

@@ -528,6 +528,32 @@ static PyObject *System_broken_springs(SystemObject *self, PyObject *unused) {
     return pairs;
 }
 
+static PyObject *get_iterations(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyLong_FromLong(sys->iterations) : NULL;
+}
+
+static int set_iterations(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return -1;
+    if (!value || !PyLong_Check(value) || PyBool_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "iterations must be an int");
+        return -1;
+    }
+    long n = PyLong_AsLong(value);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    if (n < 1 || n > 100000) {
+        PyErr_Format(PyExc_ValueError, "iterations must be between 1 and 100000, got %ld", n);
+        return -1;
+    }
+    sys->iterations = (int)n;
+    return 0;
+}
+
 static PyObject *get_max_strain(SystemObject *self, void *closure) {
     (void)closure;
     ss_system *sys = readable_system(self);
@@ -898,6 +924,8 @@ static PyGetSetDef System_getset[] = {
     {"dim", (getter)get_dim, NULL, "Spatial dimension, 2 or 3.", NULL},
     {"num_nodes", (getter)get_count, NULL, "Number of nodes N.", (void *)SS_POSITIONS},
     {"num_springs", (getter)get_count, NULL, "Number of springs M.", (void *)SS_SPRINGS},
+    {"iterations", (getter)get_iterations, (setter)set_iterations,
+     "Constraint passes per substep of method 'xpbd' (default 10).", NULL},
     {"max_strain", (getter)get_max_strain, (setter)set_max_strain,
      "Strain limit (Provot): after every substep no spring is longer than "
      "(1 + max_strain) times its rest length. None (the default) turns it off.",

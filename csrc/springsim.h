@@ -27,6 +27,7 @@ typedef enum {
     SS_VELOCITY_VERLET,
     SS_RK2,
     SS_RK4,
+    SS_XPBD,
     SS_METHOD_COUNT
 } ss_method;
 
@@ -112,6 +113,7 @@ typedef struct ss_system {
     double drag;          /* N s/m: force -drag (v - wind) on every free node */
     double energy_loss;   /* fraction of velocity kept per substep, in [0, 1] */
     double time;          /* s */
+    int iterations;       /* XPBD constraint passes per substep, >= 1 */
     double max_strain;    /* strain limit (Provot): springs kept <= (1 + max_strain) L; < 0 = off */
     ss_method method;     /* default for ss_system_step */
     int prev_accel_valid; /* SS_PREV_ACCEL holds the last Verlet step's acceleration */
@@ -244,6 +246,9 @@ ss_status ss_system_tear(ss_system *sys);
  * Needs a valid colouring; runs on ss_threads_for(sys) threads, bit-identical for
  * any number. */
 void ss_forces_acceleration(const ss_system *sys, const double *x, const double *v, double *a);
+
+/* Acceleration from the node forces alone (gravity, drag, external), 0 if pinned. */
+void ss_forces_external(const ss_system *sys, const double *v, double *a);
 
 /* ---- Integrators (integrate.c) ----------------------------------------- */
 

@@ -58,7 +58,7 @@ ss_status ss_fail(ss_system *sys, ss_status status, const char *fmt, ...) {
 /* ---- Method names ------------------------------------------------------ */
 
 static const char *const method_names[SS_METHOD_COUNT] = {
-    "euler", "symplectic_euler", "verlet", "velocity_verlet", "rk2", "rk4",
+    "euler", "symplectic_euler", "verlet", "velocity_verlet", "rk2", "rk4", "xpbd",
 };
 
 const char *ss_method_name(int method) {
@@ -123,6 +123,7 @@ ss_system *ss_system_new(int dim) {
     sys->gravity[1] = -9.81;
     sys->energy_loss = 1.0;
     sys->max_strain = -1.0;
+    sys->iterations = 10;
     sys->method = SS_SYMPLECTIC_EULER;
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
         sys->arrays[a] = ss_buffer_new(0);
@@ -270,6 +271,16 @@ static ss_status check_spring_values(ss_system *sys, const char *what, const cha
     return SS_OK;
 }
 
+/* Stiffness may be +inf: a rigid rod (for xpbd; force-based methods cannot step it). */
+static ss_status check_stiffness(ss_system *sys, const double *k, size_t n) {
+    for (size_t s = 0; s < n; s++)
+        if (!(k[s] >= 0.0))
+            return ss_fail(sys, SS_ERR_VALUE,
+                           "stiffness of spring %zu is %g: must be >= 0 N/m (inf: a rigid rod)", s,
+                           k[s]);
+    return SS_OK;
+}
+
 static ss_status check_vector(ss_system *sys, const char *what, const double *v) {
     if (first_non_finite(v, (size_t)sys->dim) < (size_t)sys->dim)
         return ss_fail(sys, SS_ERR_VALUE, "%s must be finite", what);
@@ -285,7 +296,7 @@ ss_status ss_system_validate(ss_system *sys) {
         (st = check_masses(sys, SS_DOUBLES(sys, SS_MASSES), n, 0)) ||
         (st = check_spring_values(sys, "rest length", "m", SS_DOUBLES(sys, SS_REST_LENGTHS), m,
                                   0)) ||
-        (st = check_spring_values(sys, "stiffness", "N/m", SS_DOUBLES(sys, SS_STIFFNESS), m, 0)) ||
+        (st = check_stiffness(sys, SS_DOUBLES(sys, SS_STIFFNESS), m)) ||
         (st = check_spring_values(sys, "damping", "N*s/m", SS_DOUBLES(sys, SS_DAMPING), m, 0)) ||
         (st = check_vector(sys, "gravity", sys->gravity)) ||
         (st = check_vector(sys, "wind", sys->wind)))
@@ -328,7 +339,7 @@ static ss_status check_array(ss_system *sys, ss_array which, const void *data, s
     case SS_REST_LENGTHS:
         return check_spring_values(sys, "rest length", "m", data, rows, 0);
     case SS_STIFFNESS:
-        return check_spring_values(sys, "stiffness", "N/m", data, rows, 0);
+        return check_stiffness(sys, data, rows);
     case SS_DAMPING:
         return check_spring_values(sys, "damping", "N*s/m", data, rows, 0);
     case SS_BREAK_STRAINS:
@@ -427,7 +438,7 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
             return ss_fail(sys, SS_ERR_VALUE, "spring %zu connects node %lld to itself", s,
                            (long long)pairs[2 * s]);
     }
-    if ((st = check_spring_values(sys, "stiffness", "N/m", stiffness, count, 0)) ||
+    if ((st = check_stiffness(sys, stiffness, count)) ||
         (st = check_spring_values(sys, "damping", "N*s/m", damping, count, 0)) ||
         (rest && (st = check_spring_values(sys, "rest length", "m", rest, count, 0))))
         return st;

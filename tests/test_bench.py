@@ -57,7 +57,10 @@ def test_quick_run_covers_every_scene_and_method(quick):
         assert row["ns_per_spring_step"] > 0 and row["steps_per_second"] > 0
         assert row["bytes_per_node"] > 0 and row["bytes_per_spring"] > 0
         assert row["spread"] >= 0 and row["repeats"] >= 1
-        assert row["reference_ratio"] > 0  # every method is in springsim.reference
+        if row["method"] == "xpbd" and row["springs"] > bench.REFERENCE_XPBD_MAX_SPRINGS:
+            assert row["reference_ratio"] is None and "not timed" in row["note"]
+        else:
+            assert row["reference_ratio"] > 0  # every method is in springsim.reference
         assert row["threads"] == 1
 
 
@@ -71,7 +74,9 @@ def test_quick_run_numbers_are_consistent(quick):
         assert row["bytes_per_node"] * row["nodes"] == pytest.approx(row["nbytes"])
         assert row["bytes_per_spring"] * springs == pytest.approx(row["nbytes"])
         assert row["nbytes"] >= row["raw_bytes"] > 0
-        assert row["reference_ratio"] == pytest.approx(row["reference_ns_per_spring_step"] / ns)
+        if row["reference_ratio"] is not None:
+            ratio = row["reference_ns_per_spring_step"] / ns
+            assert row["reference_ratio"] == pytest.approx(ratio)
         scene = bench.SCENES[row["scene"]]()
         assert (row["nodes"], springs) == (scene.num_nodes, scene.num_springs)
         assert 0 < row["dt_fraction"] <= bench.DT_FRACTION

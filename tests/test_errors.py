@@ -112,7 +112,7 @@ def test_add_nodes_non_finite(sim, which, bad):
     [
         {"stiffness": -1.0},
         {"stiffness": math.nan},
-        {"stiffness": math.inf},
+        {"stiffness": -math.inf},
         {"stiffness": [5.0, -5.0]},
         {"stiffness": [math.nan, 5.0]},
         {"stiffness": 1.0, "damping": math.nan},
@@ -379,7 +379,7 @@ def test_unstable_error_is_floating_point_and_runtime_error():
     assert issubclass(ss.UnstableError, RuntimeError)
 
 
-@pytest.mark.parametrize("method", ss.reference.METHODS)
+@pytest.mark.parametrize("method", ss.FORCE_METHODS)  # xpbd is unconditionally stable
 def test_blow_up_raises_unstable_error_and_rolls_back(method):
     sim = make_unstable_chain()
     critical = sim.critical_dt()

@@ -15,7 +15,8 @@ import pytest
 
 from springsim import reference
 
-METHODS = reference.METHODS
+# The textbook checks here are for the force-based integrators; xpbd has its own.
+METHODS = tuple(m for m in reference.METHODS if m != "xpbd")
 #: Global order of accuracy of each integrator (textbook).
 ORDER = {
     "euler": 1,

@@ -17,7 +17,11 @@ from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 from springsim.system import Energy, System
 from springsim.threads import set_num_threads
 
+#: The force-based integrators (every method but "xpbd", which solves constraints).
+FORCE_METHODS = tuple(m for m in METHODS if m != "xpbd")
+
 __all__ = [
+    "FORCE_METHODS",
     "METHODS",
     "Energy",
     "System",
