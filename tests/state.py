@@ -11,7 +11,7 @@ NODE_ARRAYS = (
     "uvs",
     "rest_positions",
 )
-SPRING_ARRAYS = ("springs", "rest_lengths", "stiffness", "damping")
+SPRING_ARRAYS = ("springs", "rest_lengths", "stiffness", "damping", "break_strains")
 #: The arrays that make up a model (what System.add copies).
 MODEL_ARRAYS = NODE_ARRAYS + SPRING_ARRAYS + ("faces",)
 #: Every array the kernel holds, including the hidden Verlet history.
@@ -26,6 +26,8 @@ SCALARS = (
     "method",
     "time",
     "_verlet_valid",
+    "iterations",
+    "max_strain",
 )
 
 

@@ -469,7 +469,7 @@ def test_colliders_round_trip_and_version_1_files_load_without_them(tmp_path):
     assert np.array_equal(sim.positions, again.positions)
 
     with np.load(path) as npz:
-        version_2 = ("colliders", "break_strains", "max_strain")
+        version_2 = ("colliders", "break_strains", "max_strain", "iterations")
         entries = {key: npz[key] for key in npz.files if key not in version_2}
     entries["version"] = np.array(1, dtype=np.int64)
     old = tmp_path / "version1.npz"
@@ -486,8 +486,9 @@ def test_colliders_round_trip_and_version_1_files_load_without_them(tmp_path):
 def test_strain_limit_and_tearing_settings_round_trip(tmp_path):
     sim = ss.string(5, length=1.0, mass=1.0, stiffness=10.0)
     sim.max_strain = 0.05
+    sim.iterations = 37
     sim.break_strains = [0.5, np.inf, 0.25, 1.0]
     sim.save(tmp_path / "s.npz")
     again = load(tmp_path / "s.npz")
-    assert again.max_strain == 0.05
+    assert again.max_strain == 0.05 and again.iterations == 37
     assert again.break_strains.tolist() == [0.5, np.inf, 0.25, 1.0]

@@ -593,7 +593,7 @@ def test_remove_nodes_matches_a_numpy_recomputation(seed):
         if name in ("springs", "faces"):
             rows = kept_springs if name == "springs" else kept_faces
             expected = expected_map[before[name][rows]]
-        elif name in ("rest_lengths", "stiffness", "damping"):
+        elif name in SPRING_ARRAYS:
             expected = before[name][kept_springs]
         else:
             expected = before[name][keep]

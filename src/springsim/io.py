@@ -33,13 +33,15 @@ key                 shape, dtype          meaning
 ``_verlet_valid``   (), bool              whether ``_prev_accel`` is current
 ``break_strains``   (M,) float64          as :attr:`System.break_strains` (inf: never)
 ``max_strain``      (), float64           the strain limit; NaN for None (off)
+``iterations``      (), int64             XPBD constraint passes per substep
 ``colliders``       (K, 7) float64        one row per plane or sphere, in order: kind
                                           (0 plane, 1 sphere), normal or center (3),
                                           offset or radius, restitution, friction
 =================== ===================== ==========================================
 
-Version 1 files (no ``colliders``, ``break_strains`` or ``max_strain`` entries) load
-as systems without colliders, strain limit or tearing.
+Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
+entries) load as systems without colliders, strain limit or tearing, with 10 XPBD
+iterations.
 
 :func:`read_obj` builds a mesh system from an OBJ file as modelling programs write it,
 and :func:`write_obj` writes a frame that Blender or MeshLab opens.
@@ -98,7 +100,12 @@ _KEYS_BY_VERSION = {
         + [*_NODE_ARRAYS, *_SPRING_ARRAYS, *_FACE_ARRAYS]
     )
 }
-_KEYS_BY_VERSION[2] = _KEYS_BY_VERSION[1] | {"colliders", "break_strains", "max_strain"}
+_KEYS_BY_VERSION[2] = _KEYS_BY_VERSION[1] | {
+    "colliders",
+    "break_strains",
+    "max_strain",
+    "iterations",
+}
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
 
@@ -209,6 +216,7 @@ def save(sim: _core.System, path) -> None:
     arrays["_verlet_valid"] = np.array(sim._verlet_valid, dtype=np.bool_)
     arrays["colliders"] = _collider_rows(sim)
     arrays["break_strains"] = np.array(sim.break_strains)
+    arrays["iterations"] = np.array(sim.iterations, dtype=np.int64)
     arrays["max_strain"] = np.array(np.nan if sim.max_strain is None else sim.max_strain)
     _write_atomically(name, lambda file: np.savez(file, **arrays))
 
@@ -326,6 +334,7 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
     if data["break_strains"].shape != (rows,) or data["break_strains"].dtype != np.float64:
         raise invalid(f"entry 'break_strains' must be float64 of shape ({rows},)")
     data["max_strain"] = scalar("max_strain", "f") if version >= 2 else np.array(np.nan)
+    data["iterations"] = scalar("iterations", "iu") if version >= 2 else np.array(10)
     data["colliders"] = entry("colliders") if version >= 2 else np.zeros((0, 7))
     if data["colliders"].ndim != 2 or data["colliders"].shape[1] != 7:
         raise invalid(f"entry 'colliders' must have shape (K, 7), got {data['colliders'].shape}")
@@ -419,6 +428,7 @@ def load(path) -> System:
             setattr(sim, key, float(data[key]))
         sim.method = str(data["method"])
         sim._set_array("break_strains", contiguous("break_strains"))
+        sim.iterations = int(data["iterations"])
         max_strain = float(data["max_strain"])
         sim.max_strain = None if math.isnan(max_strain) else max_strain
         for kind, *vector, scalar, restitution, friction in data["colliders"].tolist():

@@ -404,9 +404,10 @@ class System(_core.System):
                 "stiffness",
                 "damping",
                 "rest_lengths",
+                "break_strains",
             )
         }
-        offset = self.num_nodes
+        offset, first_spring = self.num_nodes, self.num_springs
         pairs = other.springs.astype(np.int64) + offset
         tri = other.faces.astype(np.int64) + offset
         self._add_nodes(
@@ -415,6 +416,7 @@ class System(_core.System):
         for name in ("external_forces", "uvs", "rest_positions"):
             self._view(name)[offset:] = arrays[name]
         self._add_springs(pairs, arrays["stiffness"], arrays["damping"], arrays["rest_lengths"])
+        self._view("break_strains")[first_spring:] = arrays["break_strains"]
         self._add_faces(tri)
         return np.arange(offset, offset + n, dtype=np.int64)
 
