@@ -51,6 +51,8 @@ class State:
         Fraction of velocity kept after each step (1.0 = no loss).
     time : float
         Simulation time in seconds.
+    iterations : int
+        Constraint passes per substep of the "xpbd" method.
     """
 
     def __init__(
@@ -69,6 +71,7 @@ class State:
         drag=0.0,
         energy_loss=1.0,
         time=0.0,
+        iterations=10,
     ):
         self.x = np.array(positions, dtype=np.float64)
         n, dim = self.x.shape
@@ -92,7 +95,7 @@ class State:
         # Acceleration of the previous Verlet step; None until one has run.
         self.prev_accel = None
         #: Constraint passes per substep of "xpbd".
-        self.iterations = 10
+        self.iterations = int(iterations)
 
     @classmethod
     def from_system(cls, sim) -> State:
@@ -112,11 +115,8 @@ class State:
             drag=sim.drag,
             energy_loss=sim.energy_loss,
             time=sim.time,
-        )._with_iterations(sim.iterations)
-
-    def _with_iterations(self, iterations: int) -> State:
-        self.iterations = int(iterations)
-        return self
+            iterations=sim.iterations,
+        )
 
 
 def spring_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
