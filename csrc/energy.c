@@ -18,7 +18,8 @@ static double spring_length(const ss_system *sys, size_t s) {
     return sqrt(length2);
 }
 
-/* Kinetic 1/2 sum m |v|^2, elastic 1/2 sum k (l - L)^2, gravitational -sum m g.x  [J]. */
+/* Kinetic 1/2 sum m |v|^2, elastic 1/2 sum k (l - L)^2, gravitational -sum m g.x, and
+ * the gas's -nrt ln V + ambient V  [J]. */
 void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
@@ -44,6 +45,7 @@ void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     out->kinetic = 0.5 * kinetic;
     out->elastic = 0.5 * elastic;
     out->gravity = gravity;
+    out->pressure = ss_pressure_energy(sys);
 }
 
 /* Linear momentum sum m v, kg m/s. */

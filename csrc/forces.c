@@ -86,8 +86,9 @@ static void divide_by_mass(const ss_system *sys, size_t first, size_t last, doub
     }
 }
 
-void ss_forces_external(const ss_system *sys, const double *v, double *a) {
+void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a) {
     add_node_forces(sys, 0, sys->num_nodes, v, a);
+    ss_pressure_add_forces(sys, x, a);
     divide_by_mass(sys, 0, sys->num_nodes, a);
 }
 
@@ -97,19 +98,21 @@ static void share(size_t count, int t, int threads, size_t *first, size_t *last)
     *last = count * (size_t)(t + 1) / (size_t)threads;
 }
 
-/* a = (springs + m g - drag (v - wind) + external) / m   [m/s^2]; a = 0 for pinned nodes.
+/* a = (springs + m g - drag (v - wind) + external + gas) / m  [m/s^2]; a = 0 if pinned.
  *
- * Node forces, then the springs colour by colour, then the division by mass. With
- * threads, each stage is split into equal shares with a barrier after each colour
- * (no two springs of a colour share a node). The last colour may hold the springs
- * that overflowed the colour mask: thread 0 adds those, in order. The order in which
+ * Node forces, then the springs colour by colour, then the gas pressure, then the
+ * division by mass. With threads, each stage is split into equal shares with a
+ * barrier after each colour (no two springs of a colour share a node). The last colour
+ * may hold the springs that overflowed the colour mask: thread 0 adds those, in order,
+ * and the gas forces (few, and a sum over each body's boundary). The order in which
  * each node receives its forces is the same for any number of threads. */
-void ss_forces_acceleration(const ss_system *sys, const double *x, const double *v, double *a) {
+void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a) {
     const size_t n = sys->num_nodes;
     const int threads = ss_threads_for(sys);
     if (threads <= 1) {
         add_node_forces(sys, 0, n, v, a);
         add_springs_in_order(sys, 0, sys->num_springs, x, v, a);
+        ss_pressure_add_forces(sys, x, a);
         divide_by_mass(sys, 0, n, a);
         return;
     }
@@ -131,6 +134,11 @@ void ss_forces_acceleration(const ss_system *sys, const double *x, const double 
                 share(size, t, team, &lo, &hi);
                 add_springs_in_order(sys, start + lo, start + hi, x, v, a);
             }
+#pragma omp barrier
+        }
+        if (sys->num_bodies) {
+            if (t == 0)
+                ss_pressure_add_forces(sys, x, a);
 #pragma omp barrier
         }
         divide_by_mass(sys, first, last, a);

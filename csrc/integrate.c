@@ -164,7 +164,7 @@ static void step_xpbd(ss_system *sys, double dt, double *scratch) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim, nd = n * dim;
     const size_t springs = sys->num_springs;
     double *a = scratch, *x_start = scratch + nd, *lambda = scratch + 2 * nd;
-    ss_forces_external(sys, v, a);
+    ss_forces_external(sys, x, v, a);
     for (size_t k = 0; k < nd; k++) {
         x_start[k] = x[k];
         v[k] = v[k] + a[k] * dt;
@@ -321,13 +321,14 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     const int valid0 = sys->prev_accel_valid;
     if (method != SS_VERLET)
         sys->prev_accel_valid = 0; /* another method breaks Verlet's history */
+    sys->collapsed_body = -1;
 
     for (size_t s = 0; s < steps; s++) {
         ss_integrate_substep(sys, dt, method, substep_scratch);
         sys->time += dt;
         if ((s + 1) % SS_FINITE_CHECK_EVERY != 0 && s + 1 != steps)
             continue;
-        if (state_is_finite(sys))
+        if (state_is_finite(sys) && sys->collapsed_body < 0)
             continue;
         const double failed_at = sys->time;
         memcpy(SS_DOUBLES(sys, SS_POSITIONS), backup, bytes);
@@ -340,6 +341,15 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
         if (ss_critical_dt(sys, &limit) != SS_OK)
             limit = INFINITY; /* out of memory: fall back to a tenth of dt */
         const double suggest = isfinite(limit) && limit < dt ? 0.5 * limit : 0.1 * dt;
+        if (sys->collapsed_body >= 0)
+            return ss_fail(sys, SS_ERR_UNSTABLE,
+                           "pressure body %ld turned inside out (its %s reached <= 0) during a "
+                           "%s step by t = %g s with dt = %g s; the system was rolled back to "
+                           "t = %g s. Its gas could not hold the load: try dt = %.3g s or "
+                           "smaller (critical_dt() is %g s), more gas (a larger nrt) or stiffer "
+                           "springs",
+                           sys->collapsed_body, sys->dim == 2 ? "area" : "volume",
+                           ss_method_name(method), failed_at, dt, time0, suggest, limit);
         return ss_fail(sys, SS_ERR_UNSTABLE,
                        "the %s step became non-finite by t = %g s with dt = %g s; the system was "
                        "rolled back to t = %g s. The estimated explicit limit critical_dt() is "

@@ -511,6 +511,98 @@ static PyObject *System_colliders(SystemObject *self, PyObject *unused) {
     return list;
 }
 
+/* ---- Gas bodies -------------------------------------------------------- */
+
+/* _add_pressure(elements, nrt, ambient) -> id; elements: (K, dim) int64. */
+static PyObject *System_add_pressure(SystemObject *self, PyObject *args) {
+    PyObject *elements;
+    double nrt, ambient;
+    if (!PyArg_ParseTuple(args, "Odd:_add_pressure", &elements, &nrt, &ambient))
+        return NULL;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    npy_intp count = PyArray_Check(elements) ? PyArray_DIM((PyArrayObject *)elements, 0) : 0;
+    npy_intp dims[2] = {count, sys->dim};
+    if (check_exact_array(elements, "boundary", NPY_INT64, 2, dims) < 0)
+        return NULL;
+    long id;
+    ss_status st = ss_system_add_pressure(
+        sys, (size_t)count, PyArray_DATA((PyArrayObject *)elements), nrt, ambient, &id);
+    return st ? raise_status(sys, st) : PyLong_FromLong(id);
+}
+
+/* _set_pressure(id, nrt, ambient) */
+static PyObject *System_set_pressure(SystemObject *self, PyObject *args) {
+    long id;
+    double nrt, ambient;
+    if (!PyArg_ParseTuple(args, "ldd:_set_pressure", &id, &nrt, &ambient))
+        return NULL;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    ss_status st = ss_system_set_pressure(sys, id, nrt, ambient);
+    if (st)
+        return raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *System_remove_pressure(SystemObject *self, PyObject *arg) {
+    long id = PyLong_AsLong(arg);
+    if (id == -1 && PyErr_Occurred())
+        return NULL;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    ss_status st = ss_system_remove_pressure(sys, id);
+    if (st)
+        return raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
+/* _pressure_bodies() -> [(id, nrt, ambient, volume), ...] in the order added. */
+static PyObject *System_pressure_bodies(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = readable_system(self);
+    if (!sys)
+        return NULL;
+    PyObject *list = PyList_New((Py_ssize_t)sys->num_bodies);
+    if (!list)
+        return NULL;
+    for (size_t k = 0; k < sys->num_bodies; k++) {
+        const ss_pressure_body *b = &sys->bodies[k];
+        PyObject *item = Py_BuildValue("(lddd)", b->id, b->nrt, b->ambient,
+                                       ss_pressure_volume(sys, b, SS_DOUBLES(sys, SS_POSITIONS)));
+        if (!item) {
+            Py_DECREF(list);
+            return NULL;
+        }
+        PyList_SET_ITEM(list, (Py_ssize_t)k, item);
+    }
+    return list;
+}
+
+/* _pressure_elements(id) -> (K, dim) int32, a copy of the body's outward boundary. */
+static PyObject *System_pressure_elements(SystemObject *self, PyObject *arg) {
+    long id = PyLong_AsLong(arg);
+    if (id == -1 && PyErr_Occurred())
+        return NULL;
+    ss_system *sys = readable_system(self);
+    if (!sys)
+        return NULL;
+    const ss_pressure_body *body = ss_system_find_pressure(sys, id);
+    if (!body) {
+        PyErr_Format(PyExc_ValueError, "there is no pressure body %ld in this system", id);
+        return NULL;
+    }
+    npy_intp dims[2] = {(npy_intp)body->count, sys->dim};
+    PyObject *arr = PyArray_SimpleNew(2, dims, NPY_INT32);
+    if (arr)
+        memcpy(PyArray_DATA((PyArrayObject *)arr), body->elements,
+               body->count * (size_t)sys->dim * sizeof(int32_t));
+    return arr;
+}
+
 /* broken_springs() -> (K, 2) int32 node pairs torn since the last call; clears them. */
 static PyObject *System_broken_springs(SystemObject *self, PyObject *unused) {
     (void)unused;
@@ -692,7 +784,7 @@ static PyObject *System_energy_terms(SystemObject *self, PyObject *unused) {
         return NULL;
     ss_energy_terms e;
     ss_energy(sys, &e);
-    return Py_BuildValue("(ddd)", e.kinetic, e.elastic, e.gravity);
+    return Py_BuildValue("(dddd)", e.kinetic, e.elastic, e.gravity, e.pressure);
 }
 
 /* A new (dim,) array filled by `fill`. */
@@ -895,6 +987,15 @@ static PyMethodDef System_methods[] = {
     {"_set_collider", (PyCFunction)System_set_collider, METH_VARARGS,
      "_set_collider(id, vector, scalar, restitution, friction)."},
     {"_remove_collider", (PyCFunction)System_remove_collider, METH_O, "Remove a collider by id."},
+    {"_add_pressure", (PyCFunction)System_add_pressure, METH_VARARGS,
+     "_add_pressure(elements, nrt, ambient) -> id."},
+    {"_set_pressure", (PyCFunction)System_set_pressure, METH_VARARGS,
+     "_set_pressure(id, nrt, ambient)."},
+    {"_remove_pressure", (PyCFunction)System_remove_pressure, METH_O, "Remove a gas body by id."},
+    {"_pressure_bodies", (PyCFunction)System_pressure_bodies, METH_NOARGS,
+     "[(id, nrt, ambient, volume), ...]."},
+    {"_pressure_elements", (PyCFunction)System_pressure_elements, METH_O,
+     "A copy of a gas body's outward boundary, (K, dim) int32."},
     {"_colliders", (PyCFunction)System_colliders, METH_NOARGS,
      "[(id, kind, vector, scalar, restitution, friction), ...] in order."},
     {"broken_springs", (PyCFunction)System_broken_springs, METH_NOARGS,
@@ -907,7 +1008,7 @@ static PyMethodDef System_methods[] = {
      "Remove nodes with their springs and faces; returns the old-to-new index map."},
     {"_set_pinned", (PyCFunction)System_set_pinned, METH_VARARGS, "Set pinned flags."},
     {"_energy_terms", (PyCFunction)System_energy_terms, METH_NOARGS,
-     "(kinetic, elastic, gravity) in joules."},
+     "(kinetic, elastic, gravity, pressure) in joules."},
     {"step", (PyCFunction)(void (*)(void))System_step, METH_VARARGS | METH_KEYWORDS,
      "step(dt, steps=1, method=None)\n--\n\nAdvance by `steps` substeps of `dt` seconds."},
     {"momentum", (PyCFunction)System_momentum, METH_NOARGS, "Total momentum, kg m/s."},

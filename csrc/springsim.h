@@ -101,6 +101,17 @@ typedef struct {
     double friction;    /* Coulomb coefficient >= 0 */
 } ss_collider;
 
+/* A closed body of ideal gas (pressure.c): its boundary is a closed, consistently
+ * oriented loop of edges (2D, elements of 2 nodes) or surface of triangles (3D,
+ * elements of 3 nodes), stored outward (enclosing a positive area or volume). */
+typedef struct {
+    long id;           /* unique within its system, never reused */
+    double nrt;        /* J in 3D, J/m in 2D (per metre of depth): P V = nrt, >= 0 */
+    double ambient;    /* Pa in 3D, N/m in 2D: the pressure outside, >= 0 */
+    size_t count;      /* elements */
+    int32_t *elements; /* (count, dim) node indices, owned */
+} ss_pressure_body;
+
 typedef struct ss_system {
     int dim; /* 2 or 3 */
     size_t num_nodes;
@@ -137,6 +148,13 @@ typedef struct ss_system {
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;
     long last_collider_id;
+
+    ss_pressure_body *bodies; /* gas bodies, in the order added */
+    size_t num_bodies, body_capacity;
+    long next_body_id;
+    /* Set by a force evaluation that finds a body with volume <= 0 (its id), so the
+     * step can roll back and say which; -1 otherwise. Reset by every step. */
+    long collapsed_body;
 
     char error[256];
 } ss_system;
@@ -245,10 +263,37 @@ ss_status ss_system_tear(ss_system *sys);
  * a = (sum of spring forces + m g - drag (v - wind) + external) / m, 0 if pinned.
  * Needs a valid colouring; runs on ss_threads_for(sys) threads, bit-identical for
  * any number. */
-void ss_forces_acceleration(const ss_system *sys, const double *x, const double *v, double *a);
+void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a);
 
-/* Acceleration from the node forces alone (gravity, drag, external), 0 if pinned. */
-void ss_forces_external(const ss_system *sys, const double *v, double *a);
+/* Acceleration from the forces on nodes that are not springs (gravity, drag,
+ * external, gas pressure), 0 if pinned: what XPBD's prediction uses. */
+void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a);
+
+/* ---- Gas pressure (pressure.c) ----------------------------------------- */
+
+/* Add a gas body. elements: (count, dim) node indices forming a closed, consistently
+ * oriented boundary; stored reversed if it encloses a negative volume. */
+ss_status ss_system_add_pressure(ss_system *sys, size_t count, const int64_t *elements, double nrt,
+                                 double ambient, long *id);
+ss_status ss_system_set_pressure(ss_system *sys, long id, double nrt, double ambient);
+ss_status ss_system_remove_pressure(ss_system *sys, long id);
+ss_pressure_body *ss_system_find_pressure(ss_system *sys, long id);
+/* Enclosed area (2D, m^2) or volume (3D, m^3) of a body at positions x. */
+double ss_pressure_volume(const ss_system *sys, const ss_pressure_body *body, const double *x);
+/* Add every body's gas force (P - ambient) dV/dx to the node forces f; a body whose
+ * volume is <= 0 gets NaN forces and its id in sys->collapsed_body. */
+void ss_pressure_add_forces(ss_system *sys, const double *x, double *f);
+/* Sum over bodies of -nrt ln V + ambient V, J (NaN if a body is inside out). */
+double ss_pressure_energy(const ss_system *sys);
+/* SS_ERR_VALUE naming the first body whose volume is not > 0. */
+ss_status ss_pressure_validate(ss_system *sys);
+/* Deep-copy src's bodies into dst (whose bodies pointer is not owned yet). */
+ss_status ss_pressure_copy(ss_system *dst, const ss_system *src);
+void ss_pressure_free(ss_system *sys);
+/* Before removing nodes: SS_ERR_VALUE if a doomed node is on a body's boundary. */
+ss_status ss_pressure_check_removal(ss_system *sys, const uint8_t *doomed);
+/* After removing nodes: renumber every body's elements. */
+void ss_pressure_renumber(ss_system *sys, const int64_t *old_to_new);
 
 /* ---- Integrators (integrate.c) ----------------------------------------- */
 
@@ -260,9 +305,10 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method);
 /* ---- Diagnostics (energy.c) -------------------------------------------- */
 
 typedef struct {
-    double kinetic; /* 1/2 sum m |v|^2 */
-    double elastic; /* 1/2 sum k (l - L)^2 */
-    double gravity; /* -sum m g.x */
+    double kinetic;  /* 1/2 sum m |v|^2 */
+    double elastic;  /* 1/2 sum k (l - L)^2 */
+    double gravity;  /* -sum m g.x */
+    double pressure; /* sum over gas bodies of -nrt ln V + ambient V */
 } ss_energy_terms;
 
 void ss_energy(const ss_system *sys, ss_energy_terms *out);

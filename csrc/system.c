@@ -125,6 +125,7 @@ ss_system *ss_system_new(int dim) {
     sys->max_strain = -1.0;
     sys->iterations = 10;
     sys->method = SS_SYMPLECTIC_EULER;
+    sys->collapsed_body = -1;
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
         sys->arrays[a] = ss_buffer_new(0);
         if (!sys->arrays[a]) {
@@ -143,6 +144,7 @@ void ss_system_free(ss_system *sys) {
     ss_free(sys->scratch);
     ss_free(sys->colliders);
     ss_free(sys->broken);
+    ss_pressure_free(sys);
     ss_system_drop_colouring(sys);
     ss_free(sys);
 }
@@ -173,6 +175,10 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->colouring_valid = 0;
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         dst->arrays[a] = NULL;
+    if (ss_pressure_copy(dst, src) != SS_OK) {
+        ss_system_free(dst);
+        return NULL;
+    }
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
         size_t bytes = ss_array_rows(src, a) * ss_array_columns(src, a) * ss_array_itemsize(a);
         dst->arrays[a] = ss_buffer_new(bytes);
@@ -299,7 +305,7 @@ ss_status ss_system_validate(ss_system *sys) {
         (st = check_stiffness(sys, SS_DOUBLES(sys, SS_STIFFNESS), m)) ||
         (st = check_spring_values(sys, "damping", "N*s/m", SS_DOUBLES(sys, SS_DAMPING), m, 0)) ||
         (st = check_vector(sys, "gravity", sys->gravity)) ||
-        (st = check_vector(sys, "wind", sys->wind)))
+        (st = check_vector(sys, "wind", sys->wind)) || (st = ss_pressure_validate(sys)))
         return st;
     if (!isfinite(sys->drag) || sys->drag < 0)
         return ss_fail(sys, SS_ERR_VALUE, "drag is %g: must be finite and >= 0 N*s/m", sys->drag);
@@ -559,16 +565,17 @@ ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *in
     uint8_t *doomed = ss_malloc(marks), *doomed_rows = doomed + n;
     if (!doomed)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory removing nodes");
+    memset(doomed, 0, n);
+    for (size_t k = 0; k < count; k++)
+        doomed[indices[k]] = 1;
     /* Make every array this system's own first: after this nothing can fail. */
-    if ((st = reserve_rows(sys, 0, SS_NODE_ARRAYS, n, n)) ||
+    if ((st = ss_pressure_check_removal(sys, doomed)) ||
+        (st = reserve_rows(sys, 0, SS_NODE_ARRAYS, n, n)) ||
         (st = reserve_rows(sys, SS_SPRINGS, SS_FACES, m, m)) ||
         (st = reserve_rows(sys, SS_FACES, SS_ARRAY_COUNT, f, f))) {
         ss_free(doomed);
         return st;
     }
-    memset(doomed, 0, n);
-    for (size_t k = 0; k < count; k++)
-        doomed[indices[k]] = 1;
     int64_t next = 0;
     for (size_t i = 0; i < n; i++)
         old_to_new[i] = doomed[i] ? -1 : next++;
@@ -585,6 +592,7 @@ ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *in
         pairs[k] = (int32_t)old_to_new[pairs[k]];
     for (size_t k = 0; k < 3 * sys->num_faces; k++)
         tri[k] = (int32_t)old_to_new[tri[k]];
+    ss_pressure_renumber(sys, old_to_new);
     ss_free(doomed);
     return SS_OK;
 }
@@ -593,6 +601,10 @@ size_t ss_system_nbytes(const ss_system *sys) {
     size_t total = sizeof *sys + sys->scratch_doubles * sizeof(double);
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         total += sizeof(ss_buffer) + sys->arrays[a]->capacity;
+    for (size_t k = 0; k < sys->num_bodies; k++)
+        total += sys->bodies[k].count * (size_t)sys->dim * sizeof(int32_t);
+    total += sys->body_capacity * sizeof(ss_pressure_body) +
+             sys->collider_capacity * sizeof(ss_collider);
     if (sys->colour_order)
         total += sys->num_springs * sizeof(int32_t) + (SS_SERIAL_COLOUR + 2) * sizeof(size_t);
     return total;

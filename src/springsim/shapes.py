@@ -634,8 +634,8 @@ def jelly(
     return _system(x, masses, pairs, k, c, faces=faces, pinned=pinned)
 
 
-def ball(n, radius, mass, stiffness, damping=0.0, dim=3, center=None) -> System:
-    """A hollow ball: an icosphere in 3D, a ring of nodes in 2D.
+def ball(n, radius, mass, stiffness, damping=0.0, dim=3, center=None, nrt=None) -> System:
+    """A hollow ball: an icosphere in 3D, a ring of nodes in 2D; with ``nrt``, full of gas.
 
     3D: the icosphere of subdivision level ``n``. Level 0 is the icosahedron (12
     nodes, 30 springs, 20 faces) with a node at each pole of the y axis; each level
@@ -647,8 +647,9 @@ def ball(n, radius, mass, stiffness, damping=0.0, dim=3, center=None) -> System:
     joined to the next (the last to node 0): ``n`` springs, no faces.
 
     Either way it is a skin without a filling: it holds its shape only under
-    tension, such as the gas pressure of a pressure body. For a solid, use
-    :func:`jelly`.
+    tension. Give ``nrt`` to fill it with gas, Matyka's pressure soft body: the
+    ball is then pressure body 0 (see :meth:`System.add_pressure`), its boundary
+    the ring (2D) or the faces (3D). For a solid, use :func:`jelly`.
 
     Parameters
     ----------
@@ -664,6 +665,10 @@ def ball(n, radius, mass, stiffness, damping=0.0, dim=3, center=None) -> System:
         Spatial dimension.
     center : array_like, shape (dim,), optional
         m; the origin by default.
+    nrt : float, optional
+        n·R·T of the gas inside, >= 0: J in 3D, J/m in 2D. P·V = nrt, so to start at
+        pressure P pass P times the initial volume (area in 2D). None (the
+        default): no gas.
 
     Returns
     -------
@@ -674,7 +679,7 @@ def ball(n, radius, mass, stiffness, damping=0.0, dim=3, center=None) -> System:
     TypeError
         A non-integer ``n`` or ``dim``, a non-numeric value.
     ValueError
-        ``n`` out of range, radius <= 0, a negative stiffness or damping.
+        ``n`` out of range, radius <= 0, a negative stiffness, damping or nrt.
 
     Examples
     --------
@@ -685,6 +690,18 @@ def ball(n, radius, mass, stiffness, damping=0.0, dim=3, center=None) -> System:
     >>> ring = ss.ball(12, radius=0.5, mass=1.0, stiffness=100.0, dim=2)
     >>> ring.num_springs, ring.positions[0].round(12).tolist()
     (12, [0.0, -0.5])
+
+    A 2D soft ball in the style of Matyka's demo, dropped on the floor:
+
+    >>> soft = ss.ball(20, radius=0.5, mass=1.0, stiffness=1e4, damping=1.0, dim=2,
+    ...                center=(0, 1), nrt=80.0)
+    >>> floor = soft.add_plane((0, 1))  # the floor y = 0, restitution 0: only gas bounces
+    >>> soft.step(1e-4, steps=4000)  # 0.4 s: squashed on the floor
+    >>> bool(soft.center_of_mass()[1] < 0.4)  # its centre is lower than its radius
+    True
+    >>> soft.step(1e-4, steps=4000)  # 0.8 s: bounced back up
+    >>> bool(soft.center_of_mass()[1] > 0.75)
+    True
     """
     dim = _dimension(dim)
     if dim == 3:
@@ -707,7 +724,11 @@ def ball(n, radius, mass, stiffness, damping=0.0, dim=3, center=None) -> System:
         unit = np.stack([np.cos(angle), np.sin(angle)], axis=1)
         pairs, faces = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1), None
     masses = _node_masses(mass, len(unit))
-    return _system(center + radius * unit, masses, pairs, k, c, faces=faces)
+    nrt = None if nrt is None else _number(nrt, "nrt")
+    sim = _system(center + radius * unit, masses, pairs, k, c, faces=faces)
+    if nrt is not None:
+        sim.add_pressure(np.arange(n) if dim == 2 else faces, nrt)
+    return sim
 
 
 def cluster(points, mass, stiffness, damping=0.0) -> System:
@@ -781,6 +802,7 @@ def balloon(
     string_stiffness=None,
     center=None,
     pin="end",
+    nrt=None,
 ) -> System:
     """A balloon on a string: a :func:`ball` with a :func:`string` tied below it.
 
@@ -794,8 +816,10 @@ def balloon(
     the ball's, the string's (top to bottom), and last the knot joining them.
     Faces: the ball's.
 
-    The ball is a bare skin: without gas inside it is limp and falls onto the hand.
-    To make it float, give its nodes a lift, e.g.
+    Without ``nrt`` the ball is a bare skin: limp, it falls onto the hand. With
+    ``nrt`` it is full of gas (pressure body 0) and keeps its round shape. Gas
+    pressure alone pushes equally on every side and lifts nothing: to make the
+    balloon float, give its nodes a lift (buoyancy), e.g.
     ``sim.external_forces[:-string_nodes, 1] = lift / (sim.num_nodes - string_nodes)``.
 
     Parameters
@@ -826,6 +850,8 @@ def balloon(
         The ball's centre, m; the origin by default.
     pin : {"end", "none"}, None or array_like of int
         Anchors: the string's bottom node (the default), nothing, or these nodes.
+    nrt : float, optional
+        n·R·T of the gas in the ball (see :func:`ball`); None: no gas.
 
     Returns
     -------
@@ -837,7 +863,7 @@ def balloon(
         A non-integer count, a non-numeric value or pin.
     ValueError
         A size <= 0, a count out of range, string_mass not in (0, mass), a negative
-        stiffness or damping, an unknown pin name (the message lists the valid ones).
+        stiffness, damping or nrt, an unknown pin name (the message lists the valid ones).
 
     Examples
     --------
@@ -866,7 +892,7 @@ def balloon(
         pin_nodes = None
         _pin_nodes(pin, {"end": np.zeros(1, np.int64)}, 1)  # check the name first
 
-    sim = ball(n, radius, total - string_mass, k, damping, dim=dim, center=center)
+    sim = ball(n, radius, total - string_mass, k, damping, dim=dim, center=center, nrt=nrt)
     lowest = int(np.argmin(sim.positions[:, 1]))
     segment = string_length / string_nodes
     down = -np.eye(dim)[1]

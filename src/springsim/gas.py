@@ -1,0 +1,150 @@
+"""Handles to the gas bodies of a System (the kernel owns them).
+
+A pressure body is a closed boundary (a loop of edges in 2D, a surface of triangles
+in 3D) filled with an isothermal ideal gas: P·V = nrt. A :class:`Gas` handle reads
+the body's current pressure and volume from the kernel at every access, and writes
+``nrt`` and ``ambient`` through to it: inflate or deflate a balloon between steps.
+
+Units: in 3D, V is a volume (m³), P a pressure (Pa) and nrt an energy (J). In 2D
+the body is a prism of unit depth: V is an area (m²), P a force per length (N/m)
+and nrt is in J/m.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import NamedTuple
+
+import numpy as np
+
+
+class _State(NamedTuple):
+    nrt: float
+    ambient: float
+    volume: float
+
+
+class Gas:
+    """The gas of one pressure body: live values, ``nrt`` and ``ambient`` writable.
+
+    Get one from :meth:`springsim.System.add_pressure`'s id with
+    :meth:`springsim.System.gas`, or all of them from :attr:`springsim.System.gases`.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> ring = ss.ball(40, radius=1.0, mass=1.0, stiffness=1e3, dim=2, nrt=3.0)
+    >>> gas = ring.gas(0)
+    >>> round(gas.volume, 4), round(gas.pressure, 4)  # the 40-gon's area, nrt / V
+    (3.1287, 0.9589)
+    >>> gas.nrt = 6.0  # twice the gas: twice the pressure at this volume
+    >>> round(gas.pressure, 4)
+    1.9177
+    """
+
+    __slots__ = ("_system", "_id")
+
+    def __init__(self, system, body: int):
+        self._system = system
+        self._id = body
+
+    def _state(self) -> _State:
+        for body, nrt, ambient, volume in self._system._pressure_bodies():
+            if body == self._id:
+                return _State(nrt, ambient, volume)
+        raise ValueError(f"pressure body {self._id} was removed from its system")
+
+    def _write(self, nrt=None, ambient=None) -> None:
+        from springsim.system import _scalar
+
+        state = self._state()
+        nrt = state.nrt if nrt is None else _scalar(nrt, "nrt")
+        ambient = state.ambient if ambient is None else _scalar(ambient, "ambient")
+        self._system._set_pressure(self._id, nrt, ambient)
+
+    @property
+    def body(self) -> int:
+        """The body id, as returned by :meth:`springsim.System.add_pressure`."""
+        return self._id
+
+    @property
+    def volume(self) -> float:
+        """Enclosed volume now, m³ (3D), or area, m² (2D)."""
+        return self._state().volume
+
+    @property
+    def pressure(self) -> float:
+        """Gas pressure now, P = nrt / V: Pa (3D) or N/m (2D)."""
+        state = self._state()
+        return state.nrt / state.volume
+
+    @property
+    def nrt(self) -> float:
+        """Amount of gas times temperature, n·R·T = P·V: J (3D) or J/m (2D), >= 0."""
+        return self._state().nrt
+
+    @nrt.setter
+    def nrt(self, value) -> None:
+        self._write(nrt=value)
+
+    @property
+    def ambient(self) -> float:
+        """Pressure outside the body, Pa (3D) or N/m (2D), >= 0; the net push on the
+        skin is P − ambient."""
+        return self._state().ambient
+
+    @ambient.setter
+    def ambient(self, value) -> None:
+        self._write(ambient=value)
+
+    @property
+    def energy(self) -> float:
+        """This body's term of :attr:`springsim.Energy.pressure`: −nrt·ln V + ambient·V, J.
+
+        Only differences are physical (ln V depends on the unit of V)."""
+        state = self._state()
+        gas = -state.nrt * math.log(state.volume) if state.nrt else 0.0
+        return gas + state.ambient * state.volume
+
+    @property
+    def boundary(self) -> np.ndarray:
+        """The boundary as stored: (K, 2) directed edges in 2D, (K, 3) triangles in
+        3D, oriented outward (a copy)."""
+        return self._system._pressure_elements(self._id)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, Gas) and other._system is self._system and other._id == self._id
+
+    def __hash__(self) -> int:
+        return hash((id(self._system), self._id))
+
+    def __repr__(self) -> str:
+        state = self._state()
+        return (
+            f"Gas(body={self._id}, pressure={state.nrt / state.volume:g}, "
+            f"volume={state.volume:g}, nrt={state.nrt:g}, ambient={state.ambient:g})"
+        )
+
+
+def boundary_elements(boundary, dim: int) -> np.ndarray:
+    """A user's boundary as the kernel's (K, dim) int64 elements.
+
+    In 2D, a 1-D sequence of nodes is a closed loop (the edge from the last node back
+    to the first is implied; a repeated first node at the end is dropped); a (K, 2)
+    array is a set of directed edges. In 3D, a (K, 3) array of triangles.
+    """
+    array = np.asarray(boundary)
+    if array.size == 0:
+        array = array.astype(np.int64)
+    if array.dtype.kind not in "iu":
+        raise TypeError(f"boundary must be node indices (integers), got dtype {array.dtype}")
+    if dim == 2 and array.ndim == 1:
+        if len(array) > 1 and array[0] == array[-1]:
+            array = array[:-1]
+        array = np.stack([array, np.roll(array, -1)], axis=1)
+    if array.ndim != 2 or array.shape[1] != dim:
+        want = "a loop of node indices or (K, 2) edges" if dim == 2 else "(K, 3) triangles"
+        raise ValueError(f"a {dim}D boundary must be {want}, got shape {array.shape}")
+    if array.dtype.kind == "u" and array.size and array.max() > np.iinfo(np.int64).max:
+        raise ValueError(f"boundary has an index beyond any system's size: {array.max()}")
+    return np.ascontiguousarray(array, dtype=np.int64)
