@@ -101,8 +101,8 @@ class Model:
         if self.backend == "kernel":
             e = self.sim.energy()
             return float(e.kinetic), float(e.elastic), float(e.gravity), float(e.total)
-        kinetic, elastic, gravity = reference.energy(self.sim)
-        return kinetic, elastic, gravity, kinetic + elastic + gravity
+        kinetic, elastic, gravity, gas = reference.energy(self.sim)
+        return kinetic, elastic, gravity, kinetic + elastic + gravity + gas
 
 
 @pytest.fixture(params=BACKENDS)

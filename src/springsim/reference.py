@@ -53,6 +53,9 @@ class State:
         Simulation time in seconds.
     iterations : int
         Constraint passes per substep of the "xpbd" method.
+    pressure : sequence of (elements, nrt, ambient)
+        Gas bodies: ``elements`` (K, dim) node indices of a closed, outward boundary
+        (directed edges in 2D, triangles in 3D), then nrt and the ambient pressure.
     """
 
     def __init__(
@@ -72,6 +75,7 @@ class State:
         energy_loss=1.0,
         time=0.0,
         iterations=10,
+        pressure=(),
     ):
         self.x = np.array(positions, dtype=np.float64)
         n, dim = self.x.shape
@@ -96,6 +100,11 @@ class State:
         self.prev_accel = None
         #: Constraint passes per substep of "xpbd".
         self.iterations = int(iterations)
+        #: Gas bodies: [(elements (K, dim) int64, nrt, ambient), ...].
+        self.pressure = [
+            (np.array(e, dtype=np.int64).reshape(-1, dim), float(nrt), float(ambient))
+            for e, nrt, ambient in pressure
+        ]
 
     @classmethod
     def from_system(cls, sim) -> State:
@@ -116,6 +125,10 @@ class State:
             energy_loss=sim.energy_loss,
             time=sim.time,
             iterations=sim.iterations,
+            pressure=[
+                (sim._pressure_elements(body), nrt, ambient)
+                for body, nrt, ambient, _volume in sim._pressure_bodies()
+            ],
         )
 
 
@@ -141,13 +154,66 @@ def spring_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     return f
 
 
+def enclosed_volume(elements: np.ndarray, x: np.ndarray) -> float:
+    """Signed area (2D: directed edges) or volume (3D: triangles) inside a closed
+    boundary, positive when it faces outward.
+
+    Measured from the first element's first node r (for accuracy far from the
+    origin): ``A = ½ Σ (a − r) × (b − r)``, ``V = ⅙ Σ (a − r)·((b − r) × (c − r))``.
+    """
+    r = x[elements[0, 0]]
+    corners = [x[elements[:, c]] - r for c in range(elements.shape[1])]
+    if elements.shape[1] == 2:
+        a, b = corners
+        return float(0.5 * np.sum(a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]))
+    a, b, c = corners
+    return float(np.sum(a * np.cross(b, c)) / 6.0)
+
+
+def volume_gradient(elements: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """∂V/∂x of a closed boundary, (N, dim): each element's length (2D) or area (3D)
+    times its outward normal, shared equally by its nodes.
+
+    2D edge (a, b), d = b − a: each node gets ½ (d_y, −d_x). 3D triangle (a, b, c):
+    each node gets ⅙ (b − a) × (c − a).
+    """
+    g = np.zeros_like(x)
+    if elements.shape[1] == 2:
+        d = x[elements[:, 1]] - x[elements[:, 0]]
+        share = 0.5 * np.stack([d[:, 1], -d[:, 0]], axis=1)
+    else:
+        a, b, c = (x[elements[:, k]] for k in range(3))
+        share = np.cross(b - a, c - a) / 6.0
+    for column in range(elements.shape[1]):
+        np.add.at(g, elements[:, column], share)
+    return g
+
+
+def pressure_forces(s: State, x: np.ndarray) -> np.ndarray:
+    """Gas force on each node, (N, dim): Σ over bodies of (nrt / V − ambient) ∂V/∂x.
+
+    This is −∂E/∂x of the gas energy E = −nrt ln V + ambient V (isothermal ideal
+    gas, P V = nrt). A body with V <= 0 is inside out: its nodes get NaN.
+    """
+    f = np.zeros_like(x)
+    for elements, nrt, ambient in s.pressure:
+        volume = enclosed_volume(elements, x)
+        if not volume > 0.0:
+            f[np.unique(elements)] = np.nan
+            continue
+        f += (nrt / volume - ambient) * volume_gradient(elements, x)
+    return f
+
+
 def accelerations(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Acceleration of every node at positions ``x`` and velocities ``v``.
 
-    a = (springs + m g - drag (v - wind) + external) / m, and zero for pinned nodes.
+    a = (springs + m g - drag (v - wind) + external + gas) / m, and zero for pinned
+    nodes.
     """
     f = spring_forces(s, x, v)
     f += s.m[:, None] * s.gravity - s.drag * (v - s.wind) + s.ext
+    f += pressure_forces(s, x)
     a = f / s.m[:, None]
     a[s.pinned] = 0.0
     return a
@@ -238,12 +304,13 @@ def _rk4(s, dt):
 
 
 def _xpbd(s, dt):
-    # XPBD (Macklin et al. 2016): predict with the node forces only, then solve each
-    # spring as a distance constraint C = l - L with compliance 1/k (0: rigid rod),
-    # Gauss-Seidel in spring order, `iterations` times; v = (x - x_start) / dt.
+    # XPBD (Macklin et al. 2016): predict with the non-spring forces (gravity, drag,
+    # external, gas), then solve each spring as a distance constraint C = l - L with
+    # compliance 1/k (0: rigid rod), Gauss-Seidel in spring order, `iterations` times;
+    # v = (x - x_start) / dt.
     x0, v0 = s.x.copy(), s.v.copy()
     m = s.m[:, None]
-    a = (m * s.gravity - s.drag * (v0 - s.wind) + s.ext) / m
+    a = (m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)) / m
     a[s.pinned] = 0.0
     s.v = v0 + a * dt
     s.x = x0 + s.v * dt
@@ -300,12 +367,17 @@ def step(s: State, dt: float, steps: int = 1, method: str = "symplectic_euler") 
         s.time += dt
 
 
-def energy(s: State) -> tuple[float, float, float]:
-    """Kinetic ½Σm|v|², elastic ½Σk(l-L)² and gravitational -Σm g·x energies (J)."""
+def energy(s: State) -> tuple[float, float, float, float]:
+    """Kinetic ½Σm|v|², elastic ½Σk(l-L)², gravitational -Σm g·x and gas
+    Σ(−nrt ln V + ambient V) energies (J)."""
     kinetic = 0.5 * np.sum(s.m * np.sum(s.v * s.v, axis=1))
     d = s.x[s.springs[:, 1]] - s.x[s.springs[:, 0]]
     length = np.sqrt(np.sum(d * d, axis=1))
     rods = np.isinf(s.k)  # rigid rods store no energy
     elastic = 0.5 * np.sum(np.where(rods, 0.0, s.k * (length - s.L) ** 2))
     gravity = -np.sum(s.m * (s.x @ s.gravity))
-    return float(kinetic), float(elastic), float(gravity)
+    gas = 0.0
+    for elements, nrt, ambient in s.pressure:
+        volume = enclosed_volume(elements, s.x)
+        gas += (-nrt * np.log(volume) if nrt else 0.0) + ambient * volume
+    return float(kinetic), float(elastic), float(gravity), float(gas)
