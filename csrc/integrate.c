@@ -176,7 +176,7 @@ static void step_xpbd(ss_system *sys, double dt, double *scratch) {
         for (size_t s = 0; s < springs; s++) {
             const size_t i = (size_t)pairs[2 * s], j = (size_t)pairs[2 * s + 1];
             const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
-            if (wi + wj == 0.0)
+            if (wi + wj == 0.0 || stiffness[s] == 0.0) /* k = 0: infinitely compliant, no pull */
                 continue;
             double d[3], length2 = 0.0, moved = 0.0;
             for (size_t k = 0; k < dim; k++) {

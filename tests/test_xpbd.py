@@ -99,3 +99,14 @@ def test_rigid_rods_cannot_be_stepped_by_force_methods():
     with pytest.raises(ss.UnstableError):
         sim.step(1e-3, steps=10, method="symplectic_euler")
     assert_same(before, snapshot(sim))
+
+
+def test_a_spring_of_zero_stiffness_is_no_constraint():
+    # Compliance 1/k is infinite for k = 0: the spring must pull nothing (it once made
+    # 0 * inf = NaN). Two stretched nodes joined by it move exactly as free nodes.
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.0, 0.0]], velocities=[[-1.0, 0.0], [1.0, 0.0]])
+    sim.add_springs([0, 1], stiffness=0.0, damping=2.0, rest_lengths=0.5)
+    sim.gravity = (0, 0)
+    sim.step(1e-2, steps=100, method="xpbd")
+    np.testing.assert_allclose(sim.positions, [[-1.0, 0.0], [2.0, 0.0]], rtol=1e-12)

@@ -318,7 +318,7 @@ def _xpbd(s, dt):
     lam = np.zeros(len(s.springs))
     for _ in range(s.iterations):
         for k, (i, j) in enumerate(s.springs):
-            if w[i] + w[j] == 0.0:
+            if w[i] + w[j] == 0.0 or s.k[k] == 0.0:  # k = 0: infinitely compliant, no pull
                 continue
             d = s.x[j] - s.x[i]
             length = np.sqrt(d @ d)
