@@ -361,8 +361,9 @@ class System(_core.System):
 
         Node data (positions, velocities, masses, pins, external forces, uvs, rest
         positions), spring data, faces and gas bodies (with new ids, in order) come
-        along; global parameters (gravity, ...) and colliders stay this system's. This is how composite models are built: a balloon is a ball
-        ``add``-ed to a string and ``connect``-ed to it.
+        along; global parameters (gravity, ...) and colliders stay this system's. This
+        is how composite models are built: a balloon is a ball ``add``-ed to a string
+        and ``connect``-ed to it.
 
         Parameters
         ----------
