@@ -64,6 +64,56 @@ def test_quick_run_covers_every_scene_and_method(quick):
         assert row["threads"] == 1
 
 
+#: The scenes with a gas body: a 2D soft ball and a 3D pressurised icosphere.
+GAS_SCENES = ("ball2d_64", "ball3d_4")
+
+
+def test_quick_run_times_the_gas_scenes(quick):
+    out, document = quick
+    assert {bench.SCENES[name]().dim for name in GAS_SCENES} == {2, 3}
+    for name in GAS_SCENES:
+        scene = bench.SCENES[name]()
+        assert len(scene.gases) == 1 and scene.gases[0].pressure > 0
+        assert name in document["settings"]["scenes"] and name in out
+        rows = [row for row in document["results"] if row["scene"] == name]
+        assert [row["method"] for row in rows] == list(ss.METHODS)
+        for row in rows:
+            assert row["status"] == "ok", row
+            assert (row["nodes"], row["springs"], row["dim"]) == (
+                scene.num_nodes,
+                scene.num_springs,
+                scene.dim,
+            )
+            assert row["steps"] >= 1 and row["seconds"] > 0
+            assert row["ns_per_spring_step"] > 0 and row["steps_per_second"] > 0
+            if row["reference_ratio"] is None:  # big xpbd, or an oracle without gas
+                assert "not timed" in row["note"], row
+            else:
+                assert row["reference_seconds"] > 0 and row["reference_ratio"] > 0
+
+
+def test_gas_scenes_time_the_reference_only_if_it_models_gas(monkeypatch):
+    # springsim.reference copies gas bodies: it is timed on the gas scenes.
+    assert bench.reference_models(bench.ball2d_64()) and bench.reference_models(bench.ball3d_4())
+    row = bench.measure("ball2d_64", "symplectic_euler", seconds=0.005, repeats=1)
+    assert row["reference_ratio"] > 0 and "gas" not in row["note"]
+    # An oracle whose State has no gas bodies: the kernel alone is timed, and the note says so.
+    from_system = reference.State.from_system
+
+    def without_gas(sim):
+        state = from_system(sim)
+        del state.pressure
+        return state
+
+    monkeypatch.setattr(reference.State, "from_system", staticmethod(without_gas))
+    assert not bench.reference_models(bench.ball2d_64())
+    assert bench.reference_models(bench.string_1000())  # no gas: nothing missing
+    row = bench.measure("ball2d_64", "symplectic_euler", seconds=0.005, repeats=1)
+    assert row["status"] == "ok" and row["ns_per_spring_step"] > 0
+    assert row["reference_ratio"] is None and row["reference_seconds"] is None
+    assert "not timed" in row["note"] and "gas" in row["note"]
+
+
 def test_quick_run_numbers_are_consistent(quick):
     _, document = quick
     for row in document["results"]:
@@ -213,6 +263,8 @@ def test_problem_copies_the_scene_for_the_peers():
     sim.drag = 0.1
     with pytest.raises(ValueError, match="peers"):
         bench.Problem.from_system(sim)
+    with pytest.raises(ValueError, match="peers"):  # the peers have no gas
+        bench.Problem.from_system(bench.ball3d_4())
 
 
 def test_memory_figures_count_what_they_say():

@@ -1,7 +1,8 @@
 """``python -m springsim.bench``: how fast springsim steps, against its NumPy reference and peers.
 
-The bench builds fixed scenes (gravity on, every spring damped), steps each with
-every integrator and prints, per scene and method:
+The bench builds fixed scenes (gravity on, every spring damped; strings, cloths, a
+jelly and two balls full of gas), steps each with every integrator and prints, per
+scene and method:
 
 - **ns per spring-step**: the time of one ``sim.step(dt, steps=K)`` call divided by
   ``K × num_springs``; lower is better. Each figure is the best (minimum) of a few
@@ -11,7 +12,9 @@ every integrator and prints, per scene and method:
   array and the integrator scratch, measured after stepping) divided by the number
   of nodes, and by the number of springs;
 - **vs reference**: how many times faster than :mod:`springsim.reference`, the
-  NumPy oracle, stepping the same scene with the same method and dt.
+  NumPy oracle, stepping the same scene with the same method and dt (not timed,
+  and the row's note says why, for xpbd on big scenes and for a scene the oracle
+  cannot model: see :func:`reference_models`).
 
 A *targets* section then checks the project's speed and memory targets (PASS or
 MISS, with the measured value), shows the speed-up of two Python threads each
@@ -91,19 +94,49 @@ def jelly_20() -> ss.System:
     return ss.jelly(20, 20, 20, size=1.0, mass=1.0, stiffness=1000.0, damping=DAMPING, pin="bottom")
 
 
+def ball2d_64() -> ss.System:
+    """A 2D soft ball: a 0.5 m ring of 64 nodes (64 springs) full of gas at ~100 N/m, falling."""
+    radius, pressure = 0.5, 100.0  # m, N/m: the springs stretch about 5 %
+    return ss.ball(
+        64,
+        radius,
+        mass=1.0,
+        stiffness=1e4,
+        damping=DAMPING,
+        dim=2,
+        nrt=pressure * math.pi * radius**2,
+    )
+
+
+def ball3d_4() -> ss.System:
+    """A 0.5 m icosphere of level 4 (2,562 nodes, 7,680 springs) full of gas at ~300 Pa, falling."""
+    radius, pressure = 0.5, 300.0  # m, Pa: the springs stretch about 4 %
+    return ss.ball(
+        4,
+        radius,
+        mass=1.0,
+        stiffness=1000.0,
+        damping=DAMPING,
+        dim=3,
+        nrt=pressure * 4 / 3 * math.pi * radius**3,
+    )
+
+
 def string_10() -> ss.System:
     """A 1 m string of 10 nodes hanging from one end: the per-call overhead target."""
     return ss.string(10, length=1.0, mass=0.1, stiffness=100.0, damping=DAMPING)
 
 
-#: The scenes of the table, by name. Add the pressurised ball and the contact
-#: scenes here once those features exist; new integrators in ``springsim.METHODS``
-#: (implicit, XPBD) are picked up by themselves.
+#: The scenes of the table, by name. Add the contact scenes here once that feature
+#: exists; new integrators in ``springsim.METHODS`` (implicit, XPBD) are picked up by
+#: themselves.
 SCENES: dict[str, Callable[[], ss.System]] = {
     "string_1000": string_1000,
     "cloth_100": cloth_100,
     "cloth_316": cloth_316,
     "jelly_20": jelly_20,
+    "ball2d_64": ball2d_64,
+    "ball3d_4": ball3d_4,
 }
 
 #: The scene and method of the speed targets.
@@ -260,6 +293,20 @@ def _time_kernel(pristine, dt, method, seconds, repeats, max_steps):
 REFERENCE_XPBD_MAX_SPRINGS = 2000
 
 
+def reference_models(sim: ss.System) -> bool:
+    """Whether :mod:`springsim.reference` steps everything in ``sim`` that the kernel does.
+
+    So far the one thing it may lack is gas: True when ``sim`` has no pressure body
+    or when ``reference.State.from_system`` copies every one of them (into the
+    state's ``pressure`` list); False for an oracle without gas bodies, which would
+    time different physics.
+    """
+    bodies = len(sim.gases)
+    if not bodies:
+        return True
+    return len(getattr(reference.State.from_system(sim), "pressure", ())) == bodies
+
+
 def _time_reference(pristine, dt, method, seconds, repeats):
     """(steps, best seconds) of :func:`springsim.reference.step` on the same scene.
 
@@ -384,6 +431,10 @@ def measure(
         pass
     elif method not in reference.METHODS:
         row["note"] = (row["note"] + "; " if row["note"] else "") + "not in springsim.reference"
+    elif not reference_models(pristine):
+        row["note"] = (row["note"] + "; " if row["note"] else "") + (
+            "reference not timed: springsim.reference has no gas bodies"
+        )
     elif method == "xpbd" and pristine.num_springs > REFERENCE_XPBD_MAX_SPRINGS:
         # The reference's Gauss-Seidel is a Python loop over springs: a minute per step
         # on the big cloth. Its speed says nothing useful there.
@@ -565,8 +616,14 @@ class Problem:
 
     @classmethod
     def from_system(cls, sim: ss.System) -> "Problem":
-        """Copy the arrays of a 3D System with no drag, wind or external forces."""
-        if sim.dim != 3 or sim.drag != 0 or np.any(sim.external_forces) or sim.energy_loss != 1:
+        """Copy the arrays of a 3D System with no drag, wind, external forces or gas."""
+        if (
+            sim.dim != 3
+            or sim.drag != 0
+            or np.any(sim.external_forces)
+            or sim.energy_loss != 1
+            or sim.gases
+        ):
             raise ValueError("the peers implement 3D springs and gravity only")
         return cls(
             x=np.array(sim.positions),
@@ -856,6 +913,15 @@ def _peer_version(name: str) -> str | None:
         return None
 
 
+def _peer_scene(sim: ss.System) -> bool:
+    """Whether the peers implement ``sim``'s physics (3D springs and gravity, no gas)."""
+    try:
+        Problem.from_system(sim)
+    except ValueError:
+        return False
+    return True
+
+
 #: The peer configurations timed: (peer, threads; None = the peer's default).
 PEER_CONFIGS = (("taichi", 1), ("taichi", None), ("warp", None))
 
@@ -1058,7 +1124,7 @@ class _Run:
 
     def peers(self, scenes) -> list[dict]:
         cores = self.info["cores"]
-        scenes = [s for s in scenes if SCENES[s]().dim == 3]
+        scenes = [s for s in scenes if _peer_scene(SCENES[s]())]
         self.say()
         self.say(
             f"Peers: the same scene and integrator ({TARGET_METHOD}, float64) in Taichi and Warp"
