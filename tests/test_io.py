@@ -11,6 +11,10 @@ from state import assert_same, snapshot
 import springsim as ss
 from springsim.io import FORMAT_VERSION, load, read_obj, save, write_obj
 
+# The entries each format version added.
+VERSION_2 = ("colliders", "break_strains", "max_strain", "iterations")
+VERSION_3 = ("pressure", "pressure_counts", "pressure_elements")
+
 
 def assert_identical(a, b):
     assert type(a) is type(b)
@@ -121,7 +125,7 @@ def test_save_replaces_a_file_and_is_plain_npz(tmp_path):
     assert_identical(load(path), sim)
     with np.load(path, allow_pickle=False) as entries:
         assert entries["format"] == "springsim.System"
-        assert entries["version"] == FORMAT_VERSION == 2
+        assert entries["version"] == FORMAT_VERSION == 3
         assert entries["dim"] == 2
 
 
@@ -469,8 +473,7 @@ def test_colliders_round_trip_and_version_1_files_load_without_them(tmp_path):
     assert np.array_equal(sim.positions, again.positions)
 
     with np.load(path) as npz:
-        version_2 = ("colliders", "break_strains", "max_strain", "iterations")
-        entries = {key: npz[key] for key in npz.files if key not in version_2}
+        entries = {key: npz[key] for key in npz.files if key not in VERSION_2 + VERSION_3}
     entries["version"] = np.array(1, dtype=np.int64)
     old = tmp_path / "version1.npz"
     np.savez(old, **entries)
@@ -492,3 +495,217 @@ def test_strain_limit_and_tearing_settings_round_trip(tmp_path):
     again = load(tmp_path / "s.npz")
     assert again.max_strain == 0.05 and again.iterations == 37
     assert again.break_strains.tolist() == [0.5, np.inf, 0.25, 1.0]
+
+
+# ---- gas bodies --------------------------------------------------------------------
+
+
+def gas_bodies(sim):
+    """Every gas body of ``sim`` as (nrt, ambient, volume, boundary), in order."""
+    return [
+        (nrt, ambient, volume, sim._pressure_elements(body))
+        for body, nrt, ambient, volume in sim._pressure_bodies()
+    ]
+
+
+def assert_same_gas(a, b):
+    """The same gas bodies in the same order: values and boundaries exactly equal."""
+    bodies_a, bodies_b = gas_bodies(a), gas_bodies(b)
+    assert len(bodies_a) == len(bodies_b)
+    for (*values_a, elements_a), (*values_b, elements_b) in zip(bodies_a, bodies_b, strict=True):
+        assert values_a == values_b  # nrt, ambient, volume: finite, so == is bit-exact
+        assert elements_a.dtype == elements_b.dtype and elements_a.shape == elements_b.shape
+        np.testing.assert_array_equal(elements_a, elements_b)
+
+
+def gas_ball_2d():
+    return ss.ball(16, radius=0.5, mass=1.0, stiffness=1e3, dim=2, nrt=2.0)
+
+
+def gas_ball_3d():
+    sim = ss.ball(1, radius=0.5, mass=1.0, stiffness=1e3, nrt=2.0)
+    sim.gas(0).ambient = 0.5
+    return sim
+
+
+def two_gas_bodies_after_a_removed_one():
+    """A 2D system that had bodies 0, 1 and 2 (16, 12 and 10 edges); 0 was removed."""
+    sim = gas_ball_2d()
+    for k, (n, nrt, ambient) in enumerate([(12, 1.0, 0.25), (10, 3.0, 0.0)]):
+        other = ss.ball(n, radius=0.3, mass=0.5, stiffness=500.0, dim=2, nrt=nrt)
+        other.positions += (1.5 * (k + 1), 0.0)
+        other.gas(0).ambient = ambient
+        sim.add(other)
+    sim.remove_pressure(0)
+    assert [body for body, *_ in sim._pressure_bodies()] == [1, 2]
+    return sim
+
+
+GAS_SYSTEMS = {
+    "ball_2d": gas_ball_2d,
+    "ball_3d": gas_ball_3d,
+    "first_removed": two_gas_bodies_after_a_removed_one,
+}
+
+
+@pytest.mark.parametrize("method", ss.METHODS)
+@pytest.mark.parametrize("make", GAS_SYSTEMS.values(), ids=GAS_SYSTEMS.keys())
+def test_gas_bodies_round_trip_and_step_bit_for_bit(tmp_path, make, method):
+    sim = make()
+    sim.step(1e-3, steps=50, method="verlet")  # moving, with a Verlet history
+    path = tmp_path / "gas.npz"
+    save(sim, path)
+    loaded = load(path)
+    assert_identical(loaded, sim)
+    assert_same_gas(loaded, sim)
+    # renumbered in order: the same ids unless a body was removed
+    bodies = len(sim.gases)
+    assert [gas.body for gas in loaded.gases] == list(range(bodies))
+    sim.step(1e-3, steps=200, method=method)
+    loaded.step(1e-3, steps=200, method=method)
+    assert np.array_equal(loaded.positions, sim.positions)
+    assert np.array_equal(loaded.velocities, sim.velocities)
+    assert_identical(loaded, sim)
+    assert_same_gas(loaded, sim)
+
+
+@pytest.mark.parametrize("make", GAS_SYSTEMS.values(), ids=GAS_SYSTEMS.keys())
+def test_gas_changes_the_next_steps(make):
+    # What makes the test above able to fail: a copy without the gas, or with one
+    # body's gas one ulp different, steps differently.
+    sim, without, nudged = make(), make(), make()
+    for gas in without.gases:
+        without.remove_pressure(gas.body)
+    gas = nudged.gases[-1]
+    gas.nrt = np.nextafter(gas.nrt, np.inf)
+    for system in (sim, without, nudged):
+        system.step(1e-3, steps=200)
+    assert not np.array_equal(sim.positions, without.positions)
+    assert not np.array_equal(sim.positions, nudged.positions)
+
+
+@pytest.mark.parametrize("version", [1, 2])
+def test_version_1_and_2_files_load_without_gas_bodies(tmp_path, version):
+    sim = two_gas_bodies_after_a_removed_one()
+    path = tmp_path / "gas.npz"
+    save(sim, path)
+    dropped = VERSION_3 if version == 2 else VERSION_2 + VERSION_3
+    with np.load(path) as npz:
+        entries = {key: npz[key] for key in npz.files if key not in dropped}
+    entries["version"] = np.array(version, dtype=np.int64)
+    old = tmp_path / f"version{version}.npz"
+    np.savez(old, **entries)
+    old_system = load(old)
+    assert old_system.gases == [] and old_system._pressure_bodies() == []
+    assert_identical(old_system, sim)  # everything else as saved
+    # an old version with a version-3 entry is refused
+    with np.load(path) as npz:
+        entries["pressure"] = npz["pressure"]
+    np.savez(old, **entries)
+    assert_bad_file(old, "unexpected pressure")
+
+
+@pytest.fixture
+def saved_gas(tmp_path):
+    """The path of a saved 2D system of 38 nodes with two gas bodies (12 + 10 edges)."""
+    path = tmp_path / "gas.npz"
+    sim = two_gas_bodies_after_a_removed_one()
+    assert sim.num_nodes == 38
+    save(sim, path)
+    return path
+
+
+def gas_entries(path):
+    with np.load(path) as npz:
+        return {key: npz[key].copy() for key in VERSION_3}
+
+
+def with_row(array, row, value):
+    array = array.copy()
+    array[row] = value
+    return array
+
+
+@pytest.mark.parametrize(
+    ("change", "match"),
+    [
+        (lambda e: {"pressure_elements": e["pressure_elements"].astype(float)}, "pressure_elem"),
+        (lambda e: {"pressure_elements": e["pressure_elements"][:, :1]}, "pressure_elements"),
+        (lambda e: {"pressure_elements": e["pressure_elements"][0]}, "pressure_elements"),
+        (lambda e: {"pressure_counts": np.array([12, 9])}, "sums to 21"),
+        (lambda e: {"pressure_counts": np.array([12, 11])}, "sums to 23"),
+        (lambda e: {"pressure_counts": np.array([23, -1])}, "negative count"),
+        (lambda e: {"pressure_counts": np.array([22])}, "pressure_counts"),
+        (lambda e: {"pressure_counts": np.array([12.0, 10.0])}, "pressure_counts"),
+        (lambda e: {"pressure": e["pressure"][:, :1]}, "'pressure'"),
+        (lambda e: {"pressure": e["pressure"].astype(np.float32)}, "'pressure'"),
+        (lambda e: {"pressure": e["pressure"][0]}, "'pressure'"),
+        # what the kernel refuses
+        (lambda e: {"pressure_elements": with_row(e["pressure_elements"], 3, (17, 38))}, "38"),
+        (lambda e: {"pressure_elements": with_row(e["pressure_elements"], 3, (17, -1))}, "-1"),
+        (
+            lambda e: {"pressure_elements": e["pressure_elements"].astype(np.uint64) + 2**63},
+            "beyond any system's size",
+        ),
+        (
+            lambda e: {
+                "pressure_elements": e["pressure_elements"][1:],
+                "pressure_counts": np.array([11, 10]),
+            },
+            "not closed",
+        ),
+        (lambda e: {"pressure_counts": np.array([0, 22])}, "empty"),
+        (lambda e: {"pressure": with_row(e["pressure"], 1, (-1.0, 0.0))}, "nrt"),
+        (lambda e: {"pressure": with_row(e["pressure"], 0, (1.0, np.nan))}, "ambient"),
+    ],
+    ids=[
+        "float_elements",
+        "one_column_elements",
+        "one_dimensional_elements",
+        "counts_sum_short",
+        "counts_sum_over",
+        "negative_count",
+        "one_count_for_two_bodies",
+        "float_counts",
+        "one_column_pressure",
+        "float32_pressure",
+        "one_dimensional_pressure",
+        "index_out_of_range",
+        "negative_index",
+        "index_beyond_int64",
+        "open_boundary",
+        "empty_body",
+        "negative_nrt",
+        "nan_ambient",
+    ],
+)
+def test_corrupt_gas_entries_raise(saved_gas, change, match):
+    rewrite(saved_gas, **change(gas_entries(saved_gas)))
+    assert_bad_file(saved_gas, match)
+
+
+def test_an_open_or_out_of_range_3d_gas_surface_raises(tmp_path):
+    path = tmp_path / "ball.npz"
+    save(gas_ball_3d(), path)
+    original = path.read_bytes()
+    entries = gas_entries(path)
+    triangles = entries["pressure_elements"]
+    rewrite(path, pressure_elements=triangles[1:], pressure_counts=np.array([79]))
+    assert_bad_file(path, "not closed")
+    path.write_bytes(original)
+    rewrite(path, pressure_elements=with_row(triangles, 5, (0, 1, 42)))
+    assert_bad_file(path, "refers to node 42")
+    path.write_bytes(original)
+    assert_same_gas(load(path), gas_ball_3d())  # the untouched file still loads
+
+
+def test_saving_an_inside_out_gas_body_raises_and_writes_nothing(tmp_path):
+    # load would re-add such a body reversed (outward), so it would not step like the
+    # original: save refuses it, as the kernel's step would.
+    sim = gas_ball_2d()
+    sim.positions[:, 0] *= -1  # mirrored through a view: the loop now runs clockwise
+    path = tmp_path / "inside_out.npz"
+    with pytest.raises(ValueError, match="inside out") as error:
+        save(sim, path)
+    assert str(path) in str(error.value)
+    assert not os.listdir(tmp_path)

@@ -5,43 +5,52 @@ the integrators' hidden state, so that a loaded system steps bit for bit like th
 that was saved. The file is a plain NumPy ``.npz`` archive (no pickle), readable with
 ``np.load`` from any language that reads ``.npy``:
 
-=================== ===================== ==========================================
-key                 shape, dtype          meaning
-=================== ===================== ==========================================
-``format``          (), str               ``"springsim.System"``: what the file holds
-``version``         (), int64             format version, :data:`FORMAT_VERSION`
-``dim``             (), int64             2 or 3
-``positions``       (N, dim) float64      as :class:`springsim.System`, for each
-``velocities``      (N, dim) float64      array of the same name
-``masses``          (N,) float64
-``pinned``          (N,) bool
-``external_forces`` (N, dim) float64
-``uvs``             (N, 2) float64
-``rest_positions``  (N, dim) float64
-``springs``         (M, 2) int32
-``rest_lengths``    (M,) float64
-``stiffness``       (M,) float64
-``damping``         (M,) float64
-``faces``           (F, 3) int32
-``gravity``         (dim,) float64
-``wind``            (dim,) float64
-``drag``            (), float64
-``energy_loss``     (), float64
-``time``            (), float64
-``method``          (), str               the default integrator
-``_prev_accel``     (N, dim) float64      position Verlet's last acceleration, m/s²
-``_verlet_valid``   (), bool              whether ``_prev_accel`` is current
-``break_strains``   (M,) float64          as :attr:`System.break_strains` (inf: never)
-``max_strain``      (), float64           the strain limit; NaN for None (off)
-``iterations``      (), int64             XPBD constraint passes per substep
-``colliders``       (K, 7) float64        one row per plane or sphere, in order: kind
-                                          (0 plane, 1 sphere), normal or center (3),
-                                          offset or radius, restitution, friction
-=================== ===================== ==========================================
+===================== ===================== ==========================================
+key                   shape, dtype          meaning
+===================== ===================== ==========================================
+``format``            (), str               ``"springsim.System"``: what the file holds
+``version``           (), int64             format version, :data:`FORMAT_VERSION`
+``dim``               (), int64             2 or 3
+``positions``         (N, dim) float64      as :class:`springsim.System`, for each
+``velocities``        (N, dim) float64      array of the same name
+``masses``            (N,) float64
+``pinned``            (N,) bool
+``external_forces``   (N, dim) float64
+``uvs``               (N, 2) float64
+``rest_positions``    (N, dim) float64
+``springs``           (M, 2) int32
+``rest_lengths``      (M,) float64
+``stiffness``         (M,) float64
+``damping``           (M,) float64
+``faces``             (F, 3) int32
+``gravity``           (dim,) float64
+``wind``              (dim,) float64
+``drag``              (), float64
+``energy_loss``       (), float64
+``time``              (), float64
+``method``            (), str               the default integrator
+``_prev_accel``       (N, dim) float64      position Verlet's last acceleration, m/s²
+``_verlet_valid``     (), bool              whether ``_prev_accel`` is current
+``break_strains``     (M,) float64          as :attr:`System.break_strains` (inf: never)
+``max_strain``        (), float64           the strain limit; NaN for None (off)
+``iterations``        (), int64             XPBD constraint passes per substep
+``colliders``         (K, 7) float64        one row per plane or sphere, in order: kind
+                                            (0 plane, 1 sphere), normal or center (3),
+                                            offset or radius, restitution, friction
+``pressure``          (B, 2) float64        one row per gas body, in order: nrt, ambient
+``pressure_counts``   (B,) int64            the number of boundary elements of each body
+``pressure_elements`` (E, dim) int32        every body's boundary as stored (outward:
+                                            edges in 2D, triangles in 3D), concatenated
+                                            in body order; E = sum of ``pressure_counts``
+===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
 entries) load as systems without colliders, strain limit or tearing, with 10 XPBD
-iterations.
+iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bodies.
+
+Gas body ids are not stored: :func:`load` adds the bodies in order, numbered 0, 1, ...,
+which are the original's ids unless bodies were removed from it (ids are never
+reused, so the bodies after a removed one get new, lower ids).
 
 :func:`read_obj` builds a mesh system from an OBJ file as modelling programs write it,
 and :func:`write_obj` writes a frame that Blender or MeshLab opens.
@@ -71,7 +80,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "load", "read_obj", "save", "write_obj"]
 #: The ``format`` entry of a springsim save file.
 FORMAT = "springsim.System"
 #: The version of the save format this springsim writes, and the newest it reads.
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 
 # Per-node and per-spring arrays: name -> (dtype, columns), columns "dim" or an int
 # (None for one value per row). Their order is the order they are written in.
@@ -106,6 +115,11 @@ _KEYS_BY_VERSION[2] = _KEYS_BY_VERSION[1] | {
     "max_strain",
     "iterations",
 }
+_KEYS_BY_VERSION[3] = _KEYS_BY_VERSION[2] | {
+    "pressure",
+    "pressure_counts",
+    "pressure_elements",
+}
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
 
@@ -116,6 +130,22 @@ def _collider_rows(sim) -> np.ndarray:
         for _cid, kind, vector, scalar, restitution, friction in sim._colliders()
     ]
     return np.array(rows, dtype=np.float64).reshape(-1, 7)
+
+
+def _pressure_entries(sim) -> dict[str, np.ndarray]:
+    """The gas bodies of ``sim`` as the ``pressure``, ``pressure_counts`` and
+    ``pressure_elements`` entries."""
+    bodies = sim._pressure_bodies()
+    elements = [sim._pressure_elements(body) for body, *_ in bodies]
+    return {
+        "pressure": np.array(
+            [[nrt, ambient] for _body, nrt, ambient, _volume in bodies], dtype=np.float64
+        ).reshape(-1, 2),
+        "pressure_counts": np.array([len(e) for e in elements], dtype=np.int64),
+        "pressure_elements": np.concatenate(
+            [np.zeros((0, sim.dim), dtype=np.int32), *elements]
+        ).astype(np.int32, copy=False),
+    }
 
 
 def _path_name(path) -> str:
@@ -218,6 +248,7 @@ def save(sim: _core.System, path) -> None:
     arrays["break_strains"] = np.array(sim.break_strains)
     arrays["iterations"] = np.array(sim.iterations, dtype=np.int64)
     arrays["max_strain"] = np.array(np.nan if sim.max_strain is None else sim.max_strain)
+    arrays.update(_pressure_entries(sim))
     _write_atomically(name, lambda file: np.savez(file, **arrays))
 
 
@@ -340,6 +371,38 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
         raise invalid(f"entry 'colliders' must have shape (K, 7), got {data['colliders'].shape}")
     if data["colliders"].dtype != np.float64:
         raise invalid(f"entry 'colliders' must be float64, got {data['colliders'].dtype}")
+    if version >= 3:
+        pressure, counts = entry("pressure"), entry("pressure_counts")
+        elements = entry("pressure_elements")
+    else:
+        pressure, counts = np.zeros((0, 2)), np.zeros(0, dtype=np.int64)
+        elements = np.zeros((0, dim), dtype=np.int32)
+    if pressure.ndim != 2 or pressure.shape[1] != 2 or pressure.dtype != np.float64:
+        raise invalid(
+            f"entry 'pressure' must be float64 of shape (B, 2), got {pressure.dtype} "
+            f"{pressure.shape}"
+        )
+    bodies = pressure.shape[0]
+    if counts.shape != (bodies,) or counts.dtype.kind not in "iu":
+        raise invalid(
+            f"entry 'pressure_counts' must be int64 of shape ({bodies},) (from 'pressure'),"
+            f" got {counts.dtype} {counts.shape}"
+        )
+    if elements.ndim != 2 or elements.shape[1] != dim or elements.dtype.kind not in "iu":
+        raise invalid(
+            f"entry 'pressure_elements' must be int32 of shape (E, {dim}), got "
+            f"{elements.dtype} {elements.shape}"
+        )
+    sizes = counts.tolist()  # Python ints: no overflow in the sum
+    if any(size < 0 for size in sizes):
+        raise invalid(f"entry 'pressure_counts' holds a negative count: {min(sizes)}")
+    if sum(sizes) != elements.shape[0]:
+        raise invalid(
+            f"entry 'pressure_counts' sums to {sum(sizes)}, but 'pressure_elements' has "
+            f"{elements.shape[0]} rows"
+        )
+    data["pressure"], data["pressure_counts"] = pressure, counts
+    data["pressure_elements"] = elements
     return data
 
 
@@ -369,7 +432,9 @@ def load(path) -> System:
     System
         A new system equal to the saved one bit for bit: arrays, parameters, method,
         time and position Verlet's history, so that it steps exactly like the
-        original would have.
+        original would have. Its gas bodies are added in the saved order, with ids
+        0, 1, ...: the original's ids unless bodies were removed from it (then the
+        later bodies are renumbered, in order).
 
     Raises
     ------
@@ -378,8 +443,9 @@ def load(path) -> System:
     ValueError
         The file is truncated, not an ``.npz`` (a text file, say), an ``.npz`` that is
         not a springsim save file, one saved by a newer springsim (a higher format
-        version), or one with a missing entry, a wrong shape or dtype, or a value the
-        kernel refuses (an index out of range, a negative mass, a NaN).
+        version), or one with a missing entry, a wrong shape or dtype, gas body
+        element counts that do not add up, or a value the kernel refuses (an index
+        out of range, a negative mass, a NaN, a gas boundary that is not closed).
     OSError
         The file cannot be opened (FileNotFoundError when it does not exist).
 
@@ -435,6 +501,13 @@ def load(path) -> System:
             if kind not in (0.0, 1.0):
                 raise ValueError(f"unknown collider kind {kind}")
             sim._add_collider(int(kind), np.array(vector[:dim]), scalar, restitution, friction)
+        elements = _indices(data["pressure_elements"], "pressure_elements", invalid)
+        start = 0
+        for (nrt, ambient), size in zip(
+            data["pressure"].tolist(), data["pressure_counts"].tolist(), strict=True
+        ):
+            sim._add_pressure(np.ascontiguousarray(elements[start : start + size]), nrt, ambient)
+            start += size
         sim._verlet_valid = bool(data["_verlet_valid"])  # last: adding nodes resets it
     except (ValueError, TypeError) as error:
         if str(error).startswith(name):
