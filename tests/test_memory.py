@@ -22,6 +22,8 @@ RNG = np.random.default_rng(3)
 X = RNG.random((20, 3))
 PAIRS = np.column_stack([np.arange(19), np.arange(1, 20)])
 MORE = RNG.random((5, 3))
+TETRA = np.array([[0.0, 0, 0], [1, 0, 0], [0, 1, 0], [0, 0, 1]])
+TETRA_FACES = np.array([[0, 2, 1], [0, 1, 3], [0, 3, 2], [1, 2, 3]])
 
 
 def lifecycle():
@@ -47,7 +49,15 @@ def lifecycle():
     dup.step(1e-3, steps=2, method="rk4")
     dup.remove_springs([0, 1])
     dup.pin([3])
-    del views, sim, dup
+    # Gas bodies own their boundaries: add, copy with the system, remove, free.
+    gas = ss.System(dim=3)
+    gas.add_nodes(TETRA)
+    body = gas.add_pressure(TETRA_FACES, nrt=1.0)
+    gas.add_pressure(TETRA_FACES[:, ::-1], nrt=2.0)  # stored reversed: a second buffer
+    gas.copy().step(1e-3, steps=2)
+    gas.remove_pressure(body)
+    gas.add(gas)
+    del views, sim, dup, gas
 
 
 def make_small():
@@ -68,6 +78,9 @@ def failing_calls(sim):
         lambda: setattr(sim, "masses", -1.0),
         lambda: setattr(sim, "positions", np.zeros((20, 4))),
         lambda: sim.remove_springs([99]),
+        lambda: sim.add_pressure([[0, 1, 2], [0, 2, 3]], nrt=1.0),  # open: check_surface
+        lambda: sim.add_pressure([[0, 1, 2], [0, 3, 2], [0, 3, 1], [1, 3, 2]], nrt=1.0),
+        lambda: sim.add_pressure([[0, 1, 2], [0, 2, 1]], nrt=1.0),  # encloses nothing
         lambda: sim.step(100.0 * sim.critical_dt(), steps=300, method="euler"),
     )
     for call in calls:

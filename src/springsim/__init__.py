@@ -12,6 +12,7 @@
 
 from springsim import reference
 from springsim._core import METHODS, UnstableError, get_num_threads, threading_available
+from springsim.gas import Gas
 from springsim.io import load, read_obj
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 from springsim.system import Energy, System
@@ -24,6 +25,7 @@ __all__ = [
     "FORCE_METHODS",
     "METHODS",
     "Energy",
+    "Gas",
     "System",
     "UnstableError",
     "ball",

@@ -48,8 +48,12 @@ def wobbling_jelly() -> ss.System:
 
 
 def floating_balloon() -> ss.System:
-    """A balloon on a held string; helium lifts the ball with twice its weight."""
-    sim = ss.balloon(0.25, 1.0, mass=0.05, stiffness=200.0, damping=0.01, string_nodes=10)
+    """A balloon on a held string: gas keeps it round (P about 40 Pa above its rest
+    shape's), helium lifts the ball with twice its weight."""
+    volume = 4 / 3 * np.pi * 0.25**3
+    sim = ss.balloon(
+        0.25, 1.0, mass=0.05, stiffness=200.0, damping=0.01, string_nodes=10, nrt=40.0 * volume
+    )
     ball = np.arange(sim.num_faces and sim.faces.max() + 1)  # the ball's nodes come first
     sim.external_forces[ball] = -2.0 * sim.masses[ball, None] * sim.gravity
     return sim
