@@ -219,6 +219,8 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
         return 5 * nd;
     case SS_XPBD:
         return 2 * nd + sys->num_springs;
+    case SS_IMPLICIT_EULER:
+        return ss_implicit_scratch_size(sys);
     default:
         return nd;
     }
@@ -226,7 +228,8 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
 
 /* Pinned nodes have zero acceleration, so every method leaves their velocity as it
  * is and moves them by exactly v dt: explicit, symplectic and velocity Verlet by
- * construction (v + 0 dt = v), Verlet, RK2 and RK4 by an explicit branch. */
+ * construction (v + 0 dt = v), Verlet, RK2 and RK4 by an explicit branch, implicit
+ * Euler because pinned nodes are not unknowns of its solve. */
 void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *scratch) {
     switch (method) {
     case SS_EULER:
@@ -246,6 +249,9 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         break;
     case SS_XPBD:
         step_xpbd(sys, dt, scratch);
+        break;
+    case SS_IMPLICIT_EULER:
+        ss_implicit_euler_step(sys, dt, scratch);
         break;
     case SS_RK4:
     default:
@@ -322,6 +328,8 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     if (method != SS_VERLET)
         sys->prev_accel_valid = 0; /* another method breaks Verlet's history */
     sys->collapsed_body = -1;
+    if (method == SS_IMPLICIT_EULER)
+        sys->cg_substeps = sys->cg_capped = 0;
 
     for (size_t s = 0; s < steps; s++) {
         ss_integrate_substep(sys, dt, method, substep_scratch);
@@ -357,7 +365,10 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
                        ss_method_name(method), failed_at, dt, time0, limit, suggest,
                        method == SS_EULER ? " (or a stable method: explicit euler gains energy "
                                             "on undamped springs at any dt)"
-                                          : "");
+                       : method != SS_IMPLICIT_EULER && dt > 2.0 * limit
+                           ? ", or keep dt and use method='implicit_euler', which is stable "
+                             "at any dt (it damps the fast motions)"
+                           : "");
     }
     return SS_OK;
 }

@@ -14,6 +14,7 @@
 #include "springsim.h"
 
 static PyObject *UnstableError;
+static PyObject *ConvergenceWarning;
 
 /* ---- The System object ------------------------------------------------- */
 
@@ -772,7 +773,111 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds)
      * touches reference counts, so it runs here, with the GIL. */
     if ((st = ss_system_tear(sys)))
         return raise_status(sys, st);
+    if (method == SS_IMPLICIT_EULER && sys->cg_capped) {
+        char message[400]; /* PyErr_WarnFormat has no %g */
+        snprintf(message, sizeof message,
+                 "implicit_euler: conjugate gradients stopped at cg_max_iterations = %d in %zu of "
+                 "%zu substeps (last relative residual %.3g > cg_tolerance %.3g); the state is "
+                 "finite but less accurate. Raise cg_max_iterations or take smaller steps",
+                 sys->cg_max_iterations, sys->cg_capped, sys->cg_substeps, sys->last_cg_residual,
+                 sys->cg_tolerance);
+        if (PyErr_WarnEx(ConvergenceWarning, message, 1) < 0)
+            return NULL;
+    }
     Py_RETURN_NONE;
+}
+
+/* last_solve() -> (iterations, residual, substeps, capped) of the last implicit_euler call. */
+static PyObject *System_last_solve(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = readable_system(self);
+    if (!sys)
+        return NULL;
+    return Py_BuildValue("(idnn)", sys->last_cg_iterations, sys->last_cg_residual,
+                         (Py_ssize_t)sys->cg_substeps, (Py_ssize_t)sys->cg_capped);
+}
+
+/* _stiffness_triplets() -> (rows int64, cols int64, values float64), 4 dim^2 per spring. */
+static PyObject *System_stiffness_triplets(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = readable_system(self);
+    if (!sys)
+        return NULL;
+    npy_intp count = (npy_intp)(sys->num_springs * 4 * (size_t)(sys->dim * sys->dim));
+    PyObject *rows = PyArray_SimpleNew(1, &count, NPY_INT64);
+    PyObject *cols = rows ? PyArray_SimpleNew(1, &count, NPY_INT64) : NULL;
+    PyObject *values = cols ? PyArray_SimpleNew(1, &count, NPY_DOUBLE) : NULL;
+    if (!values) {
+        Py_XDECREF(rows);
+        Py_XDECREF(cols);
+        return NULL;
+    }
+    ss_status st = ss_stiffness_triplets(sys, PyArray_DATA((PyArrayObject *)rows),
+                                         PyArray_DATA((PyArrayObject *)cols),
+                                         PyArray_DATA((PyArrayObject *)values));
+    if (st) {
+        Py_DECREF(rows);
+        Py_DECREF(cols);
+        Py_DECREF(values);
+        return raise_status(sys, st);
+    }
+    return Py_BuildValue("(NNN)", rows, cols, values);
+}
+
+static PyObject *get_cg_tolerance(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyFloat_FromDouble(sys->cg_tolerance) : NULL;
+}
+
+static int set_cg_tolerance(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return -1;
+    if (!value || PyBool_Check(value) || !(PyFloat_Check(value) || PyLong_Check(value))) {
+        PyErr_SetString(PyExc_TypeError, "cg_tolerance must be a number");
+        return -1;
+    }
+    double tol = PyFloat_AsDouble(value);
+    if (tol == -1.0 && PyErr_Occurred())
+        return -1;
+    if (!(tol > 0.0 && tol < 1.0)) {
+        PyErr_Format(PyExc_ValueError,
+                     "cg_tolerance is the relative residual |r| / |b| CG stops at: it must be in "
+                     "(0, 1), got %R",
+                     value);
+        return -1;
+    }
+    sys->cg_tolerance = tol;
+    return 0;
+}
+
+static PyObject *get_cg_max_iterations(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyLong_FromLong(sys->cg_max_iterations) : NULL;
+}
+
+static int set_cg_max_iterations(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return -1;
+    if (!value || !PyLong_Check(value) || PyBool_Check(value)) {
+        PyErr_SetString(PyExc_TypeError, "cg_max_iterations must be an int");
+        return -1;
+    }
+    long n = PyLong_AsLong(value);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    if (n < 1 || n > 10000000) {
+        PyErr_Format(PyExc_ValueError, "cg_max_iterations must be between 1 and 10000000, got %ld",
+                     n);
+        return -1;
+    }
+    sys->cg_max_iterations = (int)n;
+    return 0;
 }
 
 /* ---- Diagnostics ------------------------------------------------------- */
@@ -1018,6 +1123,10 @@ static PyMethodDef System_methods[] = {
      "Signed axial spring forces, N."},
     {"critical_dt", (PyCFunction)System_critical_dt, METH_NOARGS, "Explicit stability limit, s."},
     {"copy", (PyCFunction)System_copy, METH_NOARGS, "A deep copy."},
+    {"_last_solve", (PyCFunction)System_last_solve, METH_NOARGS,
+     "(iterations, residual, substeps, capped) of the last implicit_euler call."},
+    {"_stiffness_triplets", (PyCFunction)System_stiffness_triplets, METH_NOARGS,
+     "(rows, cols, values) of the elastic energy's Hessian; duplicates sum."},
     {NULL, NULL, 0, NULL},
 };
 
@@ -1025,6 +1134,14 @@ static PyGetSetDef System_getset[] = {
     {"dim", (getter)get_dim, NULL, "Spatial dimension, 2 or 3.", NULL},
     {"num_nodes", (getter)get_count, NULL, "Number of nodes N.", (void *)SS_POSITIONS},
     {"num_springs", (getter)get_count, NULL, "Number of springs M.", (void *)SS_SPRINGS},
+    {"cg_tolerance", (getter)get_cg_tolerance, (setter)set_cg_tolerance,
+     "implicit_euler: conjugate gradients stop when the residual is below cg_tolerance times "
+     "the right-hand side (2-norms; default 1e-8).",
+     NULL},
+    {"cg_max_iterations", (getter)get_cg_max_iterations, (setter)set_cg_max_iterations,
+     "implicit_euler: conjugate-gradient iterations per substep at most (default 1000); "
+     "reaching it warns with springsim.ConvergenceWarning.",
+     NULL},
     {"iterations", (getter)get_iterations, (setter)set_iterations,
      "Constraint passes per substep of method 'xpbd' (default 10).", NULL},
     {"max_strain", (getter)get_max_strain, (setter)set_max_strain,
@@ -1144,6 +1261,15 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (!UnstableError)
         goto error;
     if (PyModule_AddObjectRef(m, "UnstableError", UnstableError) < 0)
+        goto error;
+    ConvergenceWarning = PyErr_NewExceptionWithDoc(
+        "springsim.ConvergenceWarning",
+        "An iterative solve (implicit_euler's conjugate gradients) stopped at its iteration cap "
+        "before reaching its tolerance. The state is finite but less accurate.",
+        PyExc_RuntimeWarning, NULL);
+    if (!ConvergenceWarning)
+        goto error;
+    if (PyModule_AddObjectRef(m, "ConvergenceWarning", ConvergenceWarning) < 0)
         goto error;
     if (PyModule_AddObjectRef(m, "System", (PyObject *)&SystemType) < 0)
         goto error;

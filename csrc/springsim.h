@@ -28,6 +28,7 @@ typedef enum {
     SS_RK2,
     SS_RK4,
     SS_XPBD,
+    SS_IMPLICIT_EULER,
     SS_METHOD_COUNT
 } ss_method;
 
@@ -119,14 +120,21 @@ typedef struct ss_system {
     size_t num_faces;
     ss_buffer *arrays[SS_ARRAY_COUNT];
 
-    double gravity[3];    /* m/s^2 */
-    double wind[3];       /* m/s, the air velocity drag pulls towards */
-    double drag;          /* N s/m: force -drag (v - wind) on every free node */
-    double energy_loss;   /* fraction of velocity kept per substep, in [0, 1] */
-    double time;          /* s */
-    int iterations;       /* XPBD constraint passes per substep, >= 1 */
-    double max_strain;    /* strain limit (Provot): springs kept <= (1 + max_strain) L; < 0 = off */
-    ss_method method;     /* default for ss_system_step */
+    double gravity[3];   /* m/s^2 */
+    double wind[3];      /* m/s, the air velocity drag pulls towards */
+    double drag;         /* N s/m: force -drag (v - wind) on every free node */
+    double energy_loss;  /* fraction of velocity kept per substep, in [0, 1] */
+    double time;         /* s */
+    int iterations;      /* XPBD constraint passes per substep, >= 1 */
+    double max_strain;   /* strain limit (Provot): springs kept <= (1 + max_strain) L; < 0 = off */
+    ss_method method;    /* default for ss_system_step */
+    double cg_tolerance; /* implicit_euler: CG stops at |r| <= cg_tolerance |b| */
+    int cg_max_iterations; /* implicit_euler: CG iterations per substep at most, >= 1 */
+    /* The last implicit_euler call: its last substep's CG iterations and |r| / |b|,
+     * and how many of its substeps solved / hit the iteration cap. */
+    int last_cg_iterations;
+    double last_cg_residual;
+    size_t cg_substeps, cg_capped;
     int prev_accel_valid; /* SS_PREV_ACCEL holds the last Verlet step's acceleration */
 
     /* Scratch for the integrators, grown on demand, never seen from outside. */
@@ -156,7 +164,7 @@ typedef struct ss_system {
      * step can roll back and say which; -1 otherwise. Reset by every step. */
     long collapsed_body;
 
-    char error[256];
+    char error[1024];
 } ss_system;
 
 /* The data of one array, typed, for the kernel's loops. */
@@ -301,6 +309,16 @@ void ss_pressure_renumber(ss_system *sys, const int64_t *old_to_new);
 void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *scratch);
 /* Doubles of scratch the method needs for this system. */
 size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method);
+
+/* ---- Implicit Euler (implicit.c) --------------------------------------- */
+
+/* One linearised backward-Euler substep (Baraff & Witkin), CG solve; see implicit.c. */
+void ss_implicit_euler_step(ss_system *sys, double dt, double *scratch);
+size_t ss_implicit_scratch_size(const ss_system *sys);
+/* The exact Hessian of the elastic energy at the current positions as triplets, 4 dim^2
+ * per spring (duplicates are to be summed); row and column indices node * dim + axis.
+ * SS_ERR_VALUE for a rigid rod (stiffness inf). */
+ss_status ss_stiffness_triplets(ss_system *sys, int64_t *rows, int64_t *cols, double *values);
 
 /* ---- Diagnostics (energy.c) -------------------------------------------- */
 

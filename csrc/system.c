@@ -58,7 +58,8 @@ ss_status ss_fail(ss_system *sys, ss_status status, const char *fmt, ...) {
 /* ---- Method names ------------------------------------------------------ */
 
 static const char *const method_names[SS_METHOD_COUNT] = {
-    "euler", "symplectic_euler", "verlet", "velocity_verlet", "rk2", "rk4", "xpbd",
+    "euler", "symplectic_euler", "verlet", "velocity_verlet", "rk2", "rk4",
+    "xpbd",  "implicit_euler",
 };
 
 const char *ss_method_name(int method) {
@@ -126,6 +127,9 @@ ss_system *ss_system_new(int dim) {
     sys->iterations = 10;
     sys->method = SS_SYMPLECTIC_EULER;
     sys->collapsed_body = -1;
+    sys->cg_tolerance = 1e-8;
+    sys->cg_max_iterations = 1000;
+    sys->last_cg_residual = NAN; /* no solve yet */
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
         sys->arrays[a] = ss_buffer_new(0);
         if (!sys->arrays[a]) {

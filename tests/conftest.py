@@ -77,6 +77,9 @@ class Model:
             sim.drag = drag
             sim.energy_loss = energy_loss
             sim.external_forces = ext
+            # implicit_euler's CG to rounding level, as the oracle's exact solve: the
+            # textbook checks (momentum, free fall) hold for the exact linear solve.
+            sim.cg_tolerance = 1e-14
             self.sim = sim
 
     @property

@@ -28,6 +28,8 @@ SCALARS = (
     "_verlet_valid",
     "iterations",
     "max_strain",
+    "cg_tolerance",
+    "cg_max_iterations",
 )
 
 

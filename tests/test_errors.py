@@ -379,7 +379,7 @@ def test_unstable_error_is_floating_point_and_runtime_error():
     assert issubclass(ss.UnstableError, RuntimeError)
 
 
-@pytest.mark.parametrize("method", ss.FORCE_METHODS)  # xpbd is unconditionally stable
+@pytest.mark.parametrize("method", ss.EXPLICIT_METHODS)  # xpbd, implicit_euler: always stable
 def test_blow_up_raises_unstable_error_and_rolls_back(method):
     sim = make_unstable_chain()
     critical = sim.critical_dt()
@@ -397,6 +397,9 @@ def test_blow_up_raises_unstable_error_and_rolls_back(method):
     assert "dt" in message
     numbers = [float(n) for n in re.findall(r"\d+(?:\.\d*)?(?:[eE][-+]?\d+)?", message)]
     assert any(0.0 < n < dt for n in numbers), f"no smaller dt suggested in {message!r}"
+    # dt is 100x the explicit limit: the message points to the stable methods.
+    stable = "a stable method" if method == "euler" else "method='implicit_euler'"
+    assert stable in message
     # Still usable at a stable dt after the rollback.
     sim.step(0.05 * critical, steps=10, method=method)
     assert np.all(np.isfinite(sim.positions)) and np.all(np.isfinite(sim.velocities))

@@ -13,7 +13,13 @@ from springsim.io import FORMAT_VERSION, load, read_obj, save, write_obj
 
 # The entries each format version added.
 VERSION_2 = ("colliders", "break_strains", "max_strain", "iterations")
-VERSION_3 = ("pressure", "pressure_counts", "pressure_elements")
+VERSION_3 = (
+    "pressure",
+    "pressure_counts",
+    "pressure_elements",
+    "cg_tolerance",
+    "cg_max_iterations",
+)
 
 
 def assert_identical(a, b):

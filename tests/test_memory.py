@@ -47,6 +47,8 @@ def lifecycle():
     repr(sim)
     dup = sim.copy()
     dup.step(1e-3, steps=2, method="rk4")
+    dup.step(1e-3, steps=2, method="implicit_euler")
+    dup._stiffness_triplets()
     dup.remove_springs([0, 1])
     dup.pin([3])
     # Gas bodies own their boundaries: add, copy with the system, remove, free.

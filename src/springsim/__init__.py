@@ -11,21 +11,34 @@
 """
 
 from springsim import reference
-from springsim._core import METHODS, UnstableError, get_num_threads, threading_available
+from springsim._core import (
+    METHODS,
+    ConvergenceWarning,
+    UnstableError,
+    get_num_threads,
+    threading_available,
+)
 from springsim.gas import Gas
 from springsim.io import load, read_obj
+from springsim.modes import Modes
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
-from springsim.system import Energy, System
+from springsim.system import Energy, Solve, System
 from springsim.threads import set_num_threads
 
 #: The force-based integrators (every method but "xpbd", which solves constraints).
 FORCE_METHODS = tuple(m for m in METHODS if m != "xpbd")
+#: The explicit integrators: stable only below about ``critical_dt()``.
+EXPLICIT_METHODS = tuple(m for m in FORCE_METHODS if m != "implicit_euler")
 
 __all__ = [
     "FORCE_METHODS",
     "METHODS",
+    "Modes",
+    "ConvergenceWarning",
+    "EXPLICIT_METHODS",
     "Energy",
     "Gas",
+    "Solve",
     "System",
     "UnstableError",
     "ball",

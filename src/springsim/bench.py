@@ -291,6 +291,8 @@ def _time_kernel(pristine, dt, method, seconds, repeats, max_steps):
 
 #: Largest scene on which the reference's xpbd (a per-spring Python loop) is timed.
 REFERENCE_XPBD_MAX_SPRINGS = 2000
+#: Largest scene on which the reference's implicit_euler (a dense (dim·N)² solve) is timed.
+REFERENCE_IMPLICIT_MAX_NODES = 300
 
 
 def reference_models(sim: ss.System) -> bool:
@@ -440,6 +442,12 @@ def measure(
         # on the big cloth. Its speed says nothing useful there.
         row["note"] = (row["note"] + "; " if row["note"] else "") + (
             f"reference xpbd (a Python loop) not timed above {REFERENCE_XPBD_MAX_SPRINGS} springs"
+        )
+    elif method == "implicit_euler" and pristine.num_nodes > REFERENCE_IMPLICIT_MAX_NODES:
+        # The reference assembles and factorises a dense matrix: O((dim N)³) per step.
+        row["note"] = (row["note"] + "; " if row["note"] else "") + (
+            "reference implicit_euler (a dense solve) not timed above "
+            f"{REFERENCE_IMPLICIT_MAX_NODES} nodes"
         )
     else:
         ref_steps, ref_best = _time_reference(pristine, dt, method, seconds, repeats)

@@ -42,11 +42,14 @@ key                   shape, dtype          meaning
 ``pressure_elements`` (E, dim) int32        every body's boundary as stored (outward:
                                             edges in 2D, triangles in 3D), concatenated
                                             in body order; E = sum of ``pressure_counts``
+``cg_tolerance``      (), float64           implicit_euler's CG relative residual
+``cg_max_iterations`` (), int64             implicit_euler's CG iterations per substep
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
 entries) load as systems without colliders, strain limit or tearing, with 10 XPBD
-iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bodies.
+iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bodies
+and the default CG settings.
 
 Gas body ids are not stored: :func:`load` adds the bodies in order, numbered 0, 1, ...,
 which are the original's ids unless bodies were removed from it (ids are never
@@ -119,6 +122,8 @@ _KEYS_BY_VERSION[3] = _KEYS_BY_VERSION[2] | {
     "pressure",
     "pressure_counts",
     "pressure_elements",
+    "cg_tolerance",
+    "cg_max_iterations",
 }
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
@@ -247,6 +252,8 @@ def save(sim: _core.System, path) -> None:
     arrays["colliders"] = _collider_rows(sim)
     arrays["break_strains"] = np.array(sim.break_strains)
     arrays["iterations"] = np.array(sim.iterations, dtype=np.int64)
+    arrays["cg_tolerance"] = np.array(sim.cg_tolerance, dtype=np.float64)
+    arrays["cg_max_iterations"] = np.array(sim.cg_max_iterations, dtype=np.int64)
     arrays["max_strain"] = np.array(np.nan if sim.max_strain is None else sim.max_strain)
     arrays.update(_pressure_entries(sim))
     _write_atomically(name, lambda file: np.savez(file, **arrays))
@@ -366,6 +373,10 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
         raise invalid(f"entry 'break_strains' must be float64 of shape ({rows},)")
     data["max_strain"] = scalar("max_strain", "f") if version >= 2 else np.array(np.nan)
     data["iterations"] = scalar("iterations", "iu") if version >= 2 else np.array(10)
+    data["cg_tolerance"] = scalar("cg_tolerance", "f") if version >= 3 else np.array(1e-8)
+    data["cg_max_iterations"] = (
+        scalar("cg_max_iterations", "iu") if version >= 3 else np.array(1000)
+    )
     data["colliders"] = entry("colliders") if version >= 2 else np.zeros((0, 7))
     if data["colliders"].ndim != 2 or data["colliders"].shape[1] != 7:
         raise invalid(f"entry 'colliders' must have shape (K, 7), got {data['colliders'].shape}")
@@ -495,6 +506,8 @@ def load(path) -> System:
         sim.method = str(data["method"])
         sim._set_array("break_strains", contiguous("break_strains"))
         sim.iterations = int(data["iterations"])
+        sim.cg_tolerance = float(data["cg_tolerance"])
+        sim.cg_max_iterations = int(data["cg_max_iterations"])
         max_strain = float(data["max_strain"])
         sim.max_strain = None if math.isnan(max_strain) else max_strain
         for kind, *vector, scalar, restitution, friction in data["colliders"].tolist():

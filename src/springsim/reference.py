@@ -20,7 +20,16 @@ from __future__ import annotations
 
 import numpy as np
 
-METHODS = ("euler", "symplectic_euler", "verlet", "velocity_verlet", "rk2", "rk4", "xpbd")
+METHODS = (
+    "euler",
+    "symplectic_euler",
+    "verlet",
+    "velocity_verlet",
+    "rk2",
+    "rk4",
+    "xpbd",
+    "implicit_euler",
+)
 
 #: Springs shorter than this (metres) exert no force: their direction is undefined.
 MIN_SPRING_LENGTH = 1e-12
@@ -339,6 +348,64 @@ def _xpbd(s, dt):
     _move_pinned(s, x0, v0, dt)
 
 
+def spring_blocks(s: State, x: np.ndarray, projected: bool = False):
+    """Per-spring unit vectors u (M, dim) and the 3×3 (2×2) blocks
+    ``K_s = k [u uᵀ + (1 − L/l)(I − u uᵀ)]`` (M, dim, dim); ``projected`` clamps
+    1 − L/l at 0. A spring shorter than MIN_SPRING_LENGTH has u = 0 and K_s = 0."""
+    d = x[s.springs[:, 1]] - x[s.springs[:, 0]]
+    length = np.sqrt(np.sum(d * d, axis=1))
+    live = length >= MIN_SPRING_LENGTH
+    u = np.zeros_like(d)
+    u[live] = d[live] / length[live, None]
+    transverse = np.zeros_like(length)
+    transverse[live] = 1.0 - s.L[live] / length[live]
+    if projected:
+        transverse = np.maximum(transverse, 0.0)
+    uu = u[:, :, None] * u[:, None, :]
+    eye = np.eye(s.dim) * live[:, None, None]
+    blocks = s.k[:, None, None] * (uu + transverse[:, None, None] * (eye - uu))
+    return u, blocks
+
+
+def assemble(s: State, blocks: np.ndarray) -> np.ndarray:
+    """The dense (dim·N)² matrix with +block at (i, i), (j, j) and −block at (i, j), (j, i)."""
+    n, dim = s.x.shape
+    matrix = np.zeros((n * dim, n * dim))
+    for (i, j), block in zip(s.springs, blocks, strict=True):
+        for a, b, sign in ((i, i, 1), (j, j, 1), (i, j, -1), (j, i, -1)):
+            matrix[a * dim : (a + 1) * dim, b * dim : (b + 1) * dim] += sign * block
+    return matrix
+
+
+def hessian(s: State, x: np.ndarray, projected: bool = False) -> np.ndarray:
+    """Hessian of the elastic energy ½ Σ k (l − L)² at ``x``, dense (dim·N)²."""
+    return assemble(s, spring_blocks(s, x, projected)[1])
+
+
+def _implicit_euler(s, dt):
+    # Linearised backward Euler (Baraff & Witkin 1998), solved exactly here (the kernel
+    # uses conjugate gradients):
+    #   (M − dt ∂f/∂v − dt² ∂f/∂x) Δv = dt (f + dt ∂f/∂x v),  v += Δv, x += dt v,
+    # over the free nodes; ∂f/∂x = −K with compressed springs' sideways term dropped,
+    # ∂f/∂v = −(Σ c u uᵀ blocks + drag I). Gas, gravity, external forces: explicit.
+    x0, v0 = s.x.copy(), s.v.copy()
+    n, dim = x0.shape
+    u, blocks = spring_blocks(s, x0, projected=True)
+    stiffness = assemble(s, blocks)
+    damping = assemble(s, s.c[:, None, None] * u[:, :, None] * u[:, None, :])
+    masses = np.repeat(s.m, dim)
+    force = accelerations(s, x0, v0).reshape(-1) * masses
+    free = np.repeat(~s.pinned, dim)
+    matrix = np.diag(masses + dt * s.drag) + dt * damping + dt * dt * stiffness
+    rhs = dt * (force - dt * stiffness @ v0.reshape(-1))
+    dv = np.zeros(n * dim)
+    if free.any():
+        dv[free] = np.linalg.solve(matrix[np.ix_(free, free)], rhs[free])
+    s.v = v0 + dv.reshape(n, dim)
+    s.x = x0 + dt * s.v
+    _move_pinned(s, x0, v0, dt)
+
+
 _STEPPERS = {
     "euler": _euler,
     "symplectic_euler": _symplectic_euler,
@@ -347,6 +414,7 @@ _STEPPERS = {
     "rk2": _rk2,
     "rk4": _rk4,
     "xpbd": _xpbd,
+    "implicit_euler": _implicit_euler,
 }
 
 

@@ -39,6 +39,27 @@ class Energy(NamedTuple):
     total: float
 
 
+class Solve(NamedTuple):
+    """How the conjugate-gradient solves of the last ``implicit_euler`` call went.
+
+    Attributes
+    ----------
+    iterations : int
+        CG iterations of its last substep.
+    residual : float
+        |r| / |b| at the end of its last substep's solve (NaN before any solve).
+    substeps : int
+        Substeps (solves) in that call.
+    capped : int
+        How many of them stopped at ``cg_max_iterations`` before ``cg_tolerance``.
+    """
+
+    iterations: int
+    residual: float
+    substeps: int
+    capped: int
+
+
 def _as_real_array(value, name: str) -> np.ndarray:
     """``value`` as an array of real numbers (or bools), else TypeError naming it."""
     if value is None:
@@ -625,6 +646,10 @@ class System(_core.System):
         Damping and drag are not included; RK4 tolerates about 1.4× this, explicit
         Euler no undamped dt at all. Infinite when no spring acts on a free node.
 
+        For steps far beyond this limit (stiff springs, long runs) use
+        ``method="implicit_euler"``, stable at any dt, or ``"xpbd"``. Gas pressure is
+        not included either.
+
         Examples
         --------
         >>> import springsim as ss
@@ -636,6 +661,101 @@ class System(_core.System):
         0.4
         """
         return super().critical_dt()
+
+    def last_solve(self) -> Solve:
+        """Iterations and residual of the last ``implicit_euler`` step's CG solves.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> cloth = ss.cloth(10, 10, width=1.0, height=1.0, mass=0.1, stiffness=1e4)
+        >>> cloth.step(10 * cloth.critical_dt(), steps=5, method="implicit_euler")
+        >>> solve = cloth.last_solve()
+        >>> solve.substeps, solve.capped, solve.residual <= cloth.cg_tolerance
+        (5, 0, True)
+        """
+        return Solve(*self._last_solve())
+
+    def stiffness_matrix(self):
+        """The Hessian K of the elastic energy at the current positions (needs SciPy).
+
+        Each spring s = (i, j) with unit vector u, length l and rest length L adds
+        ``K_s = k [u uᵀ + (1 − L/l)(I − u uᵀ)]`` at blocks (i, i) and (j, j) and −K_s at
+        (i, j) and (j, i): the exact second derivative of ½ k (l − L)², so that
+        small displacements δx change the spring forces by −K δx. Row and column
+        ``node * dim + axis``; pinned nodes included. Springs shorter than 1e-12 m
+        contribute nothing (they exert no force). Gas and gravity are not included.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix, shape (dim·N, dim·N)
+            Symmetric; positive semi-definite unless a spring is compressed.
+
+        Raises
+        ------
+        ImportError
+            SciPy is not installed (``pip install 'springsim[scipy]'``).
+        ValueError
+            A spring is a rigid rod (stiffness inf).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[0, 0], [2, 0]])
+        >>> _ = sim.add_springs([0, 1], stiffness=10.0, rest_lengths=1.0)
+        >>> sim.stiffness_matrix().toarray()  # axial k = 10, sideways k (1 − L/l) = 5
+        array([[ 10.,   0., -10.,   0.],
+               [  0.,   5.,   0.,  -5.],
+               [-10.,   0.,  10.,   0.],
+               [  0.,  -5.,   0.,   5.]])
+        """
+        from springsim.modes import stiffness_matrix
+
+        return stiffness_matrix(self)
+
+    def normal_modes(self, k):
+        """The ``k`` lowest normal modes of small motions about the current state.
+
+        Solves K φ = ω² M φ (K: :meth:`stiffness_matrix`, M: the node masses) over
+        the free nodes; pinned nodes stay put. A free body has one zero mode per
+        rigid motion (3 in 2D, 6 in 3D), more if it can deform without stretching a
+        spring (a ``jelly(..., arrangement="simple")`` can shear). Dense (NumPy)
+        up to 2000 free coordinates, sparse shift-invert Lanczos (SciPy) above.
+
+        Parameters
+        ----------
+        k : int
+            How many modes, 1 to dim × (free nodes).
+
+        Returns
+        -------
+        Modes
+            ``frequencies`` (k,) in rad/s, ascending, and mass-normalised ``shapes``
+            (k, N, dim); see :class:`springsim.modes.Modes` for negative frequencies.
+
+        Raises
+        ------
+        ValueError
+            k out of range, every node pinned, a rigid rod.
+
+        Examples
+        --------
+        Ten masses between two pins: ω_n = 2 √(k/m) sin(nπ/22). Along the chain at
+        rest length the sideways motions are free (10 zero modes); the next 10 are
+        the stretching ones.
+
+        >>> import numpy as np
+        >>> import springsim as ss
+        >>> chain = ss.string(12, length=11.0, mass=12.0, stiffness=4.0, dim=2, pin="both")
+        >>> omega = chain.normal_modes(20).frequencies
+        >>> n = np.arange(1, 11)
+        >>> np.allclose(omega[:10], 0), np.allclose(omega[10:], 4 * np.sin(n * np.pi / 22))
+        (True, True)
+        """
+        from springsim.modes import normal_modes
+
+        return normal_modes(self, k)
 
     @property
     def break_strain(self) -> float | None:
@@ -742,6 +862,23 @@ class System(_core.System):
         (:meth:`drive`): then each substep returns to Python to place them. A step
         whose result is not finite raises :class:`springsim.UnstableError` and leaves
         the system as it was before the call.
+
+        ``method="implicit_euler"`` is linearised backward Euler (Baraff & Witkin
+        1998): each substep solves
+
+            (M − dt ∂f/∂v − dt² ∂f/∂x) Δv = dt (f + dt ∂f/∂x v),
+
+        then v += Δv, x += dt v, for the free nodes (pinned ones are not unknowns).
+        ∂f/∂v holds the spring damping and drag; ∂f/∂x is minus the springs'
+        Hessian (see :meth:`stiffness_matrix`) with the sideways term of compressed
+        springs dropped (1 − L/l clamped at 0), which makes the matrix symmetric
+        positive definite: Jacobi-preconditioned conjugate gradients, in C, always
+        apply. They stop at ``cg_tolerance`` (relative residual, default 1e-8) or
+        ``cg_max_iterations`` (default 1000; reaching it warns with
+        :class:`springsim.ConvergenceWarning`); :meth:`last_solve` reports them. Gas
+        pressure, gravity and external forces are explicit. It is first order and
+        stable at any dt, because it damps fast motions: amplitude × 1/√(1 + (ω dt)²)
+        per step.
         """
         drives = self.__dict__.get("_drives")
         if not drives:
