@@ -48,6 +48,45 @@ void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     out->pressure = ss_pressure_energy(sys);
 }
 
+double ss_dissipation_power(const ss_system *sys) {
+    const size_t dim = (size_t)sys->dim;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    const double *damping = SS_DOUBLES(sys, SS_DAMPING);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    double power = 0.0;
+    for (size_t s = 0; s < sys->num_springs; s++) {
+        if (damping[s] == 0.0)
+            continue;
+        const size_t i = (size_t)pairs[2 * s] * dim, j = (size_t)pairs[2 * s + 1] * dim;
+        const double length = spring_length(sys, s);
+        if (!(length >= 1e-12))
+            continue;
+        double closing = 0.0;
+        for (size_t k = 0; k < dim; k++)
+            closing += (v[j + k] - v[i + k]) * (x[j + k] - x[i + k]) / length;
+        power += damping[s] * closing * closing;
+    }
+    if (sys->drag != 0.0)
+        for (size_t i = 0; i < sys->num_nodes; i++)
+            if (!pinned[i])
+                for (size_t k = 0; k < dim; k++)
+                    power += sys->drag * (v[i * dim + k] - sys->wind[k]) * v[i * dim + k];
+    return power;
+}
+
+double ss_free_kinetic_energy(const ss_system *sys) {
+    const size_t dim = (size_t)sys->dim;
+    const double *v = SS_DOUBLES(sys, SS_VELOCITIES), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    double twice = 0.0;
+    for (size_t i = 0; i < sys->num_nodes; i++)
+        if (!pinned[i])
+            for (size_t k = 0; k < dim; k++)
+                twice += m[i] * v[i * dim + k] * v[i * dim + k];
+    return 0.5 * twice;
+}
+
 /* Linear momentum sum m v, kg m/s. */
 void ss_momentum(const ss_system *sys, double out[3]) {
     const size_t dim = (size_t)sys->dim;

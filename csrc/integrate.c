@@ -258,10 +258,20 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         step_rk4(sys, dt, scratch);
         break;
     }
+    /* Damping and drag: the trapezoid rule on their power over the integration, from
+     * the state it started from to the one it reached (before contacts and
+     * energy_loss, which count their own losses exactly). */
+    if (sys->track_energy) {
+        const double power = ss_dissipation_power(sys);
+        sys->dissipated += 0.5 * dt * (sys->power + power);
+        sys->power = power;
+    }
     ss_constraints_limit_strain(sys);
     ss_collide(sys);
     /* Free nodes keep the fraction energy_loss of their velocity. */
     const double keep = sys->energy_loss;
+    if (keep != 1.0 && sys->track_energy)
+        sys->dissipated += (1.0 - keep * keep) * ss_free_kinetic_energy(sys);
     if (keep != 1.0) {
         double *v = SS_DOUBLES(sys, SS_VELOCITIES);
         const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
@@ -271,6 +281,8 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
                 for (size_t k = i * dim; k < (i + 1) * dim; k++)
                     v[k] *= keep;
     }
+    if (sys->track_energy && (keep != 1.0 || sys->num_colliders || sys->max_strain >= 0.0))
+        sys->power = ss_dissipation_power(sys); /* the next substep starts from here */
 }
 
 /* Nonzero when every value of x and v is finite: 0 * inf and 0 * NaN are NaN, so
@@ -323,8 +335,10 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     memcpy(backup + nd, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
     if (saved == 3)
         memcpy(backup + 2 * nd, SS_DOUBLES(sys, SS_PREV_ACCEL), bytes);
-    const double time0 = sys->time;
+    const double time0 = sys->time, dissipated0 = sys->dissipated;
     const int valid0 = sys->prev_accel_valid;
+    if (sys->track_energy)
+        sys->power = ss_dissipation_power(sys);
     if (method != SS_VERLET)
         sys->prev_accel_valid = 0; /* another method breaks Verlet's history */
     sys->collapsed_body = -1;
@@ -334,6 +348,7 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     for (size_t s = 0; s < steps; s++) {
         ss_integrate_substep(sys, dt, method, substep_scratch);
         sys->time += dt;
+
         if ((s + 1) % SS_FINITE_CHECK_EVERY != 0 && s + 1 != steps)
             continue;
         if (state_is_finite(sys) && sys->collapsed_body < 0)
@@ -344,6 +359,7 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
         if (saved == 3)
             memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), backup + 2 * nd, bytes);
         sys->time = time0;
+        sys->dissipated = dissipated0;
         sys->prev_accel_valid = valid0;
         double limit = INFINITY;
         if (ss_critical_dt(sys, &limit) != SS_OK)

@@ -985,6 +985,27 @@ static PyObject *get_nbytes(SystemObject *self, void *closure) {
     return sys ? PyLong_FromSize_t(ss_system_nbytes(sys)) : NULL;
 }
 
+static PyObject *get_track_energy(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyBool_FromLong(sys->track_energy) : NULL;
+}
+
+static int set_track_energy(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return -1;
+    int truth = value ? PyObject_IsTrue(value) : -1;
+    if (truth < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_AttributeError, "cannot delete track_energy");
+        return -1;
+    }
+    sys->track_energy = truth;
+    return 0;
+}
+
 static PyObject *get_verlet_valid(SystemObject *self, void *closure) {
     (void)closure;
     ss_system *sys = readable_system(self);
@@ -1012,6 +1033,8 @@ static double *scalar_field(ss_system *sys, const char *name) {
         return &sys->drag;
     if (strcmp(name, "energy_loss") == 0)
         return &sys->energy_loss;
+    if (strcmp(name, "dissipated") == 0)
+        return &sys->dissipated;
     return &sys->time;
 }
 
@@ -1159,6 +1182,14 @@ static PyGetSetDef System_getset[] = {
     {"energy_loss", (getter)get_scalar, (setter)set_scalar,
      "Fraction of velocity kept per step, in [0, 1]; 1.0 = no loss.", "energy_loss"},
     {"time", (getter)get_scalar, (setter)set_scalar, "Simulation time, s.", "time"},
+    {"dissipated", (getter)get_scalar, (setter)set_scalar,
+     "Energy, J, taken out of the motion while track_energy is on: by spring damping and drag "
+     "(trapezoid rule on their power), energy_loss and contacts. Assign 0 to restart the count.",
+     "dissipated"},
+    {"track_energy", (getter)get_track_energy, (setter)set_track_energy,
+     "Whether steps add to `dissipated` (off by default: it costs a pass over the springs per "
+     "substep). run() turns it on.",
+     NULL},
     {"method", (getter)get_method, (setter)set_method,
      "The integrator step() uses when none is given.", NULL},
     {NULL, NULL, NULL, NULL, NULL},

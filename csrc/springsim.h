@@ -135,6 +135,11 @@ typedef struct ss_system {
     int last_cg_iterations;
     double last_cg_residual;
     size_t cg_substeps, cg_capped;
+    /* Energy bookkeeping (off unless track_energy): J removed by spring damping and drag
+     * (trapezoid rule on their power), energy_loss and contacts, since it was reset. */
+    int track_energy;
+    double dissipated;
+    double power;         /* W, damping and drag power at the start of the current substep */
     int prev_accel_valid; /* SS_PREV_ACCEL holds the last Verlet step's acceleration */
 
     /* Scratch for the integrators, grown on demand, never seen from outside. */
@@ -334,6 +339,11 @@ void ss_momentum(const ss_system *sys, double out[3]);
 void ss_center_of_mass(const ss_system *sys, double out[3]);
 void ss_spring_lengths(const ss_system *sys, double *out);
 void ss_spring_tensions(const ss_system *sys, double *out);
+/* Power, W, that spring damping and drag take out of the motion at the current state:
+ * sum c ((v_j - v_i).u)^2 + sum over free nodes of drag (v - wind).v. */
+double ss_dissipation_power(const ss_system *sys);
+/* Kinetic energy of the free nodes, J (what energy_loss scales). */
+double ss_free_kinetic_energy(const ss_system *sys);
 /* The explicit stability limit, s (see energy.c for the estimate). */
 ss_status ss_critical_dt(ss_system *sys, double *out);
 

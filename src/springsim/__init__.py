@@ -19,9 +19,11 @@ from springsim._core import (
     threading_available,
 )
 from springsim.gas import Gas
+from springsim.history import History
 from springsim.io import load, read_obj
 from springsim.modes import Modes
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
+from springsim.sweep import SweepResult, sweep
 from springsim.system import Energy, Solve, System
 from springsim.threads import set_num_threads
 
@@ -38,7 +40,9 @@ __all__ = [
     "EXPLICIT_METHODS",
     "Energy",
     "Gas",
+    "History",
     "Solve",
+    "SweepResult",
     "System",
     "UnstableError",
     "ball",
@@ -53,6 +57,7 @@ __all__ = [
     "reference",
     "set_num_threads",
     "string",
+    "sweep",
     "threading_available",
 ]
 __version__ = "0.1.0"

@@ -238,6 +238,12 @@ def save(sim: _core.System, path) -> None:
         raise TypeError(f"sim must be a springsim.System, not {type(sim).__name__}")
     name = _path_name(path)
     _check_savable(sim, name)
+    arrays = state_arrays(sim)
+    _write_atomically(name, lambda file: np.savez(file, **arrays))
+
+
+def state_arrays(sim) -> dict[str, np.ndarray]:
+    """Every entry of the save format for ``sim``: copies of its exact bits."""
     arrays = {
         "format": np.array(FORMAT),
         "version": np.array(FORMAT_VERSION, dtype=np.int64),
@@ -256,7 +262,7 @@ def save(sim: _core.System, path) -> None:
     arrays["cg_max_iterations"] = np.array(sim.cg_max_iterations, dtype=np.int64)
     arrays["max_strain"] = np.array(np.nan if sim.max_strain is None else sim.max_strain)
     arrays.update(_pressure_entries(sim))
-    _write_atomically(name, lambda file: np.savez(file, **arrays))
+    return arrays
 
 
 # What reading a truncated or corrupt zip raises (zipfile raises NotImplementedError for
@@ -475,7 +481,12 @@ def load(path) -> System:
     <springsim.System dim=2 nodes=2 springs=0 method='symplectic_euler' t=0s> [ 0.   -1.62]
     """
     name = _path_name(path)
-    data = _read_npz(name)
+    return system_from_arrays(_read_npz(name), name)
+
+
+def system_from_arrays(data: dict, name: str = "<arrays>", cls=None) -> System:
+    """Build a system from checked save-format entries (see :func:`load`); the
+    kernel checks every value. Errors are ValueError starting with ``name``."""
 
     def invalid(problem: str) -> ValueError:
         return ValueError(f"{name}: {problem}")
@@ -485,7 +496,7 @@ def load(path) -> System:
 
     dim = int(data["dim"])
     try:
-        sim = System(dim=dim)
+        sim = (System if cls is None else cls)(dim=dim)
         sim._add_nodes(
             contiguous("positions"),
             contiguous("velocities"),

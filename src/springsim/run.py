@@ -1,0 +1,201 @@
+"""Long runs: many steps in C between records, a progress bar, Ctrl-C that keeps what
+was recorded. See :meth:`springsim.System.run`."""
+
+from __future__ import annotations
+
+import math
+import operator
+import time
+
+import numpy as np
+
+from springsim.history import ENERGY_TERMS, History
+
+#: Target wall time of one call into C, s: short enough that the progress bar moves
+#: and Ctrl-C is answered promptly, long enough that the Python between calls is noise.
+CHUNK_SECONDS = 0.1
+#: Runs predicted to take longer than this (s) show a progress bar.
+PROGRESS_AFTER = 1.0
+#: Records by default: about this many.
+DEFAULT_RECORDS = 1000
+
+
+def _count(value, name: str, minimum: int) -> int:
+    if isinstance(value, bool):
+        raise TypeError(f"{name} must be an int, not bool")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise TypeError(f"{name} must be an int, not {type(value).__name__}") from None
+    if value < minimum:
+        raise ValueError(f"{name} must be >= {minimum}, got {value}")
+    return value
+
+
+def _seconds(value, name: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
+        raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
+    value = float(value)
+    if not (value > 0 and math.isfinite(value)):
+        raise ValueError(f"{name} must be a positive, finite time in seconds, got {value}")
+    return value
+
+
+def _schedule(total: int, record_every: int, frames: int) -> tuple[list[int], set, set]:
+    """The step counts at which the run stops to record (0 and total included)."""
+    records = set(range(0, total, record_every)) | {total}
+    frame_steps = set()
+    if frames:
+        frame_steps = set(np.round(np.linspace(0, total, frames)).astype(int).tolist())
+    return sorted(records | frame_steps), records, frame_steps
+
+
+class _Progress:
+    """A tqdm.auto bar (a widget in notebooks, a line in a terminal), or nothing."""
+
+    def __init__(self, total: int, wanted: bool):
+        self.bar = None
+        self.total = total
+        self.wanted = wanted
+
+    def start_if_long(self, done: int, seconds_per_step: float) -> None:
+        if self.bar is not None or not self.wanted:
+            return
+        if seconds_per_step * (self.total - done) < PROGRESS_AFTER:
+            return
+        try:
+            from tqdm.auto import tqdm
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            self.wanted = False
+            return
+        self.bar = tqdm(total=self.total, initial=done, unit="step", desc="springsim run")
+
+    def update(self, steps: int) -> None:
+        if self.bar is not None:
+            self.bar.update(steps)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def run(
+    sim,
+    duration,
+    dt,
+    method=None,
+    record_every=None,
+    frames=None,
+    frame_nodes=None,
+    progress=True,
+    callback=None,
+) -> History:
+    """See :meth:`springsim.System.run`."""
+    from springsim import UnstableError
+
+    duration, dt = _seconds(duration, "duration"), _seconds(dt, "dt")
+    method = sim.method if method is None else method
+    total = max(1, round(duration / dt))
+    record_every = (
+        max(1, total // DEFAULT_RECORDS)
+        if record_every is None
+        else _count(record_every, "record_every", 1)
+    )
+    frame_count = 0 if frames is None else _count(frames, "frames", 1)
+    nodes = np.arange(sim.num_nodes) if frame_nodes is None else np.asarray(frame_nodes).reshape(-1)
+    if nodes.dtype.kind not in "iu":
+        raise TypeError(f"frame_nodes must be node indices, got dtype {nodes.dtype}")
+    if nodes.size and (nodes.min() < 0 or nodes.max() >= sim.num_nodes):
+        raise ValueError(
+            f"frame_nodes must be in [0, {sim.num_nodes}), got {nodes.min()}..{nodes.max()}"
+        )
+    nodes = nodes.astype(np.int64)
+    if callback is not None and not callable(callback):
+        raise TypeError(f"callback must be callable, not {type(callback).__name__}")
+    sim._validate()  # a bad value raises here, before anything is recorded
+    # Check the method name the same way step does, without stepping.
+    from springsim import METHODS
+
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+
+    stops, record_steps, frame_steps = _schedule(total, record_every, frame_count)
+    columns = {name: [] for name in (*ENERGY_TERMS, "times", "dissipated", "momentum")}
+    frame_times, frame_data = [], []
+    renumber = np.full(sim.num_nodes, -1, dtype=np.int64)
+    renumber[nodes] = np.arange(len(nodes))
+    springs = renumber[np.asarray(sim.springs, dtype=np.int64)]
+    edges = springs[np.all(springs >= 0, axis=1)]
+
+    was_tracking, start_dissipated = sim.track_energy, sim.dissipated
+    sim.track_energy = True
+    done, interrupted, bar = 0, False, _Progress(total, progress)
+    seconds_per_step = None
+
+    def record(step: int) -> bool:
+        """Record at `step`; True if the callback asks to stop."""
+        if step in record_steps:
+            energy, momentum = sim.energy(), sim.momentum()
+            row = {term: getattr(energy, term) for term in ENERGY_TERMS}
+            row.update(times=sim.time, dissipated=sim.dissipated - start_dissipated)
+            for name, value in row.items():
+                columns[name].append(value)
+            columns["momentum"].append(momentum)
+        if step in frame_steps:
+            frame = np.array(sim.positions[nodes])
+            frame_times.append(sim.time)
+            frame_data.append(frame)
+        return bool(callback(sim)) if callback is not None and step in record_steps else False
+
+    def history() -> History:
+        # A Ctrl-C inside record() may leave one column a value longer: cut to the rest.
+        rows = min(len(c) for c in columns.values())
+        shown = min(len(frame_times), len(frame_data))
+        return History(
+            times=columns["times"][:rows],
+            **{term: columns[term][:rows] for term in ENERGY_TERMS},
+            dissipated=columns["dissipated"][:rows],
+            momentum=np.array(columns["momentum"][:rows]).reshape(-1, sim.dim),
+            frame_times=frame_times[:shown],
+            frames=np.array(frame_data[:shown]).reshape(-1, len(nodes), sim.dim),
+            frame_nodes=nodes,
+            edges=edges,
+            dim=sim.dim,
+            dt=dt,
+            method=method,
+            steps=done,
+            interrupted=interrupted,
+        )
+
+    try:
+        stop = record(0)
+        for target in stops[1:]:
+            if stop:
+                interrupted = True
+                break
+            while done < target:
+                chunk = target - done
+                if seconds_per_step is not None:
+                    chunk = min(chunk, max(1, int(CHUNK_SECONDS / max(seconds_per_step, 1e-12))))
+                else:
+                    chunk = min(chunk, 16)  # a short first call measures the speed
+                started = time.perf_counter()
+                try:
+                    sim.step(dt, chunk, method=method)
+                except UnstableError as error:
+                    error.history = history()
+                    raise
+                elapsed = time.perf_counter() - started
+                seconds_per_step = elapsed / chunk
+                done += chunk
+                if bar.bar is None:
+                    bar.start_if_long(done, seconds_per_step)  # starts at `done`
+                else:
+                    bar.update(chunk)
+            stop = record(done)
+    except KeyboardInterrupt:
+        interrupted = True
+    finally:
+        bar.close()
+        sim.track_energy = was_tracking
+    return history()

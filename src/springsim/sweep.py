@@ -1,0 +1,379 @@
+"""Parameter sweeps: build and run one system per point, on every core or on a Dask
+cluster. See :func:`sweep`."""
+
+from __future__ import annotations
+
+import itertools
+import math
+import multiprocessing
+import os
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor, as_completed
+
+import cloudpickle
+import numpy as np
+
+#: Keys of a point that set the run instead of being passed to ``build``.
+RUN_KEYS = ("dt", "duration", "method")
+#: The columns every row has besides the point's parameters and the measures.
+COLUMNS = (
+    "kinetic",
+    "elastic",
+    "gravity",
+    "pressure",
+    "total",
+    "dissipated",
+    "time",
+    "steps",
+    "status",
+    "message",
+)
+
+
+def points_of(params) -> list[dict]:
+    """The points of a sweep: a dict of lists is a grid (their product, the first key
+    varying slowest), a list of dicts is taken as it is."""
+    if isinstance(params, Mapping):
+        if not params:
+            raise ValueError("params is empty: give at least one parameter")
+        names, values = [], []
+        for name, value in params.items():
+            if not isinstance(name, str):
+                raise TypeError(f"parameter names must be str, not {type(name).__name__}")
+            if isinstance(value, (str, bytes)) or not isinstance(value, (Sequence, np.ndarray)):
+                value = [value]  # one value: a constant of the sweep
+            values.append(list(value))
+            names.append(name)
+            if not values[-1]:
+                raise ValueError(f"parameter {name!r} has no values")
+        return [dict(zip(names, combo, strict=True)) for combo in itertools.product(*values)]
+    if isinstance(params, Sequence) and not isinstance(params, (str, bytes)):
+        points = list(params)
+        if not points:
+            raise ValueError("params is empty: give at least one point")
+        for k, point in enumerate(points):
+            if not isinstance(point, Mapping):
+                raise TypeError(f"point {k} must be a dict, not {type(point).__name__}")
+        return [dict(point) for point in points]
+    raise TypeError(
+        f"params must be a dict of lists or a list of dicts, not {type(params).__name__}"
+    )
+
+
+def _scalar(value):
+    """A measure's value as a plain Python scalar (NumPy scalars unwrapped)."""
+    if isinstance(value, np.generic):
+        return value.item()
+    return value
+
+
+def run_point(task: dict) -> dict:
+    """Build, run and measure one point. Runs in a worker; never raises for the
+    point's own failures: they become its status ("unstable" or "error") and message."""
+    from springsim import System, UnstableError
+
+    point = task["point"]
+    settings = {key: point.get(key, task[key]) for key in RUN_KEYS}
+    build_args = {key: value for key, value in point.items() if key not in RUN_KEYS}
+    row = dict(point)
+    row.update({name: math.nan for name in COLUMNS})
+    row.update(status="ok", message="", steps=0)
+    history = None
+    sim = None
+    try:
+        build = cloudpickle.loads(task["build"])
+        sim = build(**build_args)
+        if not isinstance(sim, System):
+            raise TypeError(f"build returned {type(sim).__name__}, not a springsim.System")
+        try:
+            history = sim.run(
+                settings["duration"],
+                settings["dt"],
+                method=settings["method"],
+                record_every=task["record_every"],
+                progress=False,
+            )
+        except UnstableError as error:
+            history = getattr(error, "history", None)
+            row.update(status="unstable", message=str(error))
+        if row["status"] == "ok" and task["measure"] is not None:
+            measured = cloudpickle.loads(task["measure"])(sim, history)
+            if not isinstance(measured, Mapping):
+                raise TypeError(f"measure returned {type(measured).__name__}, not a dict")
+            for name, value in measured.items():
+                if name in row:
+                    raise ValueError(f"measure returned {name!r}, a parameter or column name")
+                row[name] = _scalar(value)
+    except Exception as error:  # the point's failure, recorded; the sweep goes on
+        row.update(status="error", message=f"{type(error).__name__}: {error}")
+    if sim is not None:
+        energy = sim.energy()
+        row.update(energy._asdict())
+        row.update(time=sim.time)
+    if history is not None:
+        row.update(steps=history.steps, dissipated=float(history.dissipated[-1]))
+    return {"row": row, "history": history if task["keep_history"] else None}
+
+
+def _init_worker() -> None:
+    # One kernel thread per worker process: the pool already uses every core.
+    from springsim import set_num_threads
+
+    set_num_threads(1)
+
+
+def _context():
+    """forkserver where there is one (no fork of a process holding OpenMP threads),
+    else spawn; build functions travel by cloudpickle, so notebooks' work too."""
+    methods = multiprocessing.get_all_start_methods()
+    return multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+
+
+class _Bar:
+    def __init__(self, total: int, wanted: bool):
+        self.bar = None
+        if wanted and total > 1:
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=total, unit="point", desc="springsim sweep")
+
+    def update(self) -> None:
+        if self.bar is not None:
+            self.bar.update(1)
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+def _in_process(tasks, bar) -> list[dict]:
+    results = []
+    for task in tasks:
+        results.append(run_point(task))
+        bar.update()
+    return results
+
+
+def _on_local_processes(tasks, bar, workers: int) -> list[dict]:
+    results = [None] * len(tasks)
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(tasks)), mp_context=_context(), initializer=_init_worker
+    ) as pool:
+        futures = {pool.submit(run_point, task): k for k, task in enumerate(tasks)}
+        for future in as_completed(futures):
+            results[futures[future]] = future.result()
+            bar.update()
+    return results
+
+
+def _on_dask(tasks, bar, client) -> list[dict]:
+    from distributed import as_completed as dask_completed
+
+    futures = [client.submit(run_point, task, pure=False) for task in tasks]
+    for _ in dask_completed(futures):
+        bar.update()
+    return client.gather(futures)
+
+
+def sweep(
+    build,
+    params,
+    duration,
+    dt,
+    method=None,
+    measure=None,
+    record_every=None,
+    client=None,
+    progress=True,
+    workers=None,
+    keep_histories=False,
+):
+    """Build and run one system per point of a parameter grid, in parallel.
+
+    Each point is a dict of parameters. ``build(**point)`` makes its System, which
+    runs for ``duration`` seconds with steps of ``dt`` (:meth:`springsim.System.run`);
+    ``measure(sim, history)`` may add scalar results. A point that fails (a step that
+    blows up, a bad parameter, an exception in ``build`` or ``measure``) is recorded
+    with its status and message; the other points complete.
+
+    Parameters
+    ----------
+    build : callable
+        ``build(**point) -> System``. Points' ``dt``, ``duration`` and ``method`` keys
+        set the run instead (and are not passed): sweep them like any parameter.
+        Defined anywhere (a notebook cell included): it travels to the workers by
+        cloudpickle.
+    params : dict of lists, or list of dicts
+        A grid (the product of the lists, the first key varying slowest; a single
+        value is a constant), or the points themselves.
+    duration, dt : float
+        Seconds, the run's length and substep (unless a point sets them).
+    method : str, optional
+        The integrator (default: each system's own).
+    measure : callable, optional
+        ``measure(sim, history) -> dict`` of scalars, after a successful run.
+    record_every : int, optional
+        Substeps between the History's records (see :meth:`springsim.System.run`).
+    client : dask.distributed.Client, optional
+        Run the points on this Dask cluster (``pip install 'springsim[dask]'``).
+    progress : bool
+        A progress bar over points (``tqdm.auto``).
+    workers : int, optional
+        Without a client: local worker processes, every core by default (each runs
+        the kernel on one thread). ``workers=1`` runs every point in this process.
+    keep_histories : bool
+        Return each point's :class:`springsim.History` (``SweepResult.histories``).
+
+    Returns
+    -------
+    SweepResult
+        One row per point, in the order of the points, whichever executor ran them:
+        the parameters, the measures, the final energy terms (kinetic, elastic,
+        gravity, pressure, total), ``dissipated``, ``time``, ``steps``, ``status``
+        ("ok", "unstable" or "error") and ``message``. The kernel is deterministic, so
+        the rows are identical whichever executor ran them.
+
+    Raises
+    ------
+    TypeError, ValueError
+        Bad ``params``, ``build`` or ``measure`` not callable, a bad ``workers``.
+        (Problems of single points are recorded instead.)
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> def chain(stiffness):
+    ...     return ss.string(8, length=1.0, mass=0.1, stiffness=stiffness, damping=0.01)
+    >>> result = ss.sweep(chain, {"stiffness": [50.0, 100.0], "dt": [1e-3, 0.05]},
+    ...                   duration=10.0, dt=1e-3, workers=1, progress=False)
+    >>> for row in result:
+    ...     print(row["stiffness"], row["dt"], row["status"])
+    50.0 0.001 ok
+    50.0 0.05 unstable
+    100.0 0.001 ok
+    100.0 0.05 unstable
+    """
+    points = points_of(params)
+    if not callable(build):
+        raise TypeError(f"build must be callable, not {type(build).__name__}")
+    if measure is not None and not callable(measure):
+        raise TypeError(f"measure must be callable, not {type(measure).__name__}")
+    if workers is not None:
+        if isinstance(workers, bool) or not isinstance(workers, int) or workers < 1:
+            raise ValueError(f"workers must be an int >= 1, got {workers!r}")
+    if client is not None and workers is not None:
+        raise ValueError("give either a Dask client or a number of local workers, not both")
+    tasks = [
+        {
+            "build": cloudpickle.dumps(build),
+            "measure": None if measure is None else cloudpickle.dumps(measure),
+            "point": point,
+            "duration": duration,
+            "dt": dt,
+            "method": method,
+            "record_every": record_every,
+            "keep_history": bool(keep_histories),
+        }
+        for point in points
+    ]
+    bar = _Bar(len(tasks), progress)
+    try:
+        if client is not None:
+            results = _on_dask(tasks, bar, client)
+        elif workers == 1 or len(tasks) == 1:
+            results = _in_process(tasks, bar)
+        else:
+            results = _on_local_processes(tasks, bar, workers or os.cpu_count() or 1)
+    finally:
+        bar.close()
+    return SweepResult(
+        points,
+        [r["row"] for r in results],
+        [r["history"] for r in results] if keep_histories else None,
+    )
+
+
+class SweepResult:
+    """The rows of a :func:`sweep`, one per point, in the order of the points.
+
+    Iterate over it, index it (``result[3]`` is a row dict), read a column as an array
+    (``result.column("total")``), or make a pandas DataFrame (``to_dataframe()``).
+
+    Attributes
+    ----------
+    points : list of dict
+        The parameters of each point.
+    rows : list of dict
+        Parameters, measures, final energies, status and message of each point.
+    histories : list of History or None
+        Each point's record when the sweep kept them (``keep_histories=True``).
+    """
+
+    def __init__(self, points, rows, histories=None):
+        self.points = points
+        self.rows = rows
+        self.histories = histories
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def __iter__(self):
+        return iter(self.rows)
+
+    def __getitem__(self, index) -> dict:
+        return self.rows[index]
+
+    def column(self, name: str) -> np.ndarray:
+        """One column over all points, as an array."""
+        if not self.rows or name not in self.rows[0]:
+            raise KeyError(
+                f"no column {name!r}; columns: {', '.join(self.rows[0]) if self.rows else ''}"
+            )
+        return np.array([row[name] for row in self.rows])
+
+    def history(self, index: int):
+        """The History of point ``index`` (None if it failed before running)."""
+        if self.histories is None:
+            raise ValueError("this sweep kept no histories: run it with keep_histories=True")
+        return self.histories[index]
+
+    def to_dataframe(self):
+        """The rows as a pandas DataFrame (needs pandas)."""
+        try:
+            import pandas as pd
+        except ImportError:  # pragma: no cover - pandas comes with the [test] extra
+            raise ImportError("to_dataframe() needs pandas: pip install pandas") from None
+        return pd.DataFrame(self.rows)
+
+    def __eq__(self, other) -> bool:
+        if not isinstance(other, SweepResult):
+            return NotImplemented
+        return _same_rows(self.rows, other.rows) and (
+            (self.histories is None) == (other.histories is None)
+            and (self.histories is None or self.histories == other.histories)
+        )
+
+    __hash__ = None
+
+    def __repr__(self) -> str:
+        counts = {}
+        for row in self.rows:
+            counts[row["status"]] = counts.get(row["status"], 0) + 1
+        summary = ", ".join(f"{n} {status}" for status, n in counts.items())
+        return f"<springsim.SweepResult {len(self)} points: {summary}>"
+
+
+def _same_rows(a, b) -> bool:
+    """Rows equal value by value, NaN equal to NaN."""
+    if len(a) != len(b):
+        return False
+    for x, y in zip(a, b, strict=True):
+        if x.keys() != y.keys():
+            return False
+        for key in x:
+            u, v = x[key], y[key]
+            if isinstance(u, float) and isinstance(v, float) and math.isnan(u) and math.isnan(v):
+                continue
+            if u != v:
+                return False
+    return True
