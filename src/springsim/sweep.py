@@ -9,6 +9,7 @@ import multiprocessing
 import os
 from collections.abc import Mapping, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 
 import cloudpickle
 import numpy as np
@@ -81,10 +82,10 @@ def run_point(task: dict) -> dict:
     history = None
     sim = None
     try:
-        build = cloudpickle.loads(task["build"])
-        sim = build(**build_args)
-        if not isinstance(sim, System):
-            raise TypeError(f"build returned {type(sim).__name__}, not a springsim.System")
+        built = cloudpickle.loads(task["build"])(**build_args)
+        if not isinstance(built, System):
+            raise TypeError(f"build returned {type(built).__name__}, not a springsim.System")
+        sim = built
         try:
             history = sim.run(
                 settings["duration"],
@@ -156,13 +157,21 @@ def _in_process(tasks, bar) -> list[dict]:
 
 def _on_local_processes(tasks, bar, workers: int) -> list[dict]:
     results = [None] * len(tasks)
-    with ProcessPoolExecutor(
-        max_workers=min(workers, len(tasks)), mp_context=_context(), initializer=_init_worker
-    ) as pool:
-        futures = {pool.submit(run_point, task): k for k, task in enumerate(tasks)}
-        for future in as_completed(futures):
-            results[futures[future]] = future.result()
-            bar.update()
+    try:
+        with ProcessPoolExecutor(
+            max_workers=min(workers, len(tasks)), mp_context=_context(), initializer=_init_worker
+        ) as pool:
+            futures = {pool.submit(run_point, task): k for k, task in enumerate(tasks)}
+            for future in as_completed(futures):
+                results[futures[future]] = future.result()
+                bar.update()
+    except BrokenProcessPool as error:
+        raise RuntimeError(
+            "the sweep's worker processes died before finishing. In a script, call sweep() "
+            "under `if __name__ == \"__main__\":` (new processes import the main module "
+            "again, and must not start another sweep); or pass workers=1 to run the points "
+            "in this process"
+        ) from error
     return results
 
 
@@ -221,6 +230,8 @@ def sweep(
     workers : int, optional
         Without a client: local worker processes, every core by default (each runs
         the kernel on one thread). ``workers=1`` runs every point in this process.
+        New processes import a script's main module again: in a script, call
+        ``sweep`` under ``if __name__ == "__main__":`` (not needed in a notebook).
     keep_histories : bool
         Return each point's :class:`springsim.History` (``SweepResult.histories``).
 
@@ -310,8 +321,10 @@ class SweepResult:
     """
 
     def __init__(self, points, rows, histories=None):
+        # Points that failed were not measured: give them the measures' columns, NaN.
+        names = list(dict.fromkeys(name for row in rows for name in row))
         self.points = points
-        self.rows = rows
+        self.rows = [{name: row.get(name, math.nan) for name in names} for row in rows]
         self.histories = histories
 
     def __len__(self) -> int:
