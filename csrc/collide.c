@@ -124,7 +124,6 @@ void ss_collide(ss_system *sys) {
     const size_t n = sys->num_nodes;
     const int dim = sys->dim;
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    const double *m = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     for (size_t c = 0; c < sys->num_colliders; c++) {
         const ss_collider *col = &sys->colliders[c];
@@ -132,9 +131,7 @@ void ss_collide(ss_system *sys) {
             if (pinned[i])
                 continue;
             double *xi = x + i * (size_t)dim, *vi = v + i * (size_t)dim;
-            double normal[3] = {0.0, 0.0, 0.0}, x_before[3] = {0.0, 0.0, 0.0};
-            for (int k = 0; k < dim; k++)
-                x_before[k] = xi[k];
+            double normal[3] = {0.0, 0.0, 0.0};
             if (col->kind == SS_PLANE) {
                 double depth = col->offset; /* how far inside: offset - n.x */
                 for (int k = 0; k < dim; k++)
@@ -162,19 +159,7 @@ void ss_collide(ss_system *sys) {
                 for (int k = 0; k < dim; k++)
                     xi[k] = col->center[k] + col->radius * normal[k];
             }
-            double v_before[3] = {0.0, 0.0, 0.0};
-            for (int k = 0; k < dim; k++)
-                v_before[k] = vi[k];
             respond(vi, normal, dim, col->restitution, col->friction);
-            if (sys->track_energy) {
-                /* Lost: the kinetic energy the response took, less the gravitational
-                 * energy the push out of the obstacle gave (-m g.dx). */
-                double lost = 0.0;
-                for (int k = 0; k < dim; k++)
-                    lost += 0.5 * m[i] * (v_before[k] * v_before[k] - vi[k] * vi[k]) +
-                            m[i] * sys->gravity[k] * (xi[k] - x_before[k]);
-                sys->dissipated += lost;
-            }
         }
     }
 }

@@ -226,6 +226,12 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
     }
 }
 
+static double total_energy(const ss_system *sys) {
+    ss_energy_terms e;
+    ss_energy(sys, &e);
+    return e.kinetic + e.elastic + e.gravity + e.pressure;
+}
+
 /* Pinned nodes have zero acceleration, so every method leaves their velocity as it
  * is and moves them by exactly v dt: explicit, symplectic and velocity Verlet by
  * construction (v + 0 dt = v), Verlet, RK2 and RK4 by an explicit branch, implicit
@@ -266,8 +272,16 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         sys->dissipated += 0.5 * dt * (sys->power + power);
         sys->power = power;
     }
+    /* Contacts and the strain limit move nodes and change velocities: what they take
+     * (or give) is the change of the whole energy across them. */
+    const int corrected = sys->num_colliders || sys->max_strain >= 0.0;
+    double before = 0.0;
+    if (sys->track_energy && corrected)
+        before = total_energy(sys);
     ss_constraints_limit_strain(sys);
     ss_collide(sys);
+    if (sys->track_energy && corrected)
+        sys->dissipated += before - total_energy(sys);
     /* Free nodes keep the fraction energy_loss of their velocity. */
     const double keep = sys->energy_loss;
     if (keep != 1.0 && sys->track_energy)
@@ -281,7 +295,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
                 for (size_t k = i * dim; k < (i + 1) * dim; k++)
                     v[k] *= keep;
     }
-    if (sys->track_energy && (keep != 1.0 || sys->num_colliders || sys->max_strain >= 0.0))
+    if (sys->track_energy && (keep != 1.0 || corrected))
         sys->power = ss_dissipation_power(sys); /* the next substep starts from here */
 }
 

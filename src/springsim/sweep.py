@@ -168,7 +168,7 @@ def _on_local_processes(tasks, bar, workers: int) -> list[dict]:
     except BrokenProcessPool as error:
         raise RuntimeError(
             "the sweep's worker processes died before finishing. In a script, call sweep() "
-            "under `if __name__ == \"__main__\":` (new processes import the main module "
+            'under `if __name__ == "__main__":` (new processes import the main module '
             "again, and must not start another sweep); or pass workers=1 to run the points "
             "in this process"
         ) from error
