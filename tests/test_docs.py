@@ -28,7 +28,7 @@ def test_readme_has_examples():
 def test_readme_example_runs(block):
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        exec(compile(block, "README.md", "exec"), {})
+        exec(compile(block, "README.md", "exec"), {"__name__": "__main__"})  # as a script
     assert out.getvalue().strip(), "every README example prints what it shows"
 
 
