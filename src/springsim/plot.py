@@ -17,7 +17,53 @@ def _pyplot():
     return plt
 
 
-def draw(sim, ax=None, color_by=None, node_size=6.0):
+def _new_axes(dim: int, ax=None):
+    """A fresh Axes (3D for dim 3, labelled with springsim's y up) unless one is given."""
+    plt = _pyplot()
+    if ax is not None:
+        return ax
+    fig = plt.figure()
+    ax = fig.add_subplot(projection="3d" if dim == 3 else None)
+    ax.set_xlabel("x [m]")
+    ax.set_ylabel("z [m]" if dim == 3 else "y [m]")
+    if dim == 3:
+        ax.set_zlabel("y [m]")
+    return ax
+
+
+def _shown(x: np.ndarray, dim: int) -> np.ndarray:
+    """Coordinates as matplotlib draws them: springsim's y is up (gravity −y), and
+    matplotlib's 3D up is z, so 3D points are shown as (x, z, y)."""
+    return x[..., [0, 2, 1]] if dim == 3 else x
+
+
+def _line_collection(segments: np.ndarray, dim: int, **style):
+    if dim == 3:
+        from mpl_toolkits.mplot3d.art3d import Line3DCollection
+
+        return Line3DCollection(segments, **style)
+    from matplotlib.collections import LineCollection
+
+    return LineCollection(segments, **style)
+
+
+def _add_faces(ax, x: np.ndarray, faces: np.ndarray, dim: int) -> None:
+    """Triangles as a light surface (3D) or filled patches (2D), under the springs."""
+    if len(faces) == 0:
+        return
+    triangles = x[faces]
+    if dim == 3:
+        from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+        surface = Poly3DCollection(triangles, facecolor="tab:blue", edgecolor="none", alpha=0.25)
+    else:
+        from matplotlib.collections import PolyCollection
+
+        surface = PolyCollection(triangles, facecolor="tab:blue", edgecolor="none", alpha=0.2)
+    ax.add_collection(surface)
+
+
+def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True):
     """Draw a system's springs as lines, its nodes as dots and pinned nodes as squares.
 
     Parameters
@@ -31,6 +77,8 @@ def draw(sim, ax=None, color_by=None, node_size=6.0):
         diverging colour map centred on zero; otherwise one colour.
     node_size : float
         Marker size of the nodes, points.
+    faces : bool
+        Draw the triangles (cloth, meshes, balls) as a light surface under the springs.
 
     Returns
     -------
@@ -49,19 +97,14 @@ def draw(sim, ax=None, color_by=None, node_size=6.0):
     >>> len(ax.collections)
     3
     """
-    plt = _pyplot()
+    _pyplot()
     if color_by not in (None, "tension", "strain"):
         raise ValueError(f"color_by must be None, 'tension' or 'strain', got {color_by!r}")
-    x, pairs, dim = sim.positions, sim.springs, sim.dim
-    if dim == 3:
-        x = x[:, [0, 2, 1]]  # springsim's y is up (gravity -y); matplotlib's 3D up is z
-    if ax is None:
-        fig = plt.figure()
-        ax = fig.add_subplot(projection="3d" if dim == 3 else None)
-        ax.set_xlabel("x [m]")
-        ax.set_ylabel("z [m]" if dim == 3 else "y [m]")
-        if dim == 3:
-            ax.set_zlabel("y [m]")
+    dim, pairs = sim.dim, sim.springs
+    x = _shown(np.asarray(sim.positions), dim)
+    ax = _new_axes(dim, ax)
+    if faces:
+        _add_faces(ax, x, np.asarray(sim.faces), dim)
     segments = x[pairs]  # (M, 2, dim)
     values = None
     if color_by == "tension":
@@ -70,14 +113,7 @@ def draw(sim, ax=None, color_by=None, node_size=6.0):
         rest = sim.rest_lengths
         values = np.divide(sim.spring_lengths(), rest, out=np.ones_like(rest), where=rest > 0)
         values = values - 1.0
-    if dim == 3:
-        from mpl_toolkits.mplot3d.art3d import Line3DCollection
-
-        lines = Line3DCollection(segments, linewidths=0.8)
-    else:
-        from matplotlib.collections import LineCollection
-
-        lines = LineCollection(segments, linewidths=0.8)
+    lines = _line_collection(segments, dim, linewidths=0.8)
     if values is not None:
         limit = float(np.abs(values).max()) if len(values) else 1.0
         lines.set_array(values)
@@ -108,3 +144,134 @@ def _fit_limits(ax, x, dim):
         ax.set_box_aspect((1, 1, 1))
     else:
         ax.set_aspect("equal")
+
+
+def plot_energy(history, ax=None, dissipated=True):
+    """Plot a run's energies against time: each term, the total, and total + dissipated.
+
+    Pressure is drawn only when the system has gas. Without damping, drag, contacts or
+    ``energy_loss``, *total* is flat up to the integrator's error; with them, *total +
+    dissipated* is (the energy books balance).
+
+    Parameters
+    ----------
+    history : springsim.History
+        From :meth:`springsim.System.run`.
+    ax : matplotlib Axes, optional
+        Where to draw; a new figure if omitted.
+    dissipated : bool
+        Draw total + dissipated as well.
+
+    Returns
+    -------
+    matplotlib Axes
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import springsim as ss
+    >>> from springsim.plot import plot_energy
+    >>> h = ss.string(8, 1.0, 0.1, 50.0, damping=0.02).run(0.5, 1e-3, progress=False)
+    >>> [line.get_label() for line in plot_energy(h).lines]
+    ['kinetic', 'elastic', 'gravity', 'total', 'total + dissipated']
+    """
+    plt = _pyplot()
+    if ax is None:
+        ax = plt.figure().add_subplot()
+    t = history.times
+    for term in ("kinetic", "elastic", "gravity", "pressure"):
+        values = getattr(history, term)
+        if term == "pressure" and not np.any(values):
+            continue
+        ax.plot(t, values, lw=1.0, label=term)
+    ax.plot(t, history.total, color="black", lw=1.6, label="total")
+    if dissipated:
+        ax.plot(
+            t,
+            history.total + history.dissipated,
+            color="black",
+            ls="--",
+            lw=1.2,
+            label="total + dissipated",
+        )
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("energy [J]")
+    ax.legend(loc="best", fontsize="small")
+    return ax
+
+
+def animate(history, fig=None, ax=None, interval=None, node_size=6.0):
+    """Animate the position frames of a run (``sim.run(..., frames=F)``).
+
+    Springs between the recorded nodes are drawn as lines, the nodes as dots, with the
+    time in the title. In a notebook show it with ``IPython.display.HTML(anim.to_jshtml())``;
+    save it with ``anim.save("run.gif", writer="pillow")`` (or ``.mp4`` with ffmpeg).
+
+    Parameters
+    ----------
+    history : springsim.History
+        With at least one frame.
+    fig, ax : matplotlib Figure and Axes, optional
+        Where to draw (a 3D Axes for a 3D run); new ones if omitted.
+    interval : float, optional
+        Milliseconds between frames; by default the frames play in real time, but no
+        faster than 50 per second.
+    node_size : float
+        Marker size of the nodes, points.
+
+    Returns
+    -------
+    matplotlib.animation.FuncAnimation
+
+    Raises
+    ------
+    ValueError
+        The history holds no frames.
+
+    Examples
+    --------
+    >>> import matplotlib
+    >>> matplotlib.use("Agg")
+    >>> import springsim as ss
+    >>> from springsim.plot import animate
+    >>> h = ss.string(8, 1.0, 0.1, 50.0, dim=2).run(0.5, 1e-3, frames=6, progress=False)
+    >>> anim = animate(h)
+    >>> "<script" in anim.to_jshtml()
+    True
+    """
+    plt = _pyplot()
+    from matplotlib.animation import FuncAnimation
+
+    frames = np.asarray(history.frames)
+    if len(frames) == 0:
+        raise ValueError("this history holds no frames: run with frames=F (F >= 1)")
+    dim = history.dim
+    shown = _shown(frames, dim)
+    if ax is None:
+        if fig is None:
+            fig = plt.figure()
+        ax = fig.add_subplot(projection="3d" if dim == 3 else None)
+    fig = ax.figure
+    lines = _line_collection(shown[0][history.edges], dim, linewidths=0.8, color="tab:blue")
+    ax.add_collection(lines)
+    dots = ax.scatter(*shown[0].T, s=node_size, color="black")
+    every = shown.reshape(-1, dim)
+    _fit_limits(ax, every, dim)
+    if interval is None:
+        step = float(np.mean(np.diff(history.frame_times))) if len(frames) > 1 else 0.05
+        interval = max(1000.0 * step, 20.0)
+
+    def show(k):
+        lines.set_segments(shown[k][history.edges])
+        if dim == 3:
+            dots._offsets3d = tuple(shown[k].T)
+        else:
+            dots.set_offsets(shown[k])
+        ax.set_title(f"t = {history.frame_times[k]:.3f} s")
+        return lines, dots
+
+    show(0)
+    animation = FuncAnimation(fig, show, frames=len(frames), interval=interval, blit=False)
+    plt.close(fig)  # shown by to_jshtml() or saved, not as a still below the cell
+    return animation
