@@ -472,17 +472,23 @@ static PyObject *System_set_collider(SystemObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
-static PyObject *System_remove_collider(SystemObject *self, PyObject *arg) {
+/* Remove the collider or gas body with the id `arg` by `remove`. */
+static PyObject *remove_by_id(SystemObject *self, PyObject *arg,
+                              ss_status (*remove)(ss_system *, long)) {
     long id = PyLong_AsLong(arg);
     if (id == -1 && PyErr_Occurred())
         return NULL;
     ss_system *sys = writable_system(self);
     if (!sys)
         return NULL;
-    ss_status st = ss_system_remove_collider(sys, id);
+    ss_status st = remove(sys, id);
     if (st)
         return raise_status(sys, st);
     Py_RETURN_NONE;
+}
+
+static PyObject *System_remove_collider(SystemObject *self, PyObject *arg) {
+    return remove_by_id(self, arg, ss_system_remove_collider);
 }
 
 /* _colliders() -> [(id, kind, vector tuple, scalar, restitution, friction), ...] */
@@ -549,16 +555,7 @@ static PyObject *System_set_pressure(SystemObject *self, PyObject *args) {
 }
 
 static PyObject *System_remove_pressure(SystemObject *self, PyObject *arg) {
-    long id = PyLong_AsLong(arg);
-    if (id == -1 && PyErr_Occurred())
-        return NULL;
-    ss_system *sys = writable_system(self);
-    if (!sys)
-        return NULL;
-    ss_status st = ss_system_remove_pressure(sys, id);
-    if (st)
-        return raise_status(sys, st);
-    Py_RETURN_NONE;
+    return remove_by_id(self, arg, ss_system_remove_pressure);
 }
 
 /* _pressure_bodies() -> [(id, nrt, ambient, volume), ...] in the order added. */
