@@ -71,5 +71,6 @@ def test_draw_shows_faces_springs_and_pins():
     assert len(lines._segments3d) == cloth.num_springs
     assert len(pinned._offsets3d[0]) == 2
     assert len(draw(cloth, faces=False).collections) == 3
+    assert draw(cloth, linewidth=3.0).collections[1].get_linewidth()[0] == 3.0
     with pytest.raises(ValueError, match="color_by"):
         draw(cloth, color_by="speed")

@@ -63,7 +63,7 @@ def _add_faces(ax, x: np.ndarray, faces: np.ndarray, dim: int) -> None:
     ax.add_collection(surface)
 
 
-def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True):
+def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8):
     """Draw a system's springs as lines, its nodes as dots and pinned nodes as squares.
 
     Parameters
@@ -79,6 +79,8 @@ def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True):
         Marker size of the nodes, points.
     faces : bool
         Draw the triangles (cloth, meshes, balls) as a light surface under the springs.
+    linewidth : float
+        Width of the spring lines, points (thicker shows ``color_by`` better).
 
     Returns
     -------
@@ -113,7 +115,7 @@ def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True):
         rest = sim.rest_lengths
         values = np.divide(sim.spring_lengths(), rest, out=np.ones_like(rest), where=rest > 0)
         values = values - 1.0
-    lines = _line_collection(segments, dim, linewidths=0.8)
+    lines = _line_collection(segments, dim, linewidths=linewidth)
     if values is not None:
         limit = float(np.abs(values).max()) if len(values) else 1.0
         lines.set_array(values)
