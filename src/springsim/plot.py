@@ -63,7 +63,7 @@ def _add_faces(ax, x: np.ndarray, faces: np.ndarray, dim: int) -> None:
     ax.add_collection(surface)
 
 
-def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8):
+def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8, limit=None):
     """Draw a system's springs as lines, its nodes as dots and pinned nodes as squares.
 
     Parameters
@@ -81,6 +81,10 @@ def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8):
         Draw the triangles (cloth, meshes, balls) as a light surface under the springs.
     linewidth : float
         Width of the spring lines, points (thicker shows ``color_by`` better).
+    limit : float, optional
+        With ``color_by``: the colour scale runs from −limit to +limit (to share one
+        scale between drawings); by default the largest magnitude drawn, or 1 when
+        everything is (nearly) zero, so that round-off does not show as colour.
 
     Returns
     -------
@@ -117,10 +121,13 @@ def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8):
         values = values - 1.0
     lines = _line_collection(segments, dim, linewidths=linewidth)
     if values is not None:
-        limit = float(np.abs(values).max()) if len(values) else 1.0
+        if limit is None:
+            largest = float(np.abs(values).max()) if len(values) else 0.0
+            scale = 1.0 if color_by == "strain" else float(np.abs(sim.stiffness).max(initial=1.0))
+            limit = largest if largest > 1e-9 * scale else 1.0
         lines.set_array(values)
         lines.set_cmap("coolwarm")
-        lines.set_clim(-limit or -1.0, limit or 1.0)
+        lines.set_clim(-limit, limit)
         ax.figure.colorbar(lines, ax=ax, label=color_by)
     else:
         lines.set_color("tab:blue")
