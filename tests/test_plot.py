@@ -80,6 +80,8 @@ def test_color_scale_ignores_round_off_and_can_be_shared():
     cloth = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=10.0)  # at rest length
     assert draw(cloth, color_by="strain").collections[1].get_clim() == (-1.0, 1.0)
     assert draw(cloth, color_by="strain", limit=0.3).collections[1].get_clim() == (-0.3, 0.3)
+    assert len(draw(cloth, color_by="strain").figure.axes) == 2  # the Axes and its colour bar
+    assert len(draw(cloth, color_by="strain", colorbar=False).figure.axes) == 1
     cloth.positions = cloth.positions * 1.1
     lines = draw(cloth, color_by="strain").collections[1]
     assert lines.get_clim()[1] == pytest.approx(0.1)

@@ -63,7 +63,9 @@ def _add_faces(ax, x: np.ndarray, faces: np.ndarray, dim: int) -> None:
     ax.add_collection(surface)
 
 
-def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8, limit=None):
+def draw(
+    sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8, limit=None, colorbar=True
+):
     """Draw a system's springs as lines, its nodes as dots and pinned nodes as squares.
 
     Parameters
@@ -85,6 +87,9 @@ def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8, 
         With ``color_by``: the colour scale runs from −limit to +limit (to share one
         scale between drawings); by default the largest magnitude drawn, or 1 when
         everything is (nearly) zero, so that round-off does not show as colour.
+    colorbar : bool
+        With ``color_by``: add a colour bar beside the Axes (turn off for panels that
+        share one).
 
     Returns
     -------
@@ -128,7 +133,8 @@ def draw(sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8, 
         lines.set_array(values)
         lines.set_cmap("coolwarm")
         lines.set_clim(-limit, limit)
-        ax.figure.colorbar(lines, ax=ax, label=color_by)
+        if colorbar:
+            ax.figure.colorbar(lines, ax=ax, label=color_by)
     else:
         lines.set_color("tab:blue")
     ax.add_collection(lines)
