@@ -25,7 +25,8 @@ def test_readme_has_examples():
 
 
 @pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda b: b.splitlines()[0][:40])
-def test_readme_example_runs(block):
+def test_readme_example_runs(block, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # examples that write files write them here
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
         exec(compile(block, "README.md", "exec"), {"__name__": "__main__"})  # as a script
