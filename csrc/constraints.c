@@ -65,34 +65,107 @@ void ss_constraints_limit_strain(ss_system *sys) {
             return;
 }
 
-ss_status ss_system_tear(ss_system *sys) {
+static void forget_cuts(ss_system *sys) {
+    ss_free(sys->cut);
+    ss_free(sys->cut_saved);
+    sys->cut = NULL;
+    sys->cut_saved = NULL;
+    sys->num_cut = 0;
+}
+
+ss_status ss_constraints_begin_tearing(ss_system *sys) {
+    const size_t m = sys->num_springs;
+    const double *limit = SS_DOUBLES(sys, SS_BREAK_STRAINS);
+    if (sys->cut) /* cuts deferred from earlier calls: keep marking on the same springs */
+        return SS_OK;
+    size_t s = 0;
+    while (s < m && !isfinite(limit[s]))
+        s++;
+    if (s == m)
+        return SS_OK; /* nothing can break: the common case costs one pass */
+    sys->cut = ss_malloc(m);
+    sys->cut_saved = ss_malloc(2 * m * sizeof(double));
+    if (!sys->cut || !sys->cut_saved) {
+        forget_cuts(sys);
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory preparing to tear springs");
+    }
+    memset(sys->cut, 0, m);
+    return SS_OK;
+}
+
+void ss_constraints_cut(ss_system *sys) {
+    if (!sys->cut)
+        return;
     const size_t m = sys->num_springs, dim = (size_t)sys->dim;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *rest = SS_DOUBLES(sys, SS_REST_LENGTHS);
     const double *limit = SS_DOUBLES(sys, SS_BREAK_STRAINS);
+    double *k = SS_DOUBLES(sys, SS_STIFFNESS), *c = SS_DOUBLES(sys, SS_DAMPING);
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
-    size_t torn = 0;
-    for (size_t s = 0; s < m; s++)
-        if (isfinite(limit[s]))
-            break;
-        else if (s + 1 == m)
-            return SS_OK; /* nothing can break: the common case costs one pass */
-    uint8_t *doomed = ss_malloc(m);
-    if (!doomed)
-        return ss_fail(sys, SS_ERR_NOMEM, "out of memory tearing springs");
     for (size_t s = 0; s < m; s++) {
+        if (sys->cut[s] || !isfinite(limit[s]))
+            continue;
         const size_t i = (size_t)pairs[2 * s] * dim, j = (size_t)pairs[2 * s + 1] * dim;
         double length2 = 0.0;
-        for (size_t k = 0; k < dim; k++)
-            length2 += (x[j + k] - x[i + k]) * (x[j + k] - x[i + k]);
+        for (size_t q = 0; q < dim; q++)
+            length2 += (x[j + q] - x[i + q]) * (x[j + q] - x[i + q]);
         const double longest = (1.0 + limit[s]) * rest[s];
-        doomed[s] = isfinite(limit[s]) && length2 > longest * longest;
-        torn += doomed[s];
+        if (!(length2 > longest * longest))
+            continue;
+        if (sys->track_energy && isfinite(k[s])) { /* the stretch energy goes with it */
+            const double stretch = sqrt(length2) - rest[s];
+            sys->dissipated += 0.5 * k[s] * stretch * stretch;
+        }
+        sys->cut[s] = 2;
+        sys->cut_saved[2 * s] = k[s];
+        sys->cut_saved[2 * s + 1] = c[s];
+        k[s] = c[s] = 0.0;
+        sys->num_cut++;
     }
-    if (torn && sys->num_broken + torn > sys->broken_capacity) {
+}
+
+void ss_constraints_uncut(ss_system *sys) {
+    if (!sys->cut)
+        return;
+    double *k = SS_DOUBLES(sys, SS_STIFFNESS), *c = SS_DOUBLES(sys, SS_DAMPING);
+    for (size_t s = 0; s < sys->num_springs; s++)
+        if (sys->cut[s] == 2) {
+            k[s] = sys->cut_saved[2 * s];
+            c[s] = sys->cut_saved[2 * s + 1];
+            sys->cut[s] = 0;
+            sys->num_cut--;
+        }
+    if (sys->num_cut == 0)
+        forget_cuts(sys);
+}
+
+/* Every cut spring gets its k and c back (removing them failed). */
+static void restore_all(ss_system *sys) {
+    if (sys->cut)
+        for (size_t s = 0; s < sys->num_springs; s++)
+            if (sys->cut[s])
+                sys->cut[s] = 2;
+    ss_constraints_uncut(sys);
+}
+
+void ss_constraints_keep_cuts(ss_system *sys) {
+    if (sys->cut)
+        for (size_t s = 0; s < sys->num_springs; s++)
+            if (sys->cut[s])
+                sys->cut[s] = 1;
+}
+
+ss_status ss_system_tear(ss_system *sys) {
+    if (!sys->cut || sys->num_cut == 0) {
+        forget_cuts(sys);
+        return SS_OK;
+    }
+    const size_t torn = sys->num_cut;
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    if (sys->num_broken + torn > sys->broken_capacity) {
         size_t capacity = 2 * (sys->num_broken + torn);
         int32_t *grown = ss_malloc(2 * capacity * sizeof *grown);
         if (!grown) {
-            ss_free(doomed);
+            restore_all(sys); /* no half-torn state: the springs stay whole */
             return ss_fail(sys, SS_ERR_NOMEM, "out of memory recording torn springs");
         }
         if (sys->num_broken)
@@ -101,19 +174,19 @@ ss_status ss_system_tear(ss_system *sys) {
         sys->broken = grown;
         sys->broken_capacity = capacity;
     }
-    ss_status st = SS_OK;
-    if (torn) {
-        size_t before = sys->num_broken;
-        for (size_t s = 0; s < m; s++)
-            if (doomed[s]) {
-                sys->broken[2 * sys->num_broken] = pairs[2 * s];
-                sys->broken[2 * sys->num_broken + 1] = pairs[2 * s + 1];
-                sys->num_broken++;
-            }
-        st = ss_system_remove_spring_mask(sys, doomed);
-        if (st)
-            sys->num_broken = before;
+    const size_t before = sys->num_broken;
+    for (size_t s = 0; s < sys->num_springs; s++)
+        if (sys->cut[s]) {
+            sys->broken[2 * sys->num_broken] = pairs[2 * s];
+            sys->broken[2 * sys->num_broken + 1] = pairs[2 * s + 1];
+            sys->num_broken++;
+        }
+    ss_status st = ss_system_remove_spring_mask(sys, sys->cut);
+    if (st) {
+        sys->num_broken = before;
+        restore_all(sys);
+        return st;
     }
-    ss_free(doomed);
-    return st;
+    forget_cuts(sys);
+    return SS_OK;
 }

@@ -282,6 +282,8 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     ss_collide(sys);
     if (sys->track_energy && corrected)
         sys->dissipated += before - total_energy(sys);
+    const size_t cut_before = sys->num_cut;
+    ss_constraints_cut(sys); /* tear: per substep, so chunking a run changes nothing */
     /* Free nodes keep the fraction energy_loss of their velocity. */
     const double keep = sys->energy_loss;
     if (keep != 1.0 && sys->track_energy)
@@ -295,7 +297,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
                 for (size_t k = i * dim; k < (i + 1) * dim; k++)
                     v[k] *= keep;
     }
-    if (sys->track_energy && (keep != 1.0 || corrected))
+    if (sys->track_energy && (keep != 1.0 || corrected || sys->num_cut != cut_before))
         sys->power = ss_dissipation_power(sys); /* the next substep starts from here */
 }
 
@@ -342,7 +344,7 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     const size_t saved = method == SS_VERLET ? 3 : 2;
     const size_t nd = sys->num_nodes * (size_t)sys->dim, bytes = nd * sizeof(double);
     if ((st = ensure_scratch(sys, saved * nd + ss_integrate_scratch_size(sys, method))) ||
-        (st = ss_system_ensure_colouring(sys)))
+        (st = ss_system_ensure_colouring(sys)) || (st = ss_constraints_begin_tearing(sys)))
         return st;
     double *backup = sys->scratch, *substep_scratch = sys->scratch + saved * nd;
     memcpy(backup, SS_DOUBLES(sys, SS_POSITIONS), bytes);
@@ -372,6 +374,7 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
         memcpy(SS_DOUBLES(sys, SS_VELOCITIES), backup + nd, bytes);
         if (saved == 3)
             memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), backup + 2 * nd, bytes);
+        ss_constraints_uncut(sys);
         sys->time = time0;
         sys->dissipated = dissipated0;
         sys->prev_accel_valid = valid0;
@@ -400,5 +403,6 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
                              "at any dt (it damps the fast motions)"
                            : "");
     }
+    ss_constraints_keep_cuts(sys);
     return SS_OK;
 }

@@ -768,7 +768,7 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds)
         return raise_status(sys, st);
     /* Tearing moves the spring arrays to new blocks when views hold them: that
      * touches reference counts, so it runs here, with the GIL. */
-    if ((st = ss_system_tear(sys)))
+    if (!sys->defer_tearing && (st = ss_system_tear(sys)))
         return raise_status(sys, st);
     if (method == SS_IMPLICIT_EULER && sys->cg_capped) {
         char message[400]; /* PyErr_WarnFormat has no %g */
@@ -782,6 +782,39 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds)
             return NULL;
     }
     Py_RETURN_NONE;
+}
+
+/* _tear(): remove the springs cut by earlier calls while tearing was deferred. */
+static PyObject *System_tear(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    ss_status st = ss_system_tear(sys);
+    if (st)
+        return raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
+static PyObject *get_defer_tearing(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyBool_FromLong(sys->defer_tearing) : NULL;
+}
+
+static int set_defer_tearing(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return -1;
+    int truth = value ? PyObject_IsTrue(value) : -1;
+    if (truth < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_AttributeError, "cannot delete _defer_tearing");
+        return -1;
+    }
+    sys->defer_tearing = truth;
+    return 0;
 }
 
 /* last_solve() -> (iterations, residual, substeps, capped) of the last implicit_euler call. */
@@ -1143,6 +1176,8 @@ static PyMethodDef System_methods[] = {
      "Signed axial spring forces, N."},
     {"critical_dt", (PyCFunction)System_critical_dt, METH_NOARGS, "Explicit stability limit, s."},
     {"copy", (PyCFunction)System_copy, METH_NOARGS, "A deep copy."},
+    {"_tear", (PyCFunction)System_tear, METH_NOARGS,
+     "Remove the springs cut while tearing was deferred (run() calls it)."},
     {"_last_solve", (PyCFunction)System_last_solve, METH_NOARGS,
      "(iterations, residual, substeps, capped) of the last implicit_euler call."},
     {"_stiffness_triplets", (PyCFunction)System_stiffness_triplets, METH_NOARGS,
@@ -1183,6 +1218,10 @@ static PyGetSetDef System_getset[] = {
      "Energy, J, taken out of the motion while track_energy is on: by spring damping and drag "
      "(trapezoid rule on their power), energy_loss and contacts. Assign 0 to restart the count.",
      "dissipated"},
+    {"_defer_tearing", (getter)get_defer_tearing, (setter)set_defer_tearing,
+     "Keep springs cut by a step in place (pulling nothing) until _tear() (run() uses it, so "
+     "that how it groups substeps into calls changes nothing).",
+     NULL},
     {"track_energy", (getter)get_track_energy, (setter)set_track_energy,
      "Whether steps add to `dissipated` (off by default: it costs a pass over the springs per "
      "substep). run() turns it on.",

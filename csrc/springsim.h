@@ -156,6 +156,12 @@ typedef struct ss_system {
     int colouring_valid;
 
     int32_t *broken; /* (num_broken, 2) node pairs of springs torn since last taken */
+    /* During a step call that can tear: springs cut so far (k = c = 0 until the call
+     * ends and ss_system_tear removes them) and their (k, c) for a rollback. */
+    uint8_t *cut; /* 0 whole, 1 cut by an earlier call (tearing deferred), 2 by this call */
+    double *cut_saved;
+    size_t num_cut;
+    int defer_tearing; /* keep cut springs in place across calls until ss_system_tear */
     size_t num_broken, broken_capacity;
 
     ss_collider *colliders; /* applied in order after every substep */
@@ -266,7 +272,17 @@ void ss_collide(ss_system *sys);
  * to that length, moving its free ends by inverse mass, and remove the separating
  * part of their relative velocity. Gauss-Seidel passes in spring order. */
 void ss_constraints_limit_strain(ss_system *sys);
-/* Remove every spring stretched beyond (1 + break_strain) L and record its node pair.
+/* Before a step call: get ready to cut springs (allocates only when some break
+ * strain is finite). */
+ss_status ss_constraints_begin_tearing(ss_system *sys);
+/* After each substep: cut every spring stretched beyond (1 + break_strain) L, so that it
+ * pulls no more (k = c = 0); its elastic energy counts as dissipated. */
+void ss_constraints_cut(ss_system *sys);
+/* On a rollback: give the springs this call cut back their k and c. */
+void ss_constraints_uncut(ss_system *sys);
+/* After a successful call: its cuts become earlier ones. */
+void ss_constraints_keep_cuts(ss_system *sys);
+/* After a step call: remove the springs it cut and record their node pairs.
  * Changes the spring arrays' blocks: call with the lock that guards views (the GIL). */
 ss_status ss_system_tear(ss_system *sys);
 

@@ -148,6 +148,8 @@ void ss_system_free(ss_system *sys) {
     ss_free(sys->scratch);
     ss_free(sys->colliders);
     ss_free(sys->broken);
+    ss_free(sys->cut);
+    ss_free(sys->cut_saved);
     ss_pressure_free(sys);
     ss_system_drop_colouring(sys);
     ss_free(sys);
@@ -164,6 +166,9 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->collider_capacity = 0;
     dst->broken = NULL; /* the record of torn springs stays with the original */
     dst->num_broken = dst->broken_capacity = 0;
+    dst->cut = NULL; /* cuts live only inside one step call */
+    dst->cut_saved = NULL;
+    dst->num_cut = 0;
     if (src->num_colliders) {
         dst->colliders = ss_malloc(src->num_colliders * sizeof *dst->colliders);
         if (!dst->colliders) {

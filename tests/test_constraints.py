@@ -103,3 +103,59 @@ def test_bad_settings_raise_and_change_nothing(setting, value, error):
     with pytest.raises(error):
         setattr(sim, setting, value)
     assert_same(before, snapshot(sim))
+
+
+def pulled_cloth():
+    sim = ss.cloth(10, 10, 1.0, 1.0, mass=0.1, stiffness=200.0, damping=0.01, pin="top_corners")
+    sim.break_strain = 0.05
+    left, right = np.flatnonzero(sim.pinned)
+    sim.velocities[left] = (-1.0, 0.0, 0.0)
+    sim.velocities[right] = (1.0, 0.0, 0.0)
+    return sim
+
+
+def test_tearing_does_not_depend_on_how_steps_are_grouped():
+    # Springs are cut after every substep (they stop pulling at once) and removed when
+    # the call ends: 400 substeps in one call tear the same springs as 400 calls. The
+    # states agree to rounding (removing springs mid-way changes the order in which a
+    # node adds its springs' forces). run() removes them only at its records, so its
+    # clock-sized calls give exactly one call's bits.
+    whole, single, ran = pulled_cloth(), pulled_cloth(), pulled_cloth()
+    whole.step(5e-4, steps=400)
+    torn = whole.broken_springs().tolist()
+    for _ in range(400):
+        single.step(5e-4)
+    ran.run(400 * 5e-4, 5e-4, record_every=400, progress=False)
+    assert 0 < len(torn) < pulled_cloth().num_springs
+    assert sorted(single.broken_springs().tolist()) == sorted(torn)
+    np.testing.assert_allclose(single.positions, whole.positions, rtol=0, atol=1e-9)
+    assert ran.broken_springs().tolist() == torn
+    assert_same(snapshot(whole), snapshot(ran))
+
+
+def test_a_rolled_back_step_tears_nothing():
+    sim = pulled_cloth()
+    touching = np.any(sim.springs == 5, axis=1)
+    sim.break_strains = np.where(touching, 0.05, np.inf)  # only node 5's springs can tear
+    sim.positions[5, 1] = 50.0  # node 5 far away: its springs are cut at once...
+    before = snapshot(sim)
+    with pytest.raises(ss.UnstableError):
+        sim.step(1.0, steps=200)  # ...and then the step blows up: everything returns
+    after = snapshot(sim)
+    assert after["num_springs"] == before["num_springs"]
+    np.testing.assert_array_equal(after["stiffness"], before["stiffness"])
+    np.testing.assert_array_equal(after["damping"], before["damping"])
+    assert sim.broken_springs().shape == (0, 2)
+
+
+def test_a_torn_spring_takes_its_energy_into_dissipated():
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.0, 0.0]], pinned=[True, False], velocities=[[0, 0], [2.0, 0]])
+    sim.add_springs([0, 1], stiffness=100.0, rest_lengths=1.0)
+    sim.gravity = (0.0, 0.0)
+    sim.break_strain = 0.1
+    h = sim.run(0.5, 1e-5, method="rk4", progress=False)
+    assert sim.num_springs == 0 and sim.broken_springs().tolist() == [[0, 1]]
+    books = h.total + h.dissipated
+    assert abs(books - books[0]).max() < 1e-6 * books[0]
+    assert h.dissipated[-1] == pytest.approx(0.5 * 100.0 * 0.1**2, rel=1e-3)  # ½ k (0.1 L)²
