@@ -231,7 +231,8 @@ class System(_core.System):
     break_strains = _view_property(
         "break_strains",
         "Per-spring tearing strain, (M,) float64 >= 0: a spring longer than (1 + b) times "
-        "its rest length at the end of a step is removed; inf (the default) never breaks.",
+        "its rest length after a substep is cut (it pulls no more) and removed when the "
+        "step call ends; inf (the default) never breaks.",
     )
     uvs = _view_property("uvs", "Texture coordinates, (N, 2) float64 (zero unless set).")
     rest_positions = _view_property(
@@ -762,8 +763,11 @@ class System(_core.System):
         """Tearing strain of every spring, or None (the default) when none can tear.
 
         Setting it sets :attr:`break_strains` for every spring; a spring stretched
-        beyond (1 + break_strain) times its rest length at the end of a
-        :meth:`step` call is removed, and :meth:`broken_springs` reports it.
+        beyond (1 + break_strain) times its rest length after any substep is cut at
+        once (stiffness and damping 0, its stretch energy to :attr:`dissipated`) and
+        removed when the :meth:`step` call ends (:meth:`run`: at its records), and
+        :meth:`broken_springs` reports it. Which springs tear does not depend on how
+        the substeps are grouped into calls.
         Reading it raises ValueError when the springs have different values.
 
         Examples
