@@ -796,27 +796,6 @@ static PyObject *System_tear(SystemObject *self, PyObject *unused) {
     Py_RETURN_NONE;
 }
 
-static PyObject *get_defer_tearing(SystemObject *self, void *closure) {
-    (void)closure;
-    ss_system *sys = readable_system(self);
-    return sys ? PyBool_FromLong(sys->defer_tearing) : NULL;
-}
-
-static int set_defer_tearing(SystemObject *self, PyObject *value, void *closure) {
-    (void)closure;
-    ss_system *sys = writable_system(self);
-    if (!sys)
-        return -1;
-    int truth = value ? PyObject_IsTrue(value) : -1;
-    if (truth < 0) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_AttributeError, "cannot delete _defer_tearing");
-        return -1;
-    }
-    sys->defer_tearing = truth;
-    return 0;
-}
-
 /* last_solve() -> (iterations, residual, substeps, capped) of the last implicit_euler call. */
 static PyObject *System_last_solve(SystemObject *self, PyObject *unused) {
     (void)unused;
@@ -1015,45 +994,31 @@ static PyObject *get_nbytes(SystemObject *self, void *closure) {
     return sys ? PyLong_FromSize_t(ss_system_nbytes(sys)) : NULL;
 }
 
-static PyObject *get_track_energy(SystemObject *self, void *closure) {
-    (void)closure;
-    ss_system *sys = readable_system(self);
-    return sys ? PyBool_FromLong(sys->track_energy) : NULL;
+/* The system's boolean flags, by attribute name. */
+static int *flag_field(ss_system *sys, const char *name) {
+    if (strcmp(name, "track_energy") == 0)
+        return &sys->track_energy;
+    if (strcmp(name, "_defer_tearing") == 0)
+        return &sys->defer_tearing;
+    return &sys->prev_accel_valid;
 }
 
-static int set_track_energy(SystemObject *self, PyObject *value, void *closure) {
-    (void)closure;
+static PyObject *get_flag(SystemObject *self, void *closure) {
+    ss_system *sys = readable_system(self);
+    return sys ? PyBool_FromLong(*flag_field(sys, closure)) : NULL;
+}
+
+static int set_flag(SystemObject *self, PyObject *value, void *closure) {
     ss_system *sys = writable_system(self);
     if (!sys)
         return -1;
     int truth = value ? PyObject_IsTrue(value) : -1;
     if (truth < 0) {
         if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_AttributeError, "cannot delete track_energy");
+            PyErr_Format(PyExc_AttributeError, "cannot delete %s", (const char *)closure);
         return -1;
     }
-    sys->track_energy = truth;
-    return 0;
-}
-
-static PyObject *get_verlet_valid(SystemObject *self, void *closure) {
-    (void)closure;
-    ss_system *sys = readable_system(self);
-    return sys ? PyBool_FromLong(sys->prev_accel_valid) : NULL;
-}
-
-static int set_verlet_valid(SystemObject *self, PyObject *value, void *closure) {
-    (void)closure;
-    ss_system *sys = writable_system(self);
-    if (!sys)
-        return -1;
-    int truth = value ? PyObject_IsTrue(value) : -1;
-    if (truth < 0) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_AttributeError, "cannot delete _verlet_valid");
-        return -1;
-    }
-    sys->prev_accel_valid = truth;
+    *flag_field(sys, closure) = truth;
     return 0;
 }
 
@@ -1207,8 +1172,9 @@ static PyGetSetDef System_getset[] = {
      "Bytes the kernel holds for this system: its arrays (at capacity), scratch and colouring.",
      NULL},
     {"num_faces", (getter)get_count, NULL, "Number of triangles F.", (void *)SS_FACES},
-    {"_verlet_valid", (getter)get_verlet_valid, (setter)set_verlet_valid,
-     "Whether _prev_accel holds the last Verlet step's acceleration (saved with the state).", NULL},
+    {"_verlet_valid", (getter)get_flag, (setter)set_flag,
+     "Whether _prev_accel holds the last Verlet step's acceleration (saved with the state).",
+     "_verlet_valid"},
     {"drag", (getter)get_scalar, (setter)set_scalar,
      "Linear air drag coefficient, N*s/m: force -drag (v - wind) on every free node.", "drag"},
     {"energy_loss", (getter)get_scalar, (setter)set_scalar,
@@ -1218,14 +1184,14 @@ static PyGetSetDef System_getset[] = {
      "Energy, J, taken out of the motion while track_energy is on: by spring damping and drag "
      "(trapezoid rule on their power), energy_loss and contacts. Assign 0 to restart the count.",
      "dissipated"},
-    {"_defer_tearing", (getter)get_defer_tearing, (setter)set_defer_tearing,
+    {"_defer_tearing", (getter)get_flag, (setter)set_flag,
      "Keep springs cut by a step in place (pulling nothing) until _tear() (run() uses it, so "
      "that how it groups substeps into calls changes nothing).",
-     NULL},
-    {"track_energy", (getter)get_track_energy, (setter)set_track_energy,
+     "_defer_tearing"},
+    {"track_energy", (getter)get_flag, (setter)set_flag,
      "Whether steps add to `dissipated` (off by default: it costs a pass over the springs per "
      "substep). run() turns it on.",
-     NULL},
+     "track_energy"},
     {"method", (getter)get_method, (setter)set_method,
      "The integrator step() uses when none is given.", NULL},
     {NULL, NULL, NULL, NULL, NULL},
