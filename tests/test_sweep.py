@@ -4,7 +4,7 @@ import pickle
 
 import numpy as np
 import pytest
-from state import assert_same, snapshot
+from state import ARRAYS, assert_same, snapshot
 
 import springsim as ss
 from springsim.sweep import points_of
@@ -209,15 +209,9 @@ def test_pickles_are_cheap():
     # The arrays travel as raw buffers: a cloth of 2500 nodes costs its state's bytes
     # plus little more (pickle protocol 5; no per-element objects).
     cloth = ss.cloth(50, 50, width=1.0, height=1.0, mass=0.5, stiffness=100.0)
-    raw = sum(np.asarray(cloth._view(name)).nbytes for name in state_names())
+    raw = sum(np.asarray(cloth._view(name)).nbytes for name in ARRAYS)
     size = len(pickle.dumps(cloth, protocol=5))
     assert raw < size < 1.05 * raw + 10_000
-
-
-def state_names():
-    from state import ARRAYS
-
-    return ARRAYS
 
 
 def test_history_pickles_exactly():
