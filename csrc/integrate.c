@@ -313,6 +313,8 @@ static int state_is_finite(const ss_system *sys) {
 }
 
 static ss_status ensure_scratch(ss_system *sys, size_t doubles) {
+    if (doubles == 0)
+        doubles = 1; /* never NULL: memcpy(NULL, ..., 0) is undefined behaviour */
     if (sys->scratch_doubles >= doubles)
         return SS_OK;
     if (doubles > SIZE_MAX / sizeof(double))
