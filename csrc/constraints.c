@@ -10,12 +10,18 @@
  * a few dozen passes reach 1e-6, a few hundred 1e-9. */
 #define SS_STRAIN_PASSES 1000
 #define SS_STRAIN_TOLERANCE 1e-10
+/* Passes in a row that shrink the total excess length by less than this fraction,
+ * after which the bound is taken to be unreachable. Gauss-Seidel on a satisfiable
+ * cloth shrinks it by a few per cent a pass (it reaches 1e-9 in a few hundred); a
+ * stalled one repeats the same corrections. */
+#define SS_STRAIN_STALL 20
+#define SS_STRAIN_PROGRESS 1e-4
 
 /* One Gauss-Seidel pass over the springs in index order; returns how many were too
- * long. A spring of length l > l_max = (1 + max_strain) L moves its ends together by
+ * long, and the sum of their excess lengths (m) in *total_excess. A spring of length l > l_max = (1 + max_strain) L moves its ends together by
  * l - l_max, shared by inverse mass (pinned ends do not move), and loses the part of
  * its ends' relative velocity that separates them (shared the same way). */
-static size_t limit_strain_pass(ss_system *sys) {
+static size_t limit_strain_pass(ss_system *sys, double *total_excess) {
     const size_t dim = (size_t)sys->dim;
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const double *m = SS_DOUBLES(sys, SS_MASSES), *rest = SS_DOUBLES(sys, SS_REST_LENGTHS);
@@ -23,6 +29,7 @@ static size_t limit_strain_pass(ss_system *sys) {
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
     const double stretch = 1.0 + sys->max_strain;
     size_t violated = 0;
+    *total_excess = 0.0;
     for (size_t s = 0; s < sys->num_springs; s++) {
         const size_t i = (size_t)pairs[2 * s], j = (size_t)pairs[2 * s + 1];
         const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
@@ -39,6 +46,7 @@ static size_t limit_strain_pass(ss_system *sys) {
         if (length2 > longest * longest * (1.0 + SS_STRAIN_TOLERANCE))
             violated++;
         const double length = sqrt(length2), excess = length - longest;
+        *total_excess += excess;
         double separating = 0.0;
         for (size_t k = 0; k < dim; k++) {
             d[k] /= length;
@@ -60,9 +68,22 @@ static size_t limit_strain_pass(ss_system *sys) {
 void ss_constraints_limit_strain(ss_system *sys) {
     if (sys->max_strain < 0.0)
         return;
-    for (int pass = 0; pass < SS_STRAIN_PASSES; pass++)
-        if (limit_strain_pass(sys) == 0)
+    /* Pins (or colliders) farther apart than the springs may stretch make the bound
+     * unsatisfiable: the passes then settle on the same corrections pass after pass.
+     * Stop when SS_STRAIN_STALL passes in a row shrank the total excess by less than
+     * SS_STRAIN_PROGRESS, and count the substep as unmet (the step warns). */
+    double last = INFINITY;
+    int stalled = 0;
+    for (int pass = 0; pass < SS_STRAIN_PASSES; pass++) {
+        double excess;
+        if (limit_strain_pass(sys, &excess) == 0)
             return;
+        stalled = excess > (1.0 - SS_STRAIN_PROGRESS) * last ? stalled + 1 : 0;
+        if (stalled == SS_STRAIN_STALL)
+            break;
+        last = excess;
+    }
+    sys->strain_unmet++;
 }
 
 static void forget_cuts(ss_system *sys) {
@@ -152,6 +173,52 @@ void ss_constraints_keep_cuts(ss_system *sys) {
         for (size_t s = 0; s < sys->num_springs; s++)
             if (sys->cut[s])
                 sys->cut[s] = 1;
+}
+
+void ss_constraints_settle_cuts(ss_system *sys, int keep) {
+    if (keep)
+        ss_constraints_keep_cuts(sys);
+    else
+        ss_constraints_uncut(sys);
+}
+
+ss_status ss_constraints_reserve_cuts(ss_system *sys, size_t springs) {
+    if (!sys->cut || springs <= sys->num_springs)
+        return SS_OK;
+    uint8_t *cut = ss_malloc(springs);
+    double *saved = ss_malloc(2 * springs * sizeof(double));
+    if (!cut || !saved) {
+        ss_free(cut);
+        ss_free(saved);
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory growing the torn-spring marks");
+    }
+    const size_t m = sys->num_springs;
+    memcpy(cut, sys->cut, m);
+    memset(cut + m, 0, springs - m);
+    memcpy(saved, sys->cut_saved, 2 * m * sizeof(double));
+    ss_free(sys->cut);
+    ss_free(sys->cut_saved);
+    sys->cut = cut;
+    sys->cut_saved = saved;
+    return SS_OK;
+}
+
+void ss_constraints_compact_cuts(ss_system *sys, const uint8_t *doomed, size_t springs) {
+    if (!sys->cut)
+        return;
+    /* Writes go to cut[kept] with kept <= s, so doomed == sys->cut reads each mark
+     * before it can be overwritten. */
+    size_t kept = 0;
+    for (size_t s = 0; s < springs; s++) {
+        if (doomed[s]) {
+            sys->num_cut -= sys->cut[s] != 0;
+            continue;
+        }
+        sys->cut[kept] = sys->cut[s];
+        sys->cut_saved[2 * kept] = sys->cut_saved[2 * s];
+        sys->cut_saved[2 * kept + 1] = sys->cut_saved[2 * s + 1];
+        kept++;
+    }
 }
 
 ss_status ss_system_tear(ss_system *sys) {

@@ -8,6 +8,7 @@
 
 #include <math.h>
 #include <string.h>
+#include <time.h>
 
 /* Explicit Euler: x' = x + v dt, v' = v + a(x, v) dt. First order; it gains energy
  * on every undamped spring, whatever dt (kept for teaching). */
@@ -331,7 +332,64 @@ static ss_status ensure_scratch(ss_system *sys, size_t doubles) {
 /* How often (in substeps) a long run checks for blow-up, to stop early. */
 #define SS_FINITE_CHECK_EVERY 64
 
-ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method) {
+/* Wall-clock seconds, for pacing the caller's poll (C11: no POSIX needed). */
+static double wall_seconds(void) {
+    struct timespec now;
+    if (timespec_get(&now, TIME_UTC) != TIME_UTC)
+        return 0.0;
+    return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
+}
+
+/* The state a step call started from, and how to go back to it. */
+typedef struct {
+    double *x, *v, *a_prev; /* copies in scratch; a_prev NULL unless Verlet changes it */
+    size_t bytes;
+    double time, dissipated;
+    int prev_accel_valid;
+} ss_backup;
+
+static void restore(ss_system *sys, const ss_backup *b) {
+    memcpy(SS_DOUBLES(sys, SS_POSITIONS), b->x, b->bytes);
+    memcpy(SS_DOUBLES(sys, SS_VELOCITIES), b->v, b->bytes);
+    if (b->a_prev)
+        memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), b->a_prev, b->bytes);
+    ss_constraints_uncut(sys);
+    sys->time = b->time;
+    sys->dissipated = b->dissipated;
+    sys->prev_accel_valid = b->prev_accel_valid;
+}
+
+/* After a rollback: the UnstableError message, with a dt to try. */
+static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, double failed_at,
+                               double time0) {
+    double limit = INFINITY;
+    if (ss_critical_dt(sys, &limit) != SS_OK)
+        limit = INFINITY; /* out of memory: fall back to a tenth of dt */
+    const double suggest = isfinite(limit) && limit < dt ? 0.5 * limit : 0.1 * dt;
+    if (sys->collapsed_body >= 0)
+        return ss_fail(sys, SS_ERR_UNSTABLE,
+                       "pressure body %ld turned inside out (its %s reached <= 0) during a "
+                       "%s step by t = %g s with dt = %g s; the system was rolled back to "
+                       "t = %g s. Its gas could not hold the load: try dt = %.3g s or "
+                       "smaller (critical_dt() is %g s), more gas (a larger nrt) or stiffer "
+                       "springs",
+                       sys->collapsed_body, sys->dim == 2 ? "area" : "volume",
+                       ss_method_name(method), failed_at, dt, time0, suggest, limit);
+    return ss_fail(sys, SS_ERR_UNSTABLE,
+                   "the %s step became non-finite by t = %g s with dt = %g s; the system was "
+                   "rolled back to t = %g s. The estimated explicit limit critical_dt() is "
+                   "%g s: try dt = %.3g s or smaller%s",
+                   ss_method_name(method), failed_at, dt, time0, limit, suggest,
+                   method == SS_EULER ? " (or a stable method: explicit euler gains energy "
+                                        "on undamped springs at any dt)"
+                   : method != SS_IMPLICIT_EULER && dt > 2.0 * limit
+                       ? ", or keep dt and use method='implicit_euler', which is stable "
+                         "at any dt (it damps the fast motions)"
+                       : "");
+}
+
+ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method,
+                         const ss_poll *poll) {
     if (!(dt > 0.0) || !isfinite(dt))
         return ss_fail(sys, SS_ERR_VALUE, "dt is %g: must be a positive, finite time in seconds",
                        dt);
@@ -344,67 +402,62 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     /* Scratch: the backup for a rollback (x, v, and a_prev, which only Verlet
      * changes), then the substeps' own. */
     const size_t saved = method == SS_VERLET ? 3 : 2;
-    const size_t nd = sys->num_nodes * (size_t)sys->dim, bytes = nd * sizeof(double);
+    const size_t nd = sys->num_nodes * (size_t)sys->dim;
     if ((st = ensure_scratch(sys, saved * nd + ss_integrate_scratch_size(sys, method))) ||
         (st = ss_system_ensure_colouring(sys)) || (st = ss_constraints_begin_tearing(sys)))
         return st;
-    double *backup = sys->scratch, *substep_scratch = sys->scratch + saved * nd;
-    memcpy(backup, SS_DOUBLES(sys, SS_POSITIONS), bytes);
-    memcpy(backup + nd, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
-    if (saved == 3)
-        memcpy(backup + 2 * nd, SS_DOUBLES(sys, SS_PREV_ACCEL), bytes);
-    const double time0 = sys->time, dissipated0 = sys->dissipated;
-    const int valid0 = sys->prev_accel_valid;
+    const ss_backup backup = {sys->scratch,
+                              sys->scratch + nd,
+                              saved == 3 ? sys->scratch + 2 * nd : NULL,
+                              nd * sizeof(double),
+                              sys->time,
+                              sys->dissipated,
+                              sys->prev_accel_valid};
+    double *substep_scratch = sys->scratch + saved * nd;
+    memcpy(backup.x, SS_DOUBLES(sys, SS_POSITIONS), backup.bytes);
+    memcpy(backup.v, SS_DOUBLES(sys, SS_VELOCITIES), backup.bytes);
+    if (backup.a_prev)
+        memcpy(backup.a_prev, SS_DOUBLES(sys, SS_PREV_ACCEL), backup.bytes);
     if (sys->track_energy)
         sys->power = ss_dissipation_power(sys);
     if (method != SS_VERLET)
         sys->prev_accel_valid = 0; /* another method breaks Verlet's history */
     sys->collapsed_body = -1;
+    sys->strain_unmet = 0;
     if (method == SS_IMPLICIT_EULER)
         sys->cg_substeps = sys->cg_capped = 0;
+
+    /* The clock is read about every 2^16 node and spring updates (a few tens of
+     * microseconds), so that reading it costs nothing next to the substeps, and the
+     * poll runs about every SS_POLL_SECONDS. */
+    const size_t work = sys->num_nodes + sys->num_springs + 1;
+    const size_t clock_every = work >= 65536 ? 1 : 65536 / work;
+    double next_poll = poll ? wall_seconds() + SS_POLL_SECONDS : INFINITY;
 
     for (size_t s = 0; s < steps; s++) {
         ss_integrate_substep(sys, dt, method, substep_scratch);
         sys->time += dt;
 
+        if (poll && (s + 1) % clock_every == 0 && s + 1 != steps && wall_seconds() >= next_poll) {
+            if (poll->stop(poll->context)) {
+                restore(sys, &backup);
+                return SS_ERR_INTERRUPTED; /* the caller knows why: no message */
+            }
+            next_poll = wall_seconds() + SS_POLL_SECONDS;
+        }
         if ((s + 1) % SS_FINITE_CHECK_EVERY != 0 && s + 1 != steps)
             continue;
+        /* Contacts and strain limiting run after the last force evaluation: they can
+         * leave a gas body inside out that no force has seen yet. */
+        if (sys->collapsed_body < 0 && sys->num_bodies)
+            sys->collapsed_body = ss_pressure_first_collapsed(sys);
         if (state_is_finite(sys) && sys->collapsed_body < 0)
             continue;
         const double failed_at = sys->time;
-        memcpy(SS_DOUBLES(sys, SS_POSITIONS), backup, bytes);
-        memcpy(SS_DOUBLES(sys, SS_VELOCITIES), backup + nd, bytes);
-        if (saved == 3)
-            memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), backup + 2 * nd, bytes);
-        ss_constraints_uncut(sys);
-        sys->time = time0;
-        sys->dissipated = dissipated0;
-        sys->prev_accel_valid = valid0;
-        double limit = INFINITY;
-        if (ss_critical_dt(sys, &limit) != SS_OK)
-            limit = INFINITY; /* out of memory: fall back to a tenth of dt */
-        const double suggest = isfinite(limit) && limit < dt ? 0.5 * limit : 0.1 * dt;
-        if (sys->collapsed_body >= 0)
-            return ss_fail(sys, SS_ERR_UNSTABLE,
-                           "pressure body %ld turned inside out (its %s reached <= 0) during a "
-                           "%s step by t = %g s with dt = %g s; the system was rolled back to "
-                           "t = %g s. Its gas could not hold the load: try dt = %.3g s or "
-                           "smaller (critical_dt() is %g s), more gas (a larger nrt) or stiffer "
-                           "springs",
-                           sys->collapsed_body, sys->dim == 2 ? "area" : "volume",
-                           ss_method_name(method), failed_at, dt, time0, suggest, limit);
-        return ss_fail(sys, SS_ERR_UNSTABLE,
-                       "the %s step became non-finite by t = %g s with dt = %g s; the system was "
-                       "rolled back to t = %g s. The estimated explicit limit critical_dt() is "
-                       "%g s: try dt = %.3g s or smaller%s",
-                       ss_method_name(method), failed_at, dt, time0, limit, suggest,
-                       method == SS_EULER ? " (or a stable method: explicit euler gains energy "
-                                            "on undamped springs at any dt)"
-                       : method != SS_IMPLICIT_EULER && dt > 2.0 * limit
-                           ? ", or keep dt and use method='implicit_euler', which is stable "
-                             "at any dt (it damps the fast motions)"
-                           : "");
+        restore(sys, &backup);
+        return fail_unstable(sys, dt, method, failed_at, backup.time);
     }
-    ss_constraints_keep_cuts(sys);
+    if (!sys->hold_cuts)
+        ss_constraints_keep_cuts(sys);
     return SS_OK;
 }

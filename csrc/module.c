@@ -30,8 +30,9 @@ static PyTypeObject SystemType;
 /* Raise the Python exception for a kernel status; returns NULL for `return`. */
 static PyObject *raise_status(ss_system *sys, ss_status st) {
     switch (st) {
-    case SS_ERR_NOMEM:
-        return PyErr_NoMemory();
+    case SS_ERR_NOMEM: /* PyErr_NoMemory() would say nothing of what ran out */
+        PyErr_SetString(PyExc_MemoryError, sys->error[0] ? sys->error : "out of memory");
+        return NULL;
     case SS_ERR_INDEX:
     case SS_ERR_VALUE:
         PyErr_SetString(PyExc_ValueError, sys->error);
@@ -230,6 +231,14 @@ static PyObject *System_view(SystemObject *self, PyObject *name) {
     return spec ? make_view(self, spec) : NULL;
 }
 
+/* The length of an array's first axis; 0 for anything else, a 0-d array included
+ * (whose shape has no first entry to read), so that check_exact_array reports it. */
+static npy_intp leading_dim(PyObject *obj) {
+    if (!PyArray_Check(obj) || PyArray_NDIM((PyArrayObject *)obj) < 1)
+        return 0;
+    return PyArray_DIM((PyArrayObject *)obj, 0);
+}
+
 /* `arr` must be an ndarray of exactly this type, shape and C layout. */
 static int check_exact_array(PyObject *arr, const char *what, int typenum, int nd,
                              const npy_intp *dims) {
@@ -296,7 +305,7 @@ static PyObject *System_add_nodes(SystemObject *self, PyObject *args) {
     ss_system *sys = writable_system(self);
     if (!sys)
         return NULL;
-    npy_intp count = PyArray_Check(x) ? PyArray_DIM((PyArrayObject *)x, 0) : 0;
+    npy_intp count = leading_dim(x);
     npy_intp node_dims[2] = {count, sys->dim}, mass_dims[1] = {count};
     if (check_exact_array(x, "positions", NPY_DOUBLE, 2, node_dims) < 0 ||
         (v != Py_None && check_exact_array(v, "velocities", NPY_DOUBLE, 2, node_dims) < 0) ||
@@ -320,7 +329,7 @@ static PyObject *System_add_springs(SystemObject *self, PyObject *args) {
     ss_system *sys = writable_system(self);
     if (!sys)
         return NULL;
-    npy_intp count = PyArray_Check(pairs) ? PyArray_DIM((PyArrayObject *)pairs, 0) : 0;
+    npy_intp count = leading_dim(pairs);
     npy_intp pair_dims[2] = {count, 2}, dims[1] = {count};
     if (check_exact_array(pairs, "pairs", NPY_INT64, 2, pair_dims) < 0 ||
         check_exact_array(k, "stiffness", NPY_DOUBLE, 1, dims) < 0 ||
@@ -341,7 +350,7 @@ static PyObject *System_add_faces(SystemObject *self, PyObject *tri) {
     ss_system *sys = writable_system(self);
     if (!sys)
         return NULL;
-    npy_intp count = PyArray_Check(tri) ? PyArray_DIM((PyArrayObject *)tri, 0) : 0;
+    npy_intp count = leading_dim(tri);
     npy_intp dims[2] = {count, 3};
     if (check_exact_array(tri, "faces", NPY_INT64, 2, dims) < 0)
         return NULL;
@@ -529,7 +538,7 @@ static PyObject *System_add_pressure(SystemObject *self, PyObject *args) {
     ss_system *sys = writable_system(self);
     if (!sys)
         return NULL;
-    npy_intp count = PyArray_Check(elements) ? PyArray_DIM((PyArrayObject *)elements, 0) : 0;
+    npy_intp count = leading_dim(elements);
     npy_intp dims[2] = {count, sys->dim};
     if (check_exact_array(elements, "boundary", NPY_INT64, 2, dims) < 0)
         return NULL;
@@ -708,10 +717,12 @@ static int parse_method(PyObject *obj) {
         PyErr_Format(PyExc_TypeError, "method must be a str, not %.100s", Py_TYPE(obj)->tp_name);
         return -1;
     }
-    const char *name = PyUnicode_AsUTF8(obj);
+    Py_ssize_t length;
+    const char *name = PyUnicode_AsUTF8AndSize(obj, &length);
     if (!name)
         return -1;
-    int method = ss_method_from_name(name);
+    /* "rk4\0junk" would read as "rk4" in C: a name with a NUL in it is no name. */
+    int method = (size_t)length == strlen(name) ? ss_method_from_name(name) : -1;
     if (method < 0) {
         char valid[256] = "";
         for (int m = 0; m < SS_METHOD_COUNT; m++) {
@@ -722,6 +733,18 @@ static int parse_method(PyObject *obj) {
         return -1;
     }
     return method;
+}
+
+/* The poll of a step running without the GIL (ss_poll): take the GIL back for a
+ * moment and run the signal handlers, so that Ctrl-C stops a long step within about
+ * SS_POLL_SECONDS. Nonzero when a handler raised (KeyboardInterrupt): the step then
+ * rolls back and returns SS_ERR_INTERRUPTED, with the exception set. */
+static int poll_signals(void *context) {
+    PyThreadState **released = context;
+    PyEval_RestoreThread(*released);
+    const int stop = PyErr_CheckSignals() < 0;
+    *released = PyEval_SaveThread();
+    return stop;
 }
 
 static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds) {
@@ -748,11 +771,18 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds)
                          Py_TYPE(steps_obj)->tp_name);
             return NULL;
         }
-        steps = PyNumber_AsSsize_t(steps_obj, PyExc_OverflowError);
+        /* NULL: out-of-range values clip to PY_SSIZE_T_MIN/MAX instead of raising
+         * OverflowError; the range checks below then say what is wrong. */
+        steps = PyNumber_AsSsize_t(steps_obj, NULL);
         if (steps == -1 && PyErr_Occurred())
             return NULL;
         if (steps < 0) {
-            PyErr_Format(PyExc_ValueError, "steps must be >= 0, got %zd", steps);
+            PyErr_Format(PyExc_ValueError, "steps must be >= 0, got %R", steps_obj);
+            return NULL;
+        }
+        if (steps == PY_SSIZE_T_MAX) {
+            PyErr_Format(PyExc_ValueError, "steps must be < %zd, got %R", PY_SSIZE_T_MAX,
+                         steps_obj);
             return NULL;
         }
     }
@@ -760,12 +790,27 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds)
     if (method_obj != Py_None && (method = parse_method(method_obj)) < 0)
         return NULL;
 
-    ss_status st;
     self->busy = 1;
-    Py_BEGIN_ALLOW_THREADS st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method);
-    Py_END_ALLOW_THREADS self->busy = 0;
+    PyThreadState *released = PyEval_SaveThread();
+    const ss_poll poll = {poll_signals, &released};
+    ss_status st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, &poll);
+    PyEval_RestoreThread(released);
+    self->busy = 0;
+    if (st == SS_ERR_INTERRUPTED)
+        return NULL; /* KeyboardInterrupt (or the signal handler's error) is set */
     if (st)
         return raise_status(sys, st);
+    if (sys->strain_unmet) {
+        char message[400];
+        snprintf(message, sizeof message,
+                 "max_strain = %g could not be met in %zu of %zu substeps: springs stayed longer "
+                 "than (1 + max_strain) times their rest length, and strain limiting stopped "
+                 "when its passes no longer shortened them. Pinned, driven or colliding nodes "
+                 "may be holding them apart; raise max_strain or free those nodes",
+                 sys->max_strain, sys->strain_unmet, (size_t)steps);
+        if (PyErr_WarnEx(ConvergenceWarning, message, 1) < 0)
+            return NULL;
+    }
     /* Tearing moves the spring arrays to new blocks when views hold them: that
      * touches reference counts, so it runs here, with the GIL. */
     if (!sys->defer_tearing && (st = ss_system_tear(sys)))
@@ -793,6 +838,19 @@ static PyObject *System_tear(SystemObject *self, PyObject *unused) {
     ss_status st = ss_system_tear(sys);
     if (st)
         return raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
+/* _settle_cuts(keep): end a run of calls made with _hold_cuts set: keep their cuts, or
+ * give the springs they cut their k and c back (a driven step that failed part-way). */
+static PyObject *System_settle_cuts(SystemObject *self, PyObject *keep) {
+    ss_system *sys = writable_system(self);
+    if (!sys)
+        return NULL;
+    const int truth = PyObject_IsTrue(keep);
+    if (truth < 0)
+        return NULL;
+    ss_constraints_settle_cuts(sys, truth);
     Py_RETURN_NONE;
 }
 
@@ -1000,6 +1058,8 @@ static int *flag_field(ss_system *sys, const char *name) {
         return &sys->track_energy;
     if (strcmp(name, "_defer_tearing") == 0)
         return &sys->defer_tearing;
+    if (strcmp(name, "_hold_cuts") == 0)
+        return &sys->hold_cuts;
     return &sys->prev_accel_valid;
 }
 
@@ -1143,6 +1203,8 @@ static PyMethodDef System_methods[] = {
     {"copy", (PyCFunction)System_copy, METH_NOARGS, "A deep copy."},
     {"_tear", (PyCFunction)System_tear, METH_NOARGS,
      "Remove the springs cut while tearing was deferred (run() calls it)."},
+    {"_settle_cuts", (PyCFunction)System_settle_cuts, METH_O,
+     "End calls made with _hold_cuts: keep their cuts (True) or undo them (False)."},
     {"_last_solve", (PyCFunction)System_last_solve, METH_NOARGS,
      "(iterations, residual, substeps, capped) of the last implicit_euler call."},
     {"_stiffness_triplets", (PyCFunction)System_stiffness_triplets, METH_NOARGS,
@@ -1188,6 +1250,10 @@ static PyGetSetDef System_getset[] = {
      "Keep springs cut by a step in place (pulling nothing) until _tear() (run() uses it, so "
      "that how it groups substeps into calls changes nothing).",
      "_defer_tearing"},
+    {"_hold_cuts", (getter)get_flag, (setter)set_flag,
+     "Keep the cuts of successful step calls undoable until _settle_cuts() (a driven step "
+     "runs one call per substep, and undoes them all if one fails).",
+     "_hold_cuts"},
     {"track_energy", (getter)get_flag, (setter)set_flag,
      "Whether steps add to `dissipated` (off by default: it costs a pass over the springs per "
      "substep). run() turns it on.",

@@ -122,17 +122,31 @@ double ss_pressure_energy(const ss_system *sys) {
     return energy;
 }
 
-ss_status ss_pressure_validate(ss_system *sys) {
+/* The index of the first body whose volume is not > 0 (NaN included), or num_bodies. */
+static size_t first_collapsed(const ss_system *sys, double *volume) {
     const double *x = SS_DOUBLES(sys, SS_POSITIONS);
-    for (size_t k = 0; k < sys->num_bodies; k++) {
-        const double volume = ss_pressure_volume(sys, &sys->bodies[k], x);
-        if (!(volume > 0.0))
-            return ss_fail(sys, SS_ERR_VALUE,
-                           "pressure body %ld encloses %s %g %s: it must be > 0 (is the body "
-                           "inside out or flattened?)",
-                           sys->bodies[k].id, sys->dim == 2 ? "an area of" : "a volume of", volume,
-                           sys->dim == 2 ? "m^2" : "m^3");
-    }
+    size_t k = 0;
+    for (; k < sys->num_bodies; k++)
+        if (!((*volume = ss_pressure_volume(sys, &sys->bodies[k], x)) > 0.0))
+            break;
+    return k;
+}
+
+long ss_pressure_first_collapsed(const ss_system *sys) {
+    double volume;
+    const size_t k = first_collapsed(sys, &volume);
+    return k < sys->num_bodies ? sys->bodies[k].id : -1;
+}
+
+ss_status ss_pressure_validate(ss_system *sys) {
+    double volume;
+    const size_t k = first_collapsed(sys, &volume);
+    if (k < sys->num_bodies)
+        return ss_fail(sys, SS_ERR_VALUE,
+                       "pressure body %ld encloses %s %g %s: it must be > 0 (is the body "
+                       "inside out or flattened?)",
+                       sys->bodies[k].id, sys->dim == 2 ? "an area of" : "a volume of", volume,
+                       sys->dim == 2 ? "m^2" : "m^3");
     return SS_OK;
 }
 

@@ -18,6 +18,7 @@ typedef enum {
     SS_ERR_VALUE,    /* a value is out of its domain: NaN, negative mass, dt <= 0, ... */
     SS_ERR_INDEX,    /* a node or spring index is out of range */
     SS_ERR_UNSTABLE, /* a step produced non-finite values; the state was rolled back */
+    SS_ERR_INTERRUPTED, /* the caller's poll asked a step to stop; the state was rolled back */
 } ss_status;
 
 typedef enum {
@@ -162,6 +163,13 @@ typedef struct ss_system {
     double *cut_saved;
     size_t num_cut;
     int defer_tearing; /* keep cut springs in place across calls until ss_system_tear */
+    /* Keep this call's cuts marked as this call's (2) when it succeeds, so that a caller
+     * running several calls as one (driven nodes) can undo them all: see
+     * ss_constraints_settle_cuts. */
+    int hold_cuts;
+    /* Substeps of the last step call whose strain limiting stopped with springs still
+     * longer than the limit (the pins or colliders make it unsatisfiable). */
+    size_t strain_unmet;
     size_t num_broken, broken_capacity;
 
     ss_collider *colliders; /* applied in order after every substep */
@@ -234,9 +242,20 @@ size_t ss_system_nbytes(const ss_system *sys);
 /* Check every value the kernel relies on (finite state, masses > 0, ...). */
 ss_status ss_system_validate(ss_system *sys);
 
-/* Run `steps` substeps of `dt` with `method`. Validates first; on a non-finite
- * result restores the state from before the call and returns SS_ERR_UNSTABLE. */
-ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method);
+/* How a caller can stop a long step (Ctrl-C): `stop(context)` is called about every
+ * SS_POLL_SECONDS of wall time, from the stepping thread; nonzero stops the step. */
+typedef struct {
+    int (*stop)(void *context);
+    void *context;
+} ss_poll;
+#define SS_POLL_SECONDS 0.05
+
+/* Run `steps` substeps of `dt` with `method`. Validates first. On a non-finite result,
+ * or a gas body found inside out, restores the state from before the call and returns
+ * SS_ERR_UNSTABLE; when `poll` (may be NULL) says stop, restores it and returns
+ * SS_ERR_INTERRUPTED. */
+ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method,
+                         const ss_poll *poll);
 
 /* ---- Threads and the spring colouring (parallel.c) -------------------- */
 
@@ -282,6 +301,15 @@ void ss_constraints_cut(ss_system *sys);
 void ss_constraints_uncut(ss_system *sys);
 /* After a successful call: its cuts become earlier ones. */
 void ss_constraints_keep_cuts(ss_system *sys);
+/* End a run of calls made with hold_cuts: keep != 0 makes their cuts earlier ones,
+ * keep == 0 gives those springs their k and c back. */
+void ss_constraints_settle_cuts(ss_system *sys, int keep);
+/* Topology edits while cuts are pending (deferred tearing): make room for `springs`
+ * springs in the cut marks (new springs are whole), ... */
+ss_status ss_constraints_reserve_cuts(ss_system *sys, size_t springs);
+/* ... and, after springs s < `springs` with doomed[s] were removed, drop their marks,
+ * the others keeping their order. */
+void ss_constraints_compact_cuts(ss_system *sys, const uint8_t *doomed, size_t springs);
 /* After a step call: remove the springs it cut and record their node pairs.
  * Changes the spring arrays' blocks: call with the lock that guards views (the GIL). */
 ss_status ss_system_tear(ss_system *sys);
@@ -316,6 +344,8 @@ void ss_pressure_add_forces(ss_system *sys, const double *x, double *f);
 double ss_pressure_energy(const ss_system *sys);
 /* SS_ERR_VALUE naming the first body whose volume is not > 0. */
 ss_status ss_pressure_validate(ss_system *sys);
+/* The id of the first body whose volume at the current positions is not > 0, or -1. */
+long ss_pressure_first_collapsed(const ss_system *sys);
 /* Deep-copy src's bodies into dst (whose bodies pointer is not owned yet). */
 ss_status ss_pressure_copy(ss_system *dst, const ss_system *src);
 void ss_pressure_free(ss_system *sys);

@@ -166,12 +166,29 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->collider_capacity = 0;
     dst->broken = NULL; /* the record of torn springs stays with the original */
     dst->num_broken = dst->broken_capacity = 0;
-    dst->cut = NULL; /* cuts live only inside one step call */
+    /* Springs cut but not yet removed (deferred tearing, as inside run()) go with the
+     * copy, so that it removes them at its next tear as the original does. */
+    dst->cut = NULL;
     dst->cut_saved = NULL;
-    dst->num_cut = 0;
+    dst->hold_cuts = 0;
+    if (src->cut) {
+        const size_t m = src->num_springs ? src->num_springs : 1;
+        dst->cut = ss_malloc(m);
+        dst->cut_saved = ss_malloc(2 * m * sizeof(double));
+        if (!dst->cut || !dst->cut_saved) {
+            ss_free(dst->cut);
+            ss_free(dst->cut_saved);
+            ss_free(dst);
+            return NULL;
+        }
+        memcpy(dst->cut, src->cut, src->num_springs);
+        memcpy(dst->cut_saved, src->cut_saved, 2 * src->num_springs * sizeof(double));
+    }
     if (src->num_colliders) {
         dst->colliders = ss_malloc(src->num_colliders * sizeof *dst->colliders);
         if (!dst->colliders) {
+            ss_free(dst->cut);
+            ss_free(dst->cut_saved);
             ss_free(dst);
             return NULL;
         }
@@ -439,6 +456,16 @@ ss_status ss_system_set_pinned(ss_system *sys, size_t count, const int64_t *indi
 
 /* ---- Springs ----------------------------------------------------------- */
 
+/* |x_j - x_i|, m. */
+static double node_distance(const double *x, size_t dim, int64_t i, int64_t j) {
+    double length2 = 0.0;
+    for (size_t d = 0; d < dim; d++) {
+        const double dx = x[(size_t)j * dim + d] - x[(size_t)i * dim + d];
+        length2 += dx * dx;
+    }
+    return sqrt(length2);
+}
+
 ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pairs,
                                 const double *stiffness, const double *damping, const double *rest,
                                 size_t *first) {
@@ -457,9 +484,20 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
         (st = check_spring_values(sys, "damping", "N*s/m", damping, count, 0)) ||
         (rest && (st = check_spring_values(sys, "rest length", "m", rest, count, 0))))
         return st;
-    if ((st = reserve_rows(sys, SS_SPRINGS, SS_FACES, m + count, m)))
-        return st;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS);
+    if (!rest) /* the current distance: nodes far apart (1e200 m) can overflow it */
+        for (size_t s = 0; s < count; s++) {
+            const double length = node_distance(x, dim, pairs[2 * s], pairs[2 * s + 1]);
+            if (!isfinite(length))
+                return ss_fail(sys, SS_ERR_VALUE,
+                               "spring %zu: nodes %lld and %lld are %g m apart, too far for a "
+                               "finite rest length",
+                               s, (long long)pairs[2 * s], (long long)pairs[2 * s + 1], length);
+        }
+    if ((st = ss_constraints_reserve_cuts(sys, m + count)) ||
+        (st = reserve_rows(sys, SS_SPRINGS, SS_FACES, m + count, m)))
+        return st;
+    x = SS_DOUBLES(sys, SS_POSITIONS);
     for (size_t s = 0; s < count; s++) {
         int32_t i = (int32_t)pairs[2 * s], j = (int32_t)pairs[2 * s + 1];
         SS_INT32S(sys, SS_SPRINGS)[2 * (m + s)] = i;
@@ -467,12 +505,7 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
         SS_DOUBLES(sys, SS_STIFFNESS)[m + s] = stiffness[s];
         SS_DOUBLES(sys, SS_DAMPING)[m + s] = damping[s];
         SS_DOUBLES(sys, SS_BREAK_STRAINS)[m + s] = INFINITY;
-        double length2 = 0.0;
-        for (size_t d = 0; d < dim; d++) {
-            double dx = x[j * dim + d] - x[i * dim + d];
-            length2 += dx * dx;
-        }
-        SS_DOUBLES(sys, SS_REST_LENGTHS)[m + s] = rest ? rest[s] : sqrt(length2);
+        SS_DOUBLES(sys, SS_REST_LENGTHS)[m + s] = rest ? rest[s] : node_distance(x, dim, i, j);
     }
     sys->num_springs = m + count;
     ss_system_drop_colouring(sys);
@@ -503,6 +536,7 @@ ss_status ss_system_remove_spring_mask(ss_system *sys, const uint8_t *doomed) {
     if (st)
         return st;
     sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed);
+    ss_constraints_compact_cuts(sys, doomed, m); /* last: doomed may be sys->cut itself */
     ss_system_drop_colouring(sys);
     return SS_OK;
 }
@@ -591,6 +625,7 @@ ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *in
 
     mark_touching(SS_INT32S(sys, SS_SPRINGS), m, 2, doomed, doomed_rows);
     sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed_rows);
+    ss_constraints_compact_cuts(sys, doomed_rows, m);
     mark_touching(SS_INT32S(sys, SS_FACES), f, 3, doomed, doomed_rows);
     sys->num_faces = compact_rows(sys, SS_FACES, SS_ARRAY_COUNT, f, doomed_rows);
     sys->num_nodes = compact_rows(sys, 0, SS_NODE_ARRAYS, n, doomed);

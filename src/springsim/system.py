@@ -118,17 +118,42 @@ def _as_indices(value, name: str = "indices") -> np.ndarray:
 
 
 class _Drive:
-    """Nodes that follow a path: a function of time, or per-substep targets."""
+    """Nodes that follow a path: a function of time, or per-substep targets.
 
-    __slots__ = ("indices", "function", "targets", "counter")
+    ``rows`` picks which rows of the function's value drive ``indices``, after some of
+    the nodes were removed (None: all of them); ``width`` is how many rows the function
+    was written for.
+    """
 
-    def __init__(self, indices, function, targets, counter=0):
+    __slots__ = ("indices", "function", "targets", "counter", "rows", "width")
+
+    def __init__(self, indices, function, targets, counter=0, rows=None, width=None):
         self.indices, self.function, self.targets, self.counter = (
             indices,
             function,
             targets,
             counter,
         )
+        self.rows = rows
+        self.width = indices.size if width is None else width
+
+    def copy(self) -> _Drive:
+        """The same drive with its own progress (the counter)."""
+        return _Drive(
+            self.indices, self.function, self.targets, self.counter, self.rows, self.width
+        )
+
+    def renumbered(self, old_to_new: np.ndarray) -> _Drive | None:
+        """This drive after nodes were removed (``old_to_new`` from the kernel), or None
+        if none of its nodes is left."""
+        new = old_to_new[self.indices]
+        keep = new >= 0
+        if not keep.any():
+            return None
+        if self.targets is not None:
+            return _Drive(new[keep], None, self.targets[:, keep], self.counter)
+        rows = (np.arange(self.width) if self.rows is None else self.rows)[keep]
+        return _Drive(new[keep], self.function, None, self.counter, rows, self.width)
 
     def target(self, t: float, dim: int) -> np.ndarray:
         """Where the nodes must be at time t (the end of the coming substep)."""
@@ -138,15 +163,15 @@ class _Drive:
         if value.dtype.kind not in "biuf":
             raise ValueError(f"the drive path returned {value.dtype} values at t = {t:g} s")
         try:
-            value = np.broadcast_to(value, (self.indices.size, dim)).astype(np.float64)
+            value = np.broadcast_to(value, (self.width, dim)).astype(np.float64)
         except ValueError:
             raise ValueError(
                 f"the drive path returned shape {value.shape} at t = {t:g} s; "
-                f"expected ({self.indices.size}, {dim})"
+                f"expected ({self.width}, {dim})"
             ) from None
         if not np.all(np.isfinite(value)):
             raise ValueError(f"the drive path returned non-finite targets at t = {t:g} s")
-        return value
+        return value if self.rows is None else value[self.rows]
 
 
 def _view_property(name: str, doc: str) -> property:
@@ -513,7 +538,12 @@ class System(_core.System):
         >>> sim.springs.tolist()
         [[0, 1]]
         """
-        return self._remove_nodes(_as_indices(indices))
+        old_to_new = self._remove_nodes(_as_indices(indices))
+        drives = self.__dict__.get("_drives")
+        if drives:  # driven nodes follow their new numbers; removed ones stop
+            renumbered = (d.renumbered(old_to_new) for d in drives)
+            self._drives = [d for d in renumbered if d is not None]
+        return old_to_new
 
     def normals(self) -> np.ndarray:
         """Per-vertex unit normals of the faces at the current positions, (N, 3).
@@ -889,10 +919,22 @@ class System(_core.System):
             return super().step(dt, steps, method)
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
             raise TypeError(f"steps must be an int, not {type(steps).__name__}")
+        if not 0 <= steps < 2**63 - 1:
+            raise ValueError(f"steps must be >= 0 and < 2**63 - 1, got {steps}")
+        super().step(dt, 0, method)  # checks dt, method and the state; steps nothing
+        if steps == 0:
+            return None
+        # One kernel call per substep, undone together if any part fails: the state,
+        # the clock, the energy books and the springs cut so far (held, not removed,
+        # until the last substep: then torn as one call would).
         saved = {
             name: self._view(name).copy() for name in ("positions", "velocities", "_prev_accel")
         }
-        saved_state = (self.time, self._verlet_valid, [d.counter for d in drives])
+        saved_state = (self.time, self._verlet_valid, self.dissipated)
+        counters = [d.counter for d in drives]
+        defer = self._defer_tearing
+        self._defer_tearing = self._hold_cuts = True
+        done = False
         try:
             for _ in range(steps):
                 targets = [d.target(self.time + dt, self.dim) for d in drives]
@@ -902,13 +944,20 @@ class System(_core.System):
                 for d, target in zip(drives, targets, strict=True):
                     self.positions[d.indices] = target
                     d.counter += 1
-        except BaseException:
-            for name, array in saved.items():
-                self._view(name)[...] = array
-            self.time, self._verlet_valid, counters = saved_state
-            for d, counter in zip(drives, counters, strict=True):
-                d.counter = counter
-            raise
+            done = True
+        finally:
+            self._hold_cuts = False
+            self._settle_cuts(done)
+            self._defer_tearing = defer
+            if not done:
+                for name, array in saved.items():
+                    self._view(name)[...] = array
+                self.time, self._verlet_valid, self.dissipated = saved_state
+                for d, counter in zip(drives, counters, strict=True):
+                    d.counter = counter
+        if not defer:
+            self._tear()
+        return None
 
     def run(
         self,
@@ -1008,9 +1057,7 @@ class System(_core.System):
         """A deep copy (driven anchors included, each with its own progress)."""
         new = super().copy()
         if self.__dict__.get("_drives"):
-            new._drives = [
-                _Drive(d.indices, d.function, d.targets, d.counter) for d in self._drives
-            ]
+            new._drives = [d.copy() for d in self._drives]
         return new
 
     def add_plane(self, normal, offset=0.0, restitution=0.0, friction=0.0):
