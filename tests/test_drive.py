@@ -99,3 +99,70 @@ def test_bad_paths_raise_and_change_nothing():
     with pytest.raises(ValueError, match="non-finite"):
         sim.step(1e-3, steps=5)  # fails on the third substep: the first two are undone
     assert_same(before, snapshot(sim))
+
+
+def test_remove_nodes_renumbers_the_drives():
+    # Before the fix a drive kept its old indices: the next step moved the wrong node
+    # (or raised IndexError once the index was past the end).
+    sim = ss.string(6, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    path = np.array([[0.2, 0.0], [1.3, 0.5]])  # rows for nodes 1 and 5
+    sim.drive([1, 5], lambda t: path)
+    targets = np.zeros((1, 2, 2)) + [[[9.0, 9.0], [8.0, 8.0]]]
+    sim.drive([2, 3], targets)
+    sim.remove_nodes([0, 3])  # node 1 -> 0, 2 -> 1, 3 removed, 5 -> 3
+    sim.step(1e-3, steps=2)
+    assert sim.positions[0].tolist() == [0.2, 0.0]
+    assert sim.positions[3].tolist() == [1.3, 0.5]
+    assert sim.positions[1].tolist() == [9.0, 9.0]  # node 3's target row went with it
+    sim.remove_nodes([0, 1, 3])  # every driven node gone: the drives go too
+    sim.step(1e-3, steps=2)
+    assert not sim.__dict__["_drives"]
+
+
+@pytest.mark.parametrize(
+    "dt, steps, error",
+    [
+        (-1.0, 0, ValueError),
+        (0.0, 1, ValueError),
+        (np.nan, 1, ValueError),
+        (1e-3, -5, ValueError),
+        (1e-3, 2**63, ValueError),
+        (1e-3, 1.5, TypeError),
+        (1e-3, True, TypeError),
+    ],
+)
+def test_a_driven_step_checks_its_arguments_first(dt, steps, error):
+    sim = ss.string(4, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    sim.drive(0, lambda t: [0.1 * t, 0.0])
+    sim.step(1e-3, steps=2)
+    before = snapshot(sim)
+    with pytest.raises(error):
+        sim.step(dt, steps)
+    with pytest.raises(ValueError, match="unknown method"):
+        sim.step(1e-3, 3, method="rk4\x00junk")
+    assert_same(before, snapshot(sim))
+    assert sim.__dict__["_drives"][0].counter == 2
+
+
+def test_a_failed_driven_step_undoes_its_tearing_and_energy_books():
+    # The drive pulls the string's end away: springs tear on early substeps, then the
+    # path fails on a later one. Everything the call did is undone: the cut springs
+    # are whole again, nothing is reported broken, dissipated is where it was.
+    sim = ss.string(5, length=1.0, mass=0.1, stiffness=10.0, damping=0.1, dim=2)
+    sim.gravity = (0.0, 0.0)
+    sim.break_strain = 0.5  # the end moves 0.05 m a substep: spring 0-1 (0.25 m) tears on the 3rd
+    sim.track_energy = True
+    sim.drive(0, lambda t: [-50.0 * t, 0.0] if t < 0.0045 else [np.nan, 0.0])
+    sim.step(1e-3, steps=1)
+    assert sim.broken_springs().shape == (0, 2)
+    before = snapshot(sim)
+    dissipated = sim.dissipated
+    with pytest.raises(ValueError, match="non-finite"):
+        sim.step(1e-3, steps=5)
+    assert_same(before, snapshot(sim))
+    assert sim.dissipated == dissipated
+    assert sim.broken_springs().shape == (0, 2)
+    # The same substeps without the failure do tear: the undo above had work to do.
+    sim.drive(0, lambda t: [-50.0 * t, 0.0])
+    sim.step(1e-3, steps=3)
+    assert sim.broken_springs().shape[0] > 0

@@ -403,3 +403,71 @@ def test_blow_up_raises_unstable_error_and_rolls_back(method):
     # Still usable at a stable dt after the rollback.
     sim.step(0.05 * critical, steps=10, method=method)
     assert np.all(np.isfinite(sim.positions)) and np.all(np.isfinite(sim.velocities))
+
+
+@pytest.mark.parametrize("steps", [2**63 - 1, 2**63, 2**64, 10**30])
+def test_step_too_many_steps_is_value_error(sim, steps):
+    assert_rejected(sim, ValueError, lambda: sim.step(1e-3, steps=steps), match="steps must be <")
+
+
+@pytest.mark.parametrize("name", ["rk4\x00junk", "euler\x00", "\x00rk4"])
+def test_method_names_with_a_nul_are_unknown(sim, name):
+    for call in (lambda: sim.step(1e-3, method=name), lambda: setattr(sim, "method", name)):
+        assert_rejected(sim, ValueError, call, match="unknown method")
+
+
+def test_springs_between_nodes_too_far_apart_are_refused(sim):
+    # 2e200 m apart: the squared distance overflows, and the rest length would be inf,
+    # leaving a system that could be neither stepped nor saved.
+    sim.add_nodes([[1e200, 0.0, 0.0], [-1e200, 0.0, 0.0]])
+    assert_rejected(sim, ValueError, lambda: sim.add_springs([[5, 6]], 1.0), match="too far")
+    assert_rejected(sim, ValueError, lambda: sim.connect(5, 6, 1.0), match="too far")
+    sim.add_springs([[5, 6]], 1.0, rest_lengths=1.0)  # a given rest length is finite
+    assert sim.rest_lengths[-1] == 1.0
+
+
+PRIVATE_ADDS = [
+    "s._add_nodes(np.array(0.0), None, np.array(1.0), np.array(True))",
+    "s._add_springs(np.array(0), np.array(1.0), np.array(0.0), None)",
+    "s._add_faces(np.array(0))",
+    "s._add_pressure(np.array(0), 1.0, 0.0)",
+]
+
+
+@pytest.mark.parametrize("call", PRIVATE_ADDS)
+def test_private_adds_refuse_0d_arrays(call):
+    # A crafted pickle reaches these; they read the first axis of a 0-d array (a
+    # segfault). Run in a child process so that a crash fails only this test.
+    import subprocess
+    import sys
+
+    code = (
+        "import numpy as np, springsim as ss\n"
+        "s = ss.System(dim=3)\n"
+        "s.add_nodes(np.eye(3)); s.add_springs([[0, 1]], 1.0)\n"
+        f"try:\n    {call}\nexcept (TypeError, ValueError) as e:\n    print('refused', e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("refused")
+
+
+def test_out_of_memory_in_the_kernel_says_what_ran_out():
+    # Under an address-space limit, stepping a large system needs scratch that the
+    # kernel cannot allocate: MemoryError must say what ran out (it was empty).
+    import subprocess
+    import sys
+
+    code = (
+        "import resource, numpy as np, springsim as ss\n"
+        "s = ss.System(dim=3)\n"
+        "s.add_nodes(np.random.default_rng(0).normal(size=(2_000_000, 3)))\n"
+        "soft, hard = resource.getrlimit(resource.RLIMIT_AS)\n"
+        "used = int(open('/proc/self/statm').read().split()[0]) * resource.getpagesize()\n"
+        "resource.setrlimit(resource.RLIMIT_AS, (used + 64 * 2**20, hard))\n"
+        "try:\n    s.step(1e-3, method='rk4')\n"
+        "except MemoryError as e:\n    print('MemoryError:', e)\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("MemoryError: out of memory"), done.stdout
