@@ -947,12 +947,16 @@ class System(_core.System):
             terminal) when the run will take longer than about a second.
         callback : callable, optional
             ``callback(sim)`` after each record; return True to stop the run there.
+            An exception it raises ends the run and propagates, with the records so
+            far (that record included) on its ``history`` attribute.
 
         Returns
         -------
         History
             The records; ``interrupted`` is True if the run stopped early: Ctrl-C
             (KeyboardInterrupt) or the callback. The system stays where it stopped.
+            After a Ctrl-C the last record is where it stopped, and ``steps`` counts
+            every substep taken (``steps * dt`` is the time advanced).
 
         Raises
         ------
@@ -961,6 +965,9 @@ class System(_core.System):
         springsim.UnstableError
             A step blew up: the system is rolled back to the start of that call (see
             :meth:`step`), and the error's ``history`` attribute holds the records so far.
+        Exception
+            Whatever ``callback`` raised, with the records so far on its ``history``
+            attribute (and a note saying so); the system stays where it stopped.
 
         Examples
         --------
