@@ -538,3 +538,15 @@ def test_a_collapsing_body_raises_unstable_and_rolls_back(method):
     with pytest.raises(ss.UnstableError, match="pressure body 0 turned inside out"):
         ring.step(1e-3, 2000, method=method)
     assert_same(before, snapshot(ring))
+
+
+def test_a_flat_body_has_infinite_pressure_or_none():
+    # Squashed flat (every node on a line), the loop encloses exactly 0: P = nrt / 0
+    # is inf with gas inside, 0 without (it used to raise ZeroDivisionError).
+    ring = ss.ball(8, radius=1.0, mass=1.0, stiffness=1e3, dim=2, nrt=3.0)
+    ring.positions[:, 1] = 0.0
+    gas = ring.gas(0)
+    assert gas.volume == 0.0
+    assert gas.pressure == np.inf and "pressure=inf" in repr(gas)
+    gas.nrt = 0.0
+    assert gas.pressure == 0.0 and "pressure=0," in repr(gas)

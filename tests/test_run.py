@@ -119,6 +119,59 @@ def test_keyboard_interrupt_keeps_the_records():
     assert not sim.track_energy
 
 
+def interrupt_on_call(sim, call, after_stepping):
+    """Make sim.step raise KeyboardInterrupt on its `call`-th call: after the substeps
+    ran (a Ctrl-C that arrives as C returns) or before any ran (one that arrives
+    before, or a call that rolls back)."""
+    real_step, calls = sim.step, []
+
+    def step(dt, steps=1, method=None):
+        calls.append(steps)
+        if len(calls) == call and not after_stepping:
+            raise KeyboardInterrupt
+        real_step(dt, steps, method)
+        if len(calls) == call:
+            raise KeyboardInterrupt
+
+    sim.step = step
+    return calls
+
+
+@pytest.mark.parametrize("after_stepping", [True, False])
+@pytest.mark.parametrize("call", [1, 3])
+def test_ctrl_c_in_a_step_call_counts_the_steps_taken(call, after_stepping):
+    sim = hanging_string()
+    sim.time = t0 = 0.37
+    dt = 1e-3
+    calls = interrupt_on_call(sim, call, after_stepping)
+    h = sim.run(1.0, dt, record_every=7, progress=False)
+    assert h.interrupted and len(calls) == call
+    taken = sum(calls) - (0 if after_stepping else calls[-1])
+    assert h.steps == taken
+    assert h.steps * dt == pytest.approx(sim.time - t0, rel=1e-12, abs=1e-15)
+    # The history ends where the system stopped, and its books are those of the end.
+    assert h.times[0] == t0 and h.times[-1] == sim.time
+    np.testing.assert_array_equal(h.momentum[-1], sim.momentum())
+    assert h.kinetic[-1] == sim.energy().kinetic
+    assert np.all(np.diff(h.times) > 0)  # no record twice
+
+
+def test_a_failing_callback_raises_with_the_records_so_far():
+    sim = hanging_string()
+
+    def fails_at_a_quarter(s):
+        if s.time > 0.25:
+            raise ZeroDivisionError("in the callback")
+
+    with pytest.raises(ZeroDivisionError, match="in the callback") as info:
+        sim.run(1.0, 1e-3, record_every=100, frames=11, callback=fails_at_a_quarter, progress=False)
+    history = info.value.history
+    assert len(history) == 4 and history.steps == 300 and history.times[-1] == sim.time
+    assert history.frames.shape == (4, 20, 2)
+    assert any(".history" in note for note in getattr(info.value, "__notes__", []))
+    assert not sim.track_energy and not sim._defer_tearing
+
+
 def test_a_blow_up_raises_with_the_records_so_far():
     sim = hanging_string(damping=0.0)
     with pytest.raises(ss.UnstableError) as info:

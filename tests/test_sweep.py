@@ -1,6 +1,7 @@
 """Parameter sweeps on every executor, and the pickling that ships work to workers."""
 
 import pickle
+import threading
 
 import numpy as np
 import pytest
@@ -116,6 +117,88 @@ def test_failing_points_are_recorded_and_the_others_complete():
     assert np.isnan(error["total"]) and error["steps"] == 0
     assert unstable["status"] == "unstable" and "rolled back" in unstable["message"]
     assert "unstable" in repr(result) and "1 error" in repr(result)
+
+
+class Unloadable:
+    """A parameter that pickles but cannot be unpickled (in a worker)."""
+
+    def __init__(self, size):
+        self.size = size
+
+    def __reduce__(self):
+        return (Unloadable, ())  # __init__ then misses `size`: TypeError
+
+
+class Unprintable(Exception):
+    def __str__(self):
+        raise RuntimeError("no message")
+
+
+def fragile(stiffness, tag=None):
+    if stiffness == 2.0:
+        raise Unprintable()
+    return chain(stiffness)
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_exceptions_that_escaped_a_point_now_stay_in_its_row(workers):
+    # An exception whose message cannot be printed used to end the whole sweep.
+    result = ss.sweep(
+        fragile,
+        {"stiffness": [100.0, 2.0, 50.0]},
+        duration=0.05,
+        dt=1e-3,
+        workers=workers,
+        progress=False,
+    )
+    ok, bad, fine = result
+    assert ok["status"] == fine["status"] == "ok" and ok["steps"] == fine["steps"] == 50
+    assert bad["status"] == "error" and bad["message"].startswith("Unprintable: ")
+    assert "__main__" not in bad["message"]
+
+
+def test_a_point_that_cannot_travel_to_a_worker_is_an_error_row():
+    # One point fails to unpickle in its worker, which used to break the whole pool
+    # ("call sweep() under if __name__ == '__main__'"); one cannot be pickled at all; a
+    # lambda in a point travels by cloudpickle.
+    result = ss.sweep(
+        fragile,
+        [
+            {"stiffness": 100.0},
+            {"stiffness": 100.0, "tag": Unloadable(3)},
+            {"stiffness": 50.0, "tag": lambda t: t},
+            {"stiffness": 50.0, "tag": threading.Lock()},
+            {"stiffness": 100.0, "tag": 4},
+        ],
+        duration=0.05,
+        dt=1e-3,
+        workers=2,
+        progress=False,
+    )
+    statuses = [row["status"] for row in result]
+    assert statuses == ["ok", "error", "ok", "error", "ok"], list(result)
+    assert "could not be loaded in the worker" in result[1]["message"]
+    assert "TypeError" in result[1]["message"] and "could not be sent" in result[3]["message"]
+    assert all("__main__" not in row["message"] for row in result)
+    assert result[0]["steps"] == result[2]["steps"] == result[4]["steps"] == 50
+
+
+def unsendable(sim, history):
+    return {"handle": threading.Lock()}
+
+
+def test_a_result_that_cannot_travel_back_is_an_error_row():
+    result = ss.sweep(
+        chain,
+        {"stiffness": [50.0, 100.0]},
+        duration=0.05,
+        dt=1e-3,
+        measure=unsendable,
+        workers=2,
+        progress=False,
+    )
+    assert [row["status"] for row in result] == ["error", "error"]
+    assert all("could not be sent back" in row["message"] for row in result)
 
 
 def test_measure_and_build_mistakes_become_errors():

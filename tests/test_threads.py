@@ -6,6 +6,10 @@ least 8192 springs before threads are used, so the systems here are that large.
 """
 
 import hashlib
+import json
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -95,3 +99,37 @@ def test_set_num_threads_rejects_bad_values(threads, monkeypatch):
         threads(None)
     monkeypatch.setenv("SPRINGSIM_NUM_THREADS", "1")
     assert threads(None) == 1
+
+
+IMPORT_UNDER_ENV = """
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import springsim as ss
+try:
+    ss.set_num_threads(None)
+    explicit = "returned"
+except ValueError as error:
+    explicit = f"ValueError: {error}"
+print(json.dumps({
+    "threads": ss.get_num_threads(),
+    "warnings": [(w.category.__name__, str(w.message)) for w in caught],
+    "explicit": explicit,
+    "default": ss.threads._cores() if ss.threading_available() else 1,
+}))
+"""
+
+
+@pytest.mark.parametrize("value", ["abc", "0", "-3", "99999", "1" * 30, "2.5"])
+def test_a_bad_environment_variable_warns_at_import_instead_of_failing(value):
+    env = dict(os.environ, SPRINGSIM_NUM_THREADS=value)
+    child = subprocess.run(
+        [sys.executable, "-c", IMPORT_UNDER_ENV], env=env, capture_output=True, text=True
+    )
+    assert child.returncode == 0, child.stderr
+    out = json.loads(child.stdout)
+    assert out["threads"] == out["default"]  # the default: every core
+    runtime = [message for category, message in out["warnings"] if category == "RuntimeWarning"]
+    assert len(runtime) == 1 and f"SPRINGSIM_NUM_THREADS={value!r}" in runtime[0]
+    # Asked for explicitly, the default still refuses the bad value, naming it.
+    assert out["explicit"].startswith("ValueError: SPRINGSIM_NUM_THREADS=")

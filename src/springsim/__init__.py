@@ -25,7 +25,7 @@ from springsim.modes import Modes
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 from springsim.sweep import SweepResult, sweep
 from springsim.system import Energy, Solve, System
-from springsim.threads import set_num_threads
+from springsim.threads import _set_default_at_import, set_num_threads
 
 #: The force-based integrators (every method but "xpbd", which solves constraints).
 FORCE_METHODS = tuple(m for m in METHODS if m != "xpbd")
@@ -62,4 +62,4 @@ __all__ = [
 ]
 __version__ = "0.1.0"
 
-set_num_threads(None)  # the default: SPRINGSIM_NUM_THREADS, else every core
+_set_default_at_import()  # SPRINGSIM_NUM_THREADS (a bad one warns), else every core

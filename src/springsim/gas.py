@@ -24,6 +24,13 @@ class _State(NamedTuple):
     volume: float
 
 
+def _pressure(state: _State) -> float:
+    """nrt / V; at V = 0 the limit: inf with gas in the body, 0 without."""
+    if state.volume == 0:
+        return math.inf if state.nrt > 0 else 0.0
+    return state.nrt / state.volume
+
+
 class Gas:
     """The gas of one pressure body: live values, ``nrt`` and ``ambient`` writable.
 
@@ -74,9 +81,11 @@ class Gas:
 
     @property
     def pressure(self) -> float:
-        """Gas pressure now, P = nrt / V: Pa (3D) or N/m (2D)."""
-        state = self._state()
-        return state.nrt / state.volume
+        """Gas pressure now, P = nrt / V: Pa (3D) or N/m (2D).
+
+        A flat body (V = 0) has P = inf if it holds gas (nrt > 0), else 0.
+        """
+        return _pressure(self._state())
 
     @property
     def nrt(self) -> float:
@@ -121,7 +130,7 @@ class Gas:
     def __repr__(self) -> str:
         state = self._state()
         return (
-            f"Gas(body={self._id}, pressure={state.nrt / state.volume:g}, "
+            f"Gas(body={self._id}, pressure={_pressure(state):g}, "
             f"volume={state.volume:g}, nrt={state.nrt:g}, ambient={state.ambient:g})"
         )
 

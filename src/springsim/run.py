@@ -79,6 +79,19 @@ class _Progress:
             self.bar.close()
 
 
+def _attach_history(error: BaseException, history: History) -> None:
+    """Put the run's records on the error as ``error.history``, with a note saying so."""
+    try:
+        error.history = history
+    except (AttributeError, TypeError):  # pragma: no cover - an exception without __dict__
+        return
+    if hasattr(error, "add_note"):  # Python >= 3.11
+        error.add_note(
+            f"springsim: the run's records so far ({len(history)}, {history.steps} steps) "
+            "are on this exception's .history"
+        )
+
+
 def run(
     sim,
     duration,
@@ -91,8 +104,6 @@ def run(
     callback=None,
 ) -> History:
     """See :meth:`springsim.System.run`."""
-    from springsim import UnstableError
-
     duration, dt = _seconds(duration, "duration"), _seconds(dt, "dt")
     method = sim.method if method is None else method
     total = max(1, round(duration / dt))
@@ -135,16 +146,19 @@ def run(
     done, interrupted, bar = 0, False, _Progress(total, progress)
     seconds_per_step = None
 
+    def add_row() -> None:
+        energy, momentum = sim.energy(), sim.momentum()
+        row = {term: getattr(energy, term) for term in ENERGY_TERMS}
+        row.update(times=sim.time, dissipated=sim.dissipated - start_dissipated)
+        for name, value in row.items():
+            columns[name].append(value)
+        columns["momentum"].append(momentum)
+
     def record(step: int) -> bool:
         """Record at `step`; True if the callback asks to stop."""
         sim._tear()  # springs cut since the last stop go now: at steps, not seconds
         if step in record_steps:
-            energy, momentum = sim.energy(), sim.momentum()
-            row = {term: getattr(energy, term) for term in ENERGY_TERMS}
-            row.update(times=sim.time, dissipated=sim.dissipated - start_dissipated)
-            for name, value in row.items():
-                columns[name].append(value)
-            columns["momentum"].append(momentum)
+            add_row()
         if step in frame_steps:
             frame = np.array(sim.positions[nodes])
             frame_times.append(sim.time)
@@ -171,6 +185,16 @@ def run(
             interrupted=interrupted,
         )
 
+    # (steps done, sim.time) at one moment, taken together before each call: a Ctrl-C
+    # can land after a call's substeps ran but before `done` counts them, so after one
+    # the count is rebuilt from the clock (a call runs all its substeps or, rolled
+    # back, none).
+    anchor = (0, sim.time)
+
+    def steps_taken() -> int:
+        steps, at = anchor
+        return steps + max(0, round((sim.time - at) / dt))
+
     try:
         stop = record(0)
         for target in stops[1:]:
@@ -184,11 +208,8 @@ def run(
                 else:
                     chunk = min(chunk, 16)  # a short first call measures the speed
                 started = time.perf_counter()
-                try:
-                    sim.step(dt, chunk, method=method)
-                except UnstableError as error:
-                    error.history = history()
-                    raise
+                anchor = (done, sim.time)
+                sim.step(dt, chunk, method=method)
                 elapsed = time.perf_counter() - started
                 seconds_per_step = elapsed / chunk
                 done += chunk
@@ -199,6 +220,22 @@ def run(
             stop = record(done)
     except KeyboardInterrupt:
         interrupted = True
+        done = steps_taken()
+        try:
+            # End the records where the system stopped (the calls are sized by the
+            # clock, so that is rarely at a record); a second Ctrl-C skips this.
+            rows = min(len(c) for c in columns.values())
+            if rows == 0 or columns["times"][rows - 1] != sim.time:
+                for column in columns.values():
+                    del column[rows:]
+                add_row()
+        except KeyboardInterrupt:
+            pass
+    except Exception as error:
+        # A blow-up (UnstableError: step rolled back its call) or a failing callback:
+        # the error carries what was recorded.
+        _attach_history(error, history())
+        raise
     finally:
         bar.close()
         sim._defer_tearing = False

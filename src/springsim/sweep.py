@@ -68,17 +68,34 @@ def _scalar(value):
     return value
 
 
+def _describe(error: BaseException) -> str:
+    """``"Type: message"`` for a row, even when the exception's str() itself fails."""
+    try:
+        text = str(error)
+    except Exception:
+        text = f"<{type(error).__name__}: its message could not be printed>"
+    return f"{type(error).__name__}: {text}"
+
+
+def _error_row(point: dict, message: str) -> dict:
+    """The row of a point that failed before it had a system: NaN measures."""
+    row = dict(point)
+    row.update({name: math.nan for name in COLUMNS})
+    row.update(status="error", message=message, steps=0)
+    return row
+
+
 def run_point(task: dict) -> dict:
     """Build, run and measure one point. Runs in a worker; never raises for the
-    point's own failures: they become its status ("unstable" or "error") and message."""
+    point's own failures (any Exception): they become its status ("unstable" or
+    "error") and message."""
     from springsim import System, UnstableError
 
     point = task["point"]
     settings = {key: point.get(key, task[key]) for key in RUN_KEYS}
     build_args = {key: value for key, value in point.items() if key not in RUN_KEYS}
-    row = dict(point)
-    row.update({name: math.nan for name in COLUMNS})
-    row.update(status="ok", message="", steps=0)
+    row = _error_row(point, "")
+    row.update(status="ok")
     history = None
     sim = None
     try:
@@ -106,7 +123,7 @@ def run_point(task: dict) -> dict:
                     raise ValueError(f"measure returned {name!r}, a parameter or column name")
                 row[name] = _scalar(value)
     except Exception as error:  # the point's failure, recorded; the sweep goes on
-        row.update(status="error", message=f"{type(error).__name__}: {error}")
+        row.update(status="error", message=_describe(error))
     if sim is not None:
         energy = sim.energy()
         row.update(energy._asdict())
@@ -114,6 +131,36 @@ def run_point(task: dict) -> dict:
     if history is not None:
         row.update(steps=history.steps, dissipated=float(history.dissipated[-1]))
     return {"row": row, "history": history if task["keep_history"] else None}
+
+
+def _run_shipped(blob: bytes) -> bytes:
+    """run_point in a worker, the task and result both as cloudpickle bytes: a point
+    that cannot be unpickled here, or a result that cannot be pickled, becomes an
+    error (``{"failure": message}``) instead of breaking the worker pool."""
+    try:
+        task = cloudpickle.loads(blob)
+    except Exception as error:
+        return cloudpickle.dumps(
+            {"failure": f"the point could not be loaded in the worker: {_describe(error)}"}
+        )
+    result = run_point(task)
+    try:
+        return cloudpickle.dumps(result)
+    except Exception as error:
+        return cloudpickle.dumps(
+            {"failure": f"the point's result could not be sent back: {_describe(error)}"}
+        )
+
+
+def _unship(blob, point: dict) -> dict:
+    """A result from _run_shipped, or the error row of its point."""
+    try:
+        result = cloudpickle.loads(blob)
+    except Exception as error:
+        result = {"failure": f"the point's result could not be loaded: {_describe(error)}"}
+    if "failure" in result:
+        return {"row": _error_row(point, result["failure"]), "history": None}
+    return result
 
 
 def _init_worker() -> None:
@@ -155,33 +202,79 @@ def _in_process(tasks, bar) -> list[dict]:
     return results
 
 
+def _ship(task: dict):
+    """The task as cloudpickle bytes, or the error row of its point if it cannot be."""
+    try:
+        return cloudpickle.dumps(task), None
+    except Exception as error:
+        message = f"the point could not be sent to a worker: {_describe(error)}"
+        return None, {"row": _error_row(task["point"], message), "history": None}
+
+
 def _on_local_processes(tasks, bar, workers: int) -> list[dict]:
     results = [None] * len(tasks)
-    try:
-        with ProcessPoolExecutor(
-            max_workers=min(workers, len(tasks)), mp_context=_context(), initializer=_init_worker
-        ) as pool:
-            futures = {pool.submit(run_point, task): k for k, task in enumerate(tasks)}
-            for future in as_completed(futures):
-                results[futures[future]] = future.result()
+    died = []
+    with ProcessPoolExecutor(
+        max_workers=min(workers, len(tasks)), mp_context=_context(), initializer=_init_worker
+    ) as pool:
+        futures = {}
+        for k, task in enumerate(tasks):
+            blob, results[k] = _ship(task)
+            if blob is not None:
+                futures[pool.submit(_run_shipped, blob)] = k
+            else:
                 bar.update()
-    except BrokenProcessPool as error:
+        for future in as_completed(futures):
+            k = futures[future]
+            try:
+                results[k] = _unship(future.result(), tasks[k]["point"])
+            except BrokenProcessPool as error:
+                died.append((k, error))
+            except Exception as error:  # a point's own failure: its row says so
+                results[k] = {
+                    "row": _error_row(tasks[k]["point"], _describe(error)),
+                    "history": None,
+                }
+            bar.update()
+    if died and len(died) == len(futures):
+        # No point came back: the workers most likely could not start at all.
         raise RuntimeError(
-            "the sweep's worker processes died before finishing. In a script, call sweep() "
-            'under `if __name__ == "__main__":` (new processes import the main module '
-            "again, and must not start another sweep); or pass workers=1 to run the points "
-            "in this process"
-        ) from error
+            "the sweep's worker processes died before finishing any point. In a script, "
+            'call sweep() under `if __name__ == "__main__":` (new processes import the '
+            "main module again, and must not start another sweep); or pass workers=1 to "
+            "run the points in this process (which also shows a point that crashes its "
+            "process)"
+        ) from died[0][1]
+    for k, _ in died:
+        results[k] = {
+            "row": _error_row(
+                tasks[k]["point"],
+                "BrokenProcessPool: a worker process died (crashed or was killed) while "
+                "this point was queued or running",
+            ),
+            "history": None,
+        }
     return results
 
 
 def _on_dask(tasks, bar, client) -> list[dict]:
     from distributed import as_completed as dask_completed
 
-    futures = [client.submit(run_point, task, pure=False) for task in tasks]
-    for _ in dask_completed(futures):
+    results, futures = [None] * len(tasks), {}
+    for k, task in enumerate(tasks):
+        blob, results[k] = _ship(task)
+        if blob is not None:
+            futures[client.submit(_run_shipped, blob, pure=False)] = k
+        else:
+            bar.update()
+    for future in dask_completed(list(futures)):
+        k = futures[future]
+        try:
+            results[k] = _unship(future.result(), tasks[k]["point"])
+        except Exception as error:  # the worker running it died, or similar
+            results[k] = {"row": _error_row(tasks[k]["point"], _describe(error)), "history": None}
         bar.update()
-    return client.gather(futures)
+    return results
 
 
 def sweep(
@@ -202,8 +295,9 @@ def sweep(
     Each point is a dict of parameters. ``build(**point)`` makes its System, which
     runs for ``duration`` seconds with steps of ``dt`` (:meth:`springsim.System.run`);
     ``measure(sim, history)`` may add scalar results. A point that fails (a step that
-    blows up, a bad parameter, an exception in ``build`` or ``measure``) is recorded
-    with its status and message; the other points complete.
+    blows up, a bad parameter, an exception in ``build`` or ``measure``, a point or
+    result that cannot be pickled to or from a worker process, a worker that dies) is
+    recorded with its status and message; the other points complete.
 
     Parameters
     ----------
@@ -249,6 +343,9 @@ def sweep(
     TypeError, ValueError
         Bad ``params``, ``build`` or ``measure`` not callable, a bad ``workers``.
         (Problems of single points are recorded instead.)
+    RuntimeError
+        Local worker processes died before any point came back: most likely they
+        could not start (a script without the ``__main__`` guard).
 
     Examples
     --------

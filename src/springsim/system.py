@@ -591,6 +591,13 @@ class System(_core.System):
         rotation : ndarray, shape (dim, dim)
             R, a proper rotation (det +1) taking rest-shape offsets to current ones.
 
+        Raises
+        ------
+        ValueError
+            An index out of range, no nodes, or positions or rest positions that are
+            not finite or lie farther than about 1e154 from their centre of mass
+            (their products would overflow).
+
         Examples
         --------
         >>> import numpy as np
@@ -610,8 +617,22 @@ class System(_core.System):
         if len(m) == 0:
             raise ValueError("rigid_frame() needs at least one node")
         weights = m / m.sum()
-        center = weights @ x
-        p, q = rest - weights @ rest, x - center
+        nodes = np.arange(self.num_nodes)[idx]
+        with np.errstate(over="ignore", invalid="ignore"):
+            center = weights @ x
+            p, q = rest - weights @ rest, x - center
+        # The SVD of a covariance holding inf or NaN may never return: refuse input
+        # whose offsets are not finite, or whose products would overflow.
+        limit = np.sqrt(np.finfo(np.float64).max)
+        for name, values, offsets in (("positions", x, q), ("rest_positions", rest, p)):
+            if not np.all(np.abs(offsets) < limit):  # NaN fails too
+                size = np.nan_to_num(np.abs(values).max(axis=1), nan=np.inf)
+                k = int(np.argmax(size))  # blame the farthest node
+                raise ValueError(
+                    f"rigid_frame() needs finite {name} within about {limit:.1e} of "
+                    f"their centre of mass (the fit multiplies them): node {nodes[k]} is "
+                    f"at {values[k].tolist()}"
+                )
         covariance = (q * weights[:, None]).T @ p  # Σ m q pᵀ: R maps p onto q
         u, _, vt = np.linalg.svd(covariance)
         flip = np.ones(self.dim)
@@ -996,12 +1017,16 @@ class System(_core.System):
             terminal) when the run will take longer than about a second.
         callback : callable, optional
             ``callback(sim)`` after each record; return True to stop the run there.
+            An exception it raises ends the run and propagates, with the records so
+            far (that record included) on its ``history`` attribute.
 
         Returns
         -------
         History
             The records; ``interrupted`` is True if the run stopped early: Ctrl-C
             (KeyboardInterrupt) or the callback. The system stays where it stopped.
+            After a Ctrl-C the last record is where it stopped, and ``steps`` counts
+            every substep taken (``steps * dt`` is the time advanced).
 
         Raises
         ------
@@ -1010,6 +1035,9 @@ class System(_core.System):
         springsim.UnstableError
             A step blew up: the system is rolled back to the start of that call (see
             :meth:`step`), and the error's ``history`` attribute holds the records so far.
+        Exception
+            Whatever ``callback`` raised, with the records so far on its ``history``
+            attribute (and a note saying so); the system stays where it stopped.
 
         Examples
         --------
