@@ -6,7 +6,7 @@ import re
 
 import numpy as np
 import pytest
-from state import assert_same, snapshot
+from state import ARRAYS, assert_same, snapshot
 
 import springsim as ss
 from springsim.io import FORMAT_VERSION, load, read_obj, save, write_obj
@@ -145,6 +145,96 @@ def test_saving_an_invalid_system_raises_and_keeps_the_old_file(tmp_path):
         save(sim, path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["state.npz"]
+
+
+# Every array a user can write through a view, with the values the kernel refuses
+# (and, for the arrays whose limits are not just "finite", the edge values it takes).
+HOSTILE = {
+    "positions": [np.nan, np.inf, -np.inf],
+    "velocities": [np.nan, np.inf],
+    "masses": [np.nan, np.inf, 0.0, -1.0],
+    "external_forces": [np.nan, -np.inf],
+    "rest_lengths": [np.nan, np.inf, -1e-300],
+    "stiffness": [np.nan, -np.inf, -1.0],
+    "damping": [np.nan, np.inf, -1.0],
+    "break_strains": [np.nan, -np.inf, -0.5],
+    "uvs": [np.nan, np.inf],
+    "rest_positions": [np.nan, -np.inf],
+    "_prev_accel": [np.nan, np.inf],
+    "gravity": [np.nan, np.inf],
+    "wind": [np.nan, -np.inf],
+}
+VALID_EDGES = {
+    "rest_lengths": [0.0],
+    "stiffness": [0.0, np.inf],
+    "damping": [0.0],
+    "break_strains": [0.0, np.inf],
+}
+HOSTILE_CASES = [(name, value) for name, values in HOSTILE.items() for value in values]
+HOSTILE_CASES.append(("pinned", 7))  # a byte that is no bool, through a uint8 view
+
+
+def write_through_view(sim, name, value):
+    """Write ``value`` into one element of the view ``name``, as a user can."""
+    view = sim._view(name)
+    if name == "pinned":
+        view = view.view(np.uint8)
+    view.reshape(-1)[1] = value
+
+
+def test_writable_views_are_exactly_the_checked_arrays():
+    sim = rich_system(3)
+    writable = {name for name in ARRAYS if sim._view(name).flags.writeable}
+    assert writable == set(HOSTILE) | {"pinned"}
+
+
+@pytest.mark.parametrize(("name", "value"), HOSTILE_CASES)
+def test_a_value_written_through_a_view_is_refused_by_step_save_and_load(tmp_path, name, value):
+    sim = rich_system(3)
+    path = tmp_path / "state.npz"
+    save(sim, path)  # valid, for the load check below
+    write_through_view(sim, name, value)
+    before = snapshot(sim)
+    with pytest.raises(ValueError):
+        sim.step(1e-3)
+    assert_same(snapshot(sim), before)
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "bad.npz"))):
+        save(sim, tmp_path / "bad.npz")
+    assert_same(snapshot(sim), before)
+    assert sorted(os.listdir(tmp_path)) == ["state.npz"]
+    # load() refuses the same value in a file
+    with np.load(path, allow_pickle=False) as npz:
+        entry = npz[name].copy()
+    if name == "pinned":
+        entry.view(np.uint8).reshape(-1)[1] = value
+        rewrite(path, pinned=entry)
+        assert load(path).pinned.view(np.uint8).max() <= 1  # read as a bool
+        return
+    entry.reshape(-1)[1] = value
+    rewrite(path, **{name: entry})
+    assert_bad_file(path, "invalid content")
+
+
+def test_break_strain_error_names_the_spring():
+    sim = rich_system(2)
+    sim.break_strains[5] = np.nan
+    with pytest.raises(ValueError, match="break strain of spring 5 is nan"):
+        sim.step(1e-3)
+    sim.break_strains[5] = -0.25
+    with pytest.raises(ValueError, match="break strain of spring 5 is -0.25"):
+        sim._validate()
+    assert sim.num_springs == rich_system(2).num_springs  # nothing torn
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [(name, v) for name, values in VALID_EDGES.items() for v in values]
+)
+def test_edge_values_written_through_a_view_save_and_load(tmp_path, name, value):
+    sim = rich_system(3)
+    write_through_view(sim, name, value)
+    sim._validate()
+    save(sim, tmp_path / "state.npz")
+    assert_identical(load(tmp_path / "state.npz"), sim)
 
 
 def test_save_refuses_wrong_types(tmp_path):

@@ -176,12 +176,11 @@ def _write_atomically(name: str, write) -> None:
 
 def _check_savable(sim: _core.System, name: str) -> None:
     """ValueError naming the file if ``sim`` holds a value :func:`load` would refuse
-    (possible only after writing through a view, which the kernel cannot check)."""
+    (possible only after writing through a view, which the kernel cannot check when it
+    happens): the kernel's validation checks every array a view can write, with the
+    limits :func:`load` applies."""
     try:
         sim._validate()
-        for array in ("uvs", "rest_positions", "_prev_accel"):
-            if not np.all(np.isfinite(sim._view(array))):
-                raise ValueError(f"{array} must be finite")
     except ValueError as error:
         raise ValueError(f"cannot save to {name}: the system is invalid: {error}") from None
 
@@ -209,8 +208,9 @@ def save(sim: _core.System, path) -> None:
     TypeError
         ``sim`` is not a System, or ``path`` not a path.
     ValueError
-        The system holds a value the kernel would refuse (a NaN or a mass <= 0 written
-        through a view): such a file could not be loaded, so none is written.
+        The system holds a value the kernel would refuse (written through a view: a
+        NaN or inf, a mass <= 0, a negative rest length, stiffness, damping or break
+        strain, ...): such a file could not be loaded, so none is written.
     OSError
         The file cannot be written.
 
