@@ -1,8 +1,15 @@
 """Files: save/load is an exact round trip, OBJ reads as modellers write it, and every
 bad file raises ValueError naming the file (and, for an OBJ, the line)."""
 
+import io
+import math
 import os
 import re
+import struct
+import time
+import tracemalloc
+import zipfile
+import zlib
 
 import numpy as np
 import pytest
@@ -382,6 +389,137 @@ def test_out_of_range_values_raise(saved):
 def test_a_missing_file_is_an_oserror(tmp_path):
     with pytest.raises(FileNotFoundError):
         load(tmp_path / "nothing.npz")
+
+
+# ---- files that declare more than they hold: refused before anything is allocated ----
+
+
+def npy_header(shape, dtype) -> bytes:
+    """The header of a .npy file holding an array of ``shape`` and ``dtype``."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buffer,
+        {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+         "shape": shape},
+    )  # fmt: skip
+    return buffer.getvalue()
+
+
+def deflated_zeros(shape, dtype):
+    """A .npy of zeros, deflated without ever holding it: (method, crc, size, data)."""
+    dtype = np.dtype(dtype)
+    header = npy_header(shape, dtype)
+    row = dtype.itemsize * math.prod(shape[1:])
+    chunk = bytes(row * 2**16)
+    assert shape[0] % 2**16 == 0
+    count = shape[0] // 2**16
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    parts = [compressor.compress(header) + compressor.flush(zlib.Z_FULL_FLUSH)]
+    # After a full flush the compressor starts afresh: equal chunks compress equally.
+    first = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    again = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    assert first == again
+    parts += [first] * count + [compressor.flush()]
+    crc = zlib.crc32(header)
+    for _ in range(count):
+        crc = zlib.crc32(chunk, crc)
+    return 8, crc, len(header) + row * shape[0], b"".join(parts)
+
+
+def write_zip(path, members):
+    """Write a zip of ``members``: name -> raw bytes (stored) or (method, crc, size, data)."""
+    central = []
+    with open(path, "wb") as out:
+        for name, member in members.items():
+            if isinstance(member, bytes):
+                member = (0, zlib.crc32(member), len(member), member)
+            method, crc, size, data = member
+            encoded, offset = name.encode(), out.tell()
+            out.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21, crc,
+                                  len(data), size, len(encoded), 0) + encoded + data)  # fmt: skip
+            central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0,
+                                       0x21, crc, len(data), size, len(encoded), 0, 0, 0, 0, 0,
+                                       offset) + encoded)  # fmt: skip
+        directory = b"".join(central)
+        out.write(directory + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(central),
+                                          len(central), len(directory), out.tell(), 0))  # fmt: skip
+
+
+def members_of(path):
+    """The raw .npy bytes of every entry of a save file."""
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def assert_refused_quickly(path, match):
+    """load() raises ValueError naming the file, allocating next to nothing."""
+    tracemalloc.start()
+    try:
+        started = time.perf_counter()
+        assert_bad_file(path, match)
+        elapsed = time.perf_counter() - started
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, f"load() allocated {peak} bytes"
+    assert elapsed < 1.0, f"load() took {elapsed:.2f} s"
+
+
+def test_members_of_and_write_zip_rebuild_a_loadable_file(saved, tmp_path):
+    copy = tmp_path / "copy.npz"
+    write_zip(copy, members_of(saved))
+    assert_identical(load(copy), load(saved))
+
+
+def test_a_tiny_file_declaring_a_huge_array_is_refused_before_allocating(saved):
+    members = members_of(saved)
+    members["positions.npy"] = npy_header((10**12, 3), np.float64) + bytes(48)
+    write_zip(saved, members)
+    assert os.path.getsize(saved) < 2**16
+    assert_refused_quickly(saved, r"'positions' declares float64 \(1000000000000, 3\)")
+
+
+@pytest.mark.parametrize("key", ["positions", "uvs", "stiffness"])
+def test_a_header_inconsistent_with_the_other_arrays_is_refused_before_reading(saved, key):
+    members = members_of(saved)
+    name = f"{key}.npy"
+    shape = np.lib.format.read_array(io.BytesIO(members[name])).shape
+    members[name] = deflated_zeros((32 * 2**16, *shape[1:]), np.float64)
+    write_zip(saved, members)
+    assert_refused_quickly(saved, key)
+
+
+def test_a_zip_bomb_is_refused_quickly_in_little_memory(saved):
+    # 0.5 GB of zeros in a 0.5 MB file, as the velocities of a 16-node system.
+    members = members_of(saved)
+    members["velocities.npy"] = deflated_zeros((333 * 2**16, 3), np.float64)
+    write_zip(saved, members)
+    assert os.path.getsize(saved) < 2**20
+    assert_refused_quickly(saved, "velocities")
+
+
+def test_a_consistent_zip_bomb_is_refused_by_its_compression_ratio(saved):
+    # Every node array of 2**19 nodes, all zeros: 76 MB in a 0.1 MB file.
+    members = members_of(saved)
+    nodes = 2**19
+    for key in ("positions", "velocities", "external_forces", "rest_positions", "_prev_accel"):
+        members[f"{key}.npy"] = deflated_zeros((nodes, 3), np.float64)
+    members["masses.npy"] = deflated_zeros((nodes,), np.float64)
+    members["pinned.npy"] = deflated_zeros((nodes,), np.bool_)
+    members["uvs.npy"] = deflated_zeros((nodes, 2), np.float64)
+    for key in ("springs", "rest_lengths", "stiffness", "damping", "break_strains", "faces"):
+        empty = np.lib.format.read_array(io.BytesIO(members[f"{key}.npy"]))[:0]
+        members[f"{key}.npy"] = npy_header(empty.shape, empty.dtype)
+    write_zip(saved, members)
+    assert_refused_quickly(saved, "zip bomb")
+
+
+def test_a_member_that_is_no_npy_is_refused_before_reading(saved):
+    members = members_of(saved)
+    del members["positions.npy"]
+    members["positions"] = deflated_zeros((32 * 2**16, 3), np.float64)  # no .npy suffix
+    write_zip(saved, members)
+    assert_refused_quickly(saved, "'positions' is not a NumPy array")
 
 
 # ---- read_obj ----------------------------------------------------------------------

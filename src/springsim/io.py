@@ -294,6 +294,7 @@ def _read_npz(name: str) -> dict[str, np.ndarray]:
             raise invalid("not a springsim save file (a single .npy array, not an .npz)")
         with npz:
             try:
+                _check_headers(npz.zip, os.fstat(file.fileno()).st_size, invalid)
                 return _read_entries(npz, invalid)
             except _UNREADABLE as error:
                 if str(error).startswith(name):
@@ -301,6 +302,64 @@ def _read_npz(name: str) -> dict[str, np.ndarray]:
                 raise invalid(
                     f"truncated, corrupt or foreign ({type(error).__name__}: {error})"
                 ) from None
+
+
+# What a file may make load() allocate, at most: its arrays together may declare no
+# more than _MAX_INFLATION times the file's size (a save file is stored uncompressed,
+# ratio 1; even a freshly built cloth, recompressed, stays near 12), or _FREE_BYTES
+# whatever the file's size. Deflate reaches about 1000: a zip bomb is refused.
+_MAX_INFLATION = 128
+_FREE_BYTES = 64 << 20
+
+
+def _check_headers(archive: zipfile.ZipFile, size: int, invalid) -> None:
+    """Refuse, from the .npy headers alone and before any array is read or allocated,
+    a file whose arrays declare more data than their zip members hold, row counts that
+    disagree (the node arrays' with ``positions``, the spring arrays' with ``springs``),
+    or more data in all than a file of ``size`` bytes can sensibly inflate to."""
+    shapes = {}
+    total = 0
+    for info in archive.infolist():
+        name = info.filename
+        key = name.removesuffix(".npy")
+        if key not in _KEYS:
+            continue  # never read: the entries check refuses the file
+        if not name.endswith(".npy"):
+            raise invalid(f"entry {key!r} is not a NumPy array (a .npy member)")
+        with archive.open(info) as member:
+            try:
+                version = np.lib.format.read_magic(member)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                elif version == (2, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                else:
+                    raise ValueError(f".npy format version {version} is not 1.0 or 2.0")
+            except ValueError as error:
+                raise invalid(f"entry {key!r} is not a NumPy array ({error})") from None
+            holds = info.file_size - member.tell()
+        if dtype.hasobject or any(length < 0 for length in shape):
+            raise invalid(f"entry {key!r} declares {dtype} {shape}: not a springsim array")
+        declared = math.prod(shape) * dtype.itemsize  # Python ints: no overflow
+        if declared > holds:
+            raise invalid(
+                f"entry {key!r} declares {dtype} {shape} ({declared} bytes), but its zip "
+                f"member holds {max(holds, 0)} bytes of data: truncated or corrupt"
+            )
+        shapes[key] = shape
+        total += declared
+    for first, others in (("positions", _NODE_ARRAYS), ("springs", _SPRING_ARRAYS)):
+        rows = shapes.get(first, ())[:1]
+        for key in (*others, "break_strains") if first == "springs" else others:
+            if rows and key in shapes and shapes[key][:1] != rows:
+                raise invalid(
+                    f"entry {key!r} declares shape {shapes[key]}, but {first!r} has {rows[0]} rows"
+                )
+    if total > max(_FREE_BYTES, _MAX_INFLATION * size):
+        raise invalid(
+            f"its arrays declare {total} bytes of data, more than {_MAX_INFLATION} times "
+            f"the file's {size} bytes: a zip bomb, not a springsim save file"
+        )
 
 
 def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
@@ -433,11 +492,15 @@ def _indices(value: np.ndarray, key: str, invalid) -> np.ndarray:
 def load(path) -> System:
     """Load a system saved by :func:`save`.
 
-    The whole file is read and checked (format name and version, every entry present
-    with its dtype and a shape consistent with the others) before a new System is
-    built from it; the kernel then checks every value (finite, masses > 0, indices in
-    range). Anything wrong raises ValueError naming the file: no system is returned
-    half-loaded.
+    First every array's ``.npy`` header is checked, before any data is read: a
+    declared shape must fit in its zip member, agree with the other arrays' row counts,
+    and all arrays together may declare at most 128 times the file's size (or 64 MiB),
+    so that a small file claiming a huge array, or a zip bomb, is refused without
+    allocating it. Then the whole file is read and checked (format name and version,
+    every entry present with its dtype and a shape consistent with the others) before
+    a new System is built from it; the kernel then checks every value (finite,
+    masses > 0, indices in range). Anything wrong raises ValueError naming the file:
+    no system is returned half-loaded.
 
     Parameters
     ----------
@@ -460,7 +523,8 @@ def load(path) -> System:
     ValueError
         The file is truncated, not an ``.npz`` (a text file, say), an ``.npz`` that is
         not a springsim save file, one saved by a newer springsim (a higher format
-        version), or one with a missing entry, a wrong shape or dtype, gas body
+        version), one whose arrays declare more data than it holds or than it could
+        sensibly inflate to, or one with a missing entry, a wrong shape or dtype, gas body
         element counts that do not add up, or a value the kernel refuses (an index
         out of range, a negative mass, a NaN, a gas boundary that is not closed).
     OSError
