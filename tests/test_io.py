@@ -651,6 +651,68 @@ def test_obj_without_vertices_raises(tmp_path):
     assert str(path) in str(error.value)
 
 
+TRIANGLE = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
+
+
+def fastest_read(path, repeat=3):
+    """The shortest of ``repeat`` timings of read_obj(path), s."""
+    timings = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        sim = read_obj(path, mass=1.0, stiffness=1.0)
+        timings.append(time.perf_counter() - started)
+    assert sim.num_faces == 1
+    return min(timings)
+
+
+def test_continued_lines_are_joined_in_linear_time(tmp_path):
+    # One statement continued over many lines: joining must not copy it once per line.
+    times = []
+    for lines in (18_000, 72_000):  # about 0.125 and 0.5 MB
+        path = tmp_path / f"continued_{lines}.obj"
+        path.write_text(TRIANGLE + "g name \\\n" + "part \\\n" * lines + "end\n")
+        times.append(fastest_read(path))
+    # 4 times the size: 4 times the time if linear, 16 if quadratic.
+    assert times[1] < 8 * times[0] + 0.05, times
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "v " + "1 " * 5_000_000,  # 10 MB: too many values
+        "v 1 2 " + "x" * 10_000_000,  # a 10 MB token that is not a number
+        "f 1 2 " + "3/" * 5_000_000,  # a 10 MB corner
+        "vn " + "1 " * 5_000_000,
+        "f " + "1 2 3 " * 200_000,  # a vertex twice
+    ],
+)
+def test_an_error_on_a_huge_line_quotes_at_most_80_characters_of_it(tmp_path, line):
+    path = tmp_path / "huge.obj"
+    path.write_text(TRIANGLE + line + "\n")
+    with pytest.raises(ValueError, match=r"\.\.\.") as error:
+        read_obj(path, mass=1.0, stiffness=1.0)
+    message = str(error.value)
+    assert message.startswith(f"{path}, line 5: ")
+    assert len(message) < len(str(path)) + 300, message[:400]
+
+
+@pytest.mark.parametrize("value", ["1e300", "-1e151", "1.0000001e150"])
+def test_coordinates_whose_squares_overflow_are_refused(tmp_path, value):
+    path = tmp_path / "far.obj"
+    path.write_text(f"v 0 0 0\nv 1 0 0\nv 0 {value} 0\nf 1 2 3\n")
+    with pytest.raises(ValueError, match=rf"{re.escape(value)}.*1e\+?150") as error:
+        read_obj(path, mass=1.0, stiffness=1.0)
+    assert f"{path}, line 3:" in str(error.value)
+
+
+def test_coordinates_up_to_1e150_give_finite_rest_lengths(tmp_path):
+    path = tmp_path / "far.obj"
+    path.write_text("v -1e150 -1e150 -1e150\nv 1e150 1e150 1e150\nv 0 1e150 0\nf 1 2 3\n")
+    sim = read_obj(path, mass=1.0, stiffness=1.0)
+    assert np.all(np.isfinite(sim.rest_lengths))
+    sim._validate()
+
+
 # ---- write_obj ---------------------------------------------------------------------
 
 

@@ -381,7 +381,7 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
     if "format" not in keys or "version" not in keys:
         raise invalid("not a springsim save file (it has no 'format' and 'version' entries)")
     if scalar("format", "U").item() != FORMAT:
-        raise invalid(f"not a springsim save file (format {entry('format').item()!r})")
+        raise invalid(f"not a springsim save file (format {_quote(entry('format').item())})")
     version = scalar("version", "iu").item()
     if version > FORMAT_VERSION:
         raise invalid(
@@ -607,6 +607,9 @@ def system_from_arrays(data: dict, name: str = "<arrays>", cls=None) -> System:
 # ---- Wavefront OBJ ---------------------------------------------------------------
 
 _INDEX = re.compile(r"[+-]?[0-9]+")
+# Vertex coordinates beyond this would give squared distances (rest lengths) that
+# overflow to inf: (2e150)² times 3 is still finite, (2e155)² is not.
+_LARGEST_COORDINATE = 1e150
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
@@ -625,22 +628,41 @@ def _obj_statements(text: str):
     k = 0
     while k < len(lines):
         first = k + 1
-        line = lines[k].split("#", 1)[0].rstrip()
+        piece = lines[k].split("#", 1)[0].rstrip()
         k += 1
-        while line.endswith("\\") and k < len(lines):
-            line = line[:-1] + " " + lines[k].split("#", 1)[0].rstrip()
+        pieces = []  # joined once at the end: linear time however many lines
+        while piece.endswith("\\") and k < len(lines):
+            pieces.append(piece[:-1])
+            piece = lines[k].split("#", 1)[0].rstrip()
             k += 1
-        tokens = line.rstrip("\\").split()
+        pieces.append(piece)
+        tokens = " ".join(pieces).rstrip("\\").split()
         if tokens:
             yield first, tokens
 
 
-def _numbers(line: int, tokens: list[str], least: int, most: int, form: str) -> list[float]:
-    """The numbers after a statement's keyword: between ``least`` and ``most``, finite."""
+def _quote(text: str, limit: int = 80) -> str:
+    """``repr`` of at most ``limit`` characters of ``text``, then "..." if it was cut:
+    an error message never embeds a whole (possibly huge) line."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
+def _statement(tokens: list[str], limit: int = 80) -> str:
+    """A statement, quoted for an error message (at most ``limit`` characters)."""
+    # limit // 2 + 1 tokens make more than ``limit`` characters: enough to show, and
+    # the rest of a huge line is never copied.
+    return _quote(" ".join(tokens[: limit // 2 + 1]), limit)
+
+
+def _numbers(
+    line: int, tokens: list[str], least: int, most: int, form: str, largest: float = math.inf
+) -> list[float]:
+    """The numbers after a statement's keyword: between ``least`` and ``most``, finite,
+    the first three at most ``largest`` in magnitude."""
     values = tokens[1:]
     if not least <= len(values) <= most:
         raise _ObjError(
-            line, f"{tokens[0]} needs {form}, got {len(values)} values: {' '.join(tokens)!r}"
+            line, f"{tokens[0]} needs {form}, got {len(values)} values: {_statement(tokens)}"
         )
     numbers = []
     for token in values:
@@ -649,9 +671,17 @@ def _numbers(line: int, tokens: list[str], least: int, most: int, form: str) -> 
                 raise ValueError(token)
             number = float(token)
         except ValueError:
-            raise _ObjError(line, f"{token!r} is not a number in {' '.join(tokens)!r}") from None
+            raise _ObjError(
+                line, f"{_quote(token)} is not a number in {_statement(tokens)}"
+            ) from None
         if not math.isfinite(number):
-            raise _ObjError(line, f"{token!r} is not a finite number in {' '.join(tokens)!r}")
+            raise _ObjError(line, f"{_quote(token)} is not a finite number in {_statement(tokens)}")
+        if len(numbers) < 3 and abs(number) > largest:
+            raise _ObjError(
+                line,
+                f"{_quote(token)} is too large in {_statement(tokens)}: coordinates must be "
+                f"within ±{largest:g} (beyond, squared distances overflow)",
+            )
         numbers.append(number)
     return numbers
 
@@ -660,7 +690,7 @@ def _obj_index(line: int, token: str, what: str, defined: int) -> int:
     """A 0-based index from an OBJ index (1-based, or negative: -1 is the last one
     defined so far). Positive indices are checked against the file's total later."""
     if not _INDEX.fullmatch(token):
-        raise _ObjError(line, f"{token!r} is not an integer {what} index")
+        raise _ObjError(line, f"{_quote(token)} is not an integer {what} index")
     index = int(token)
     if index == 0:
         raise _ObjError(line, f"{what} index 0: OBJ indices start at 1 (or -1 for the last)")
@@ -682,7 +712,8 @@ def _parse_obj(text: str):
     for line, tokens in _obj_statements(text):
         keyword = tokens[0]
         if keyword == "v":
-            vertices.append(_numbers(line, tokens, 3, 7, "3 numbers, x y z [w]")[:3])
+            form = "3 numbers, x y z [w]"
+            vertices.append(_numbers(line, tokens, 3, 7, form, _LARGEST_COORDINATE)[:3])
         elif keyword == "vt":
             u, v = ([*_numbers(line, tokens, 1, 3, "1 to 3 numbers, u [v [w]]"), 0.0])[:2]
             uv_table.append((u, v))
@@ -694,14 +725,14 @@ def _parse_obj(text: str):
                 raise _ObjError(
                     line,
                     f"a face needs at least 3 vertices, got {len(tokens) - 1}: "
-                    f"{' '.join(tokens)!r}",
+                    f"{_statement(tokens)}",
                 )
             corners, uvs, normal = [], [], -1
             for corner in tokens[1:]:
                 parts = corner.split("/")
                 if len(parts) > 3 or not parts[0]:
                     raise _ObjError(
-                        line, f"{corner!r} is not a face corner v, v/vt, v//vn or v/vt/vn"
+                        line, f"{_quote(corner)} is not a face corner v, v/vt, v//vn or v/vt/vn"
                     )
                 corners.append(_obj_index(line, parts[0], "vertex", len(vertices)))
                 has_uv = len(parts) > 1 and parts[1]
@@ -729,7 +760,8 @@ def _parse_obj(text: str):
                     f"texture index {uv + 1} is out of range: the file defines {len(uv_table)}",
                 )
         if len(set(corners)) < len(corners):
-            raise _ObjError(line, f"the face uses a vertex twice: {[c + 1 for c in corners]}")
+            shown = _statement([str(c + 1) for c in corners[:41]])  # enough for 80 chars
+            raise _ObjError(line, f"the face uses a vertex twice: {shown}")
         for vertex, uv in zip(corners, uvs, strict=True):
             if uv is not None and not has_uv[vertex]:
                 uv_of[vertex] = uv_table[uv]
@@ -746,7 +778,8 @@ def read_obj(path, mass, stiffness, damping=0.0, bend=False) -> System:
     corners are ``v``, ``v/vt``, ``v//vn`` or ``v/vt/vn``, with 1-based or negative
     (relative: -1 is the last defined so far) indices. Quads and n-gons are
     fan-triangulated (:func:`springsim.shapes.triangulate`). Comments, blank lines,
-    lines continued with a trailing backslash, and every other statement (``o``,
+    lines continued with a trailing backslash (joined in linear time, however many),
+    and every other statement (``o``,
     ``g``, ``s``, ``usemtl``, ``mtllib``, ``l``, ...) are accepted and ignored. The
     system is then built exactly as :func:`springsim.mesh` builds it from the
     vertices and faces; each vertex's uv is that of the first face corner (in file
@@ -775,9 +808,11 @@ def read_obj(path, mass, stiffness, damping=0.0, bend=False) -> System:
         ``path`` is not a path.
     ValueError
         A malformed or truncated line (``v 1 2``, ``f 1 x 3``, ``f 1 2``, an index 0
-        or out of range, a face using a vertex twice, a non-finite number), a binary
+        or out of range, a face using a vertex twice, a non-finite number, a vertex
+        coordinate beyond ±1e150, whose squared distances would overflow), a binary
         file, or a file without vertices: the message names the file and the line
-        (``model.obj, line 12: ...``). No system is returned.
+        (``model.obj, line 12: ...``) and quotes at most 80 characters of it. No
+        system is returned.
     OSError
         The file cannot be read.
 
