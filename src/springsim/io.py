@@ -779,8 +779,8 @@ def read_obj(path, mass, stiffness, damping=0.0, bend=False) -> System:
     (relative: -1 is the last defined so far) indices. Quads and n-gons are
     fan-triangulated (:func:`springsim.shapes.triangulate`). Comments, blank lines,
     lines continued with a trailing backslash (joined in linear time, however many),
-    and every other statement (``o``,
-    ``g``, ``s``, ``usemtl``, ``mtllib``, ``l``, ...) are accepted and ignored. The
+    and every other statement (``o``, ``g``, ``s``, ``usemtl``, ``mtllib``, ``l``,
+    ...) are accepted and ignored. The
     system is then built exactly as :func:`springsim.mesh` builds it from the
     vertices and faces; each vertex's uv is that of the first face corner (in file
     order) that gives it one, else (0, 0).
