@@ -2,11 +2,38 @@
  * restitution and Coulomb friction, applied after every substep of every method. */
 #include "springsim.h"
 
+#include <float.h>
 #include <math.h>
 #include <string.h>
 
+/* Whether v (dim components) is a unit vector to within rounding: |v|^2 within
+ * UNIT_TOLERANCE of 1. normalise() always returns such a vector (|v|^2 - 1 within
+ * 3 DBL_EPSILON), so a stored normal passed back in (by load, unpickling or
+ * `p.normal = p.normal`) is kept bit for bit instead of being rounded again. */
+#define UNIT_TOLERANCE (8 * DBL_EPSILON)
+static int is_unit(const double *v, int dim) {
+    double norm2 = 0.0;
+    for (int k = 0; k < dim; k++)
+        norm2 += v[k] * v[k];
+    return fabs(norm2 - 1.0) <= UNIT_TOLERANCE;
+}
+
+/* Divide v by its length, scaling by its largest |component| first: no overflow,
+ * no underflow for any finite nonzero v. */
+static void normalise(double *v, int dim, double largest) {
+    double norm2 = 0.0;
+    for (int k = 0; k < dim; k++) {
+        v[k] /= largest;
+        norm2 += v[k] * v[k];
+    }
+    const double inv = 1.0 / sqrt(norm2);
+    for (int k = 0; k < dim; k++)
+        v[k] *= inv;
+}
+
 /* Check a collider's values and bring it to canonical form (a unit normal, unused
- * components zero). Writes nothing on error. */
+ * components zero; a normal already unit to within rounding is kept as it is).
+ * Writes nothing on error. */
 static ss_status check_collider(ss_system *sys, ss_collider *c) {
     const int dim = sys->dim;
     if (c->kind != SS_PLANE && c->kind != SS_SPHERE)
@@ -25,16 +52,10 @@ static ss_status check_collider(ss_system *sys, ss_collider *c) {
     if (c->kind == SS_PLANE) {
         if (!(largest > 0.0))
             return ss_fail(sys, SS_ERR_VALUE, "a plane's normal must be a nonzero vector");
-        double norm2 = 0.0;
-        for (int k = 0; k < dim; k++) {
-            c->normal[k] /= largest;
-            norm2 += c->normal[k] * c->normal[k];
-        }
         if (!isfinite(c->offset))
             return ss_fail(sys, SS_ERR_VALUE, "a plane's offset must be finite, got %g", c->offset);
-        const double inv = 1.0 / sqrt(norm2);
-        for (int k = 0; k < dim; k++)
-            c->normal[k] *= inv;
+        if (!is_unit(c->normal, dim))
+            normalise(c->normal, dim, largest);
     } else if (!(c->radius > 0.0) || !isfinite(c->radius)) {
         return ss_fail(sys, SS_ERR_VALUE, "a sphere's radius must be finite and > 0 m, got %g",
                        c->radius);

@@ -319,29 +319,6 @@ static ss_status check_vector(ss_system *sys, const char *what, const double *v)
     return SS_OK;
 }
 
-ss_status ss_system_validate(ss_system *sys) {
-    size_t n = sys->num_nodes, m = sys->num_springs;
-    ss_status st;
-    if ((st = check_finite(sys, "position", SS_DOUBLES(sys, SS_POSITIONS), n)) ||
-        (st = check_finite(sys, "velocity", SS_DOUBLES(sys, SS_VELOCITIES), n)) ||
-        (st = check_finite(sys, "external force", SS_DOUBLES(sys, SS_EXTERNAL), n)) ||
-        (st = check_masses(sys, SS_DOUBLES(sys, SS_MASSES), n, 0)) ||
-        (st = check_spring_values(sys, "rest length", "m", SS_DOUBLES(sys, SS_REST_LENGTHS), m,
-                                  0)) ||
-        (st = check_stiffness(sys, SS_DOUBLES(sys, SS_STIFFNESS), m)) ||
-        (st = check_spring_values(sys, "damping", "N*s/m", SS_DOUBLES(sys, SS_DAMPING), m, 0)) ||
-        (st = check_vector(sys, "gravity", sys->gravity)) ||
-        (st = check_vector(sys, "wind", sys->wind)) || (st = ss_pressure_validate(sys)))
-        return st;
-    if (!isfinite(sys->drag) || sys->drag < 0)
-        return ss_fail(sys, SS_ERR_VALUE, "drag is %g: must be finite and >= 0 N*s/m", sys->drag);
-    if (!(sys->energy_loss >= 0 && sys->energy_loss <= 1))
-        return ss_fail(sys, SS_ERR_VALUE, "energy_loss is %g: must be in [0, 1]", sys->energy_loss);
-    if (!isfinite(sys->time))
-        return ss_fail(sys, SS_ERR_VALUE, "time is %g: must be finite", sys->time);
-    return SS_OK;
-}
-
 static ss_status check_break_strains(ss_system *sys, const double *b, size_t n) {
     for (size_t s = 0; s < n; s++)
         if (!(b[s] >= 0.0)) /* inf allowed: never breaks */
@@ -354,6 +331,45 @@ static ss_status check_uvs(ss_system *sys, const double *uv, size_t n) {
     size_t bad = first_non_finite(uv, 2 * n);
     if (bad < 2 * n)
         return ss_fail(sys, SS_ERR_VALUE, "uv of node %zu is %g: must be finite", bad / 2, uv[bad]);
+    return SS_OK;
+}
+
+/* Pinned flags are bools: a byte other than 0 or 1 (written through a view of another
+ * dtype) is not a value NumPy, save() or load() can represent. */
+static ss_status check_pinned(ss_system *sys, const uint8_t *pinned, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (pinned[i] > 1)
+            return ss_fail(sys, SS_ERR_VALUE,
+                           "pinned flag of node %zu is the byte %u: must be 0 or 1 (a bool)", i,
+                           (unsigned)pinned[i]);
+    return SS_OK;
+}
+
+ss_status ss_system_validate(ss_system *sys) {
+    size_t n = sys->num_nodes, m = sys->num_springs;
+    ss_status st;
+    if ((st = check_finite(sys, "position", SS_DOUBLES(sys, SS_POSITIONS), n)) ||
+        (st = check_finite(sys, "velocity", SS_DOUBLES(sys, SS_VELOCITIES), n)) ||
+        (st = check_finite(sys, "external force", SS_DOUBLES(sys, SS_EXTERNAL), n)) ||
+        (st = check_masses(sys, SS_DOUBLES(sys, SS_MASSES), n, 0)) ||
+        (st = check_pinned(sys, SS_BYTES(sys, SS_PINNED), n)) ||
+        (st = check_finite(sys, "previous acceleration", SS_DOUBLES(sys, SS_PREV_ACCEL), n)) ||
+        (st = check_uvs(sys, SS_DOUBLES(sys, SS_UVS), n)) ||
+        (st = check_finite(sys, "rest position", SS_DOUBLES(sys, SS_REST_POSITIONS), n)) ||
+        (st = check_spring_values(sys, "rest length", "m", SS_DOUBLES(sys, SS_REST_LENGTHS), m,
+                                  0)) ||
+        (st = check_stiffness(sys, SS_DOUBLES(sys, SS_STIFFNESS), m)) ||
+        (st = check_spring_values(sys, "damping", "N*s/m", SS_DOUBLES(sys, SS_DAMPING), m, 0)) ||
+        (st = check_break_strains(sys, SS_DOUBLES(sys, SS_BREAK_STRAINS), m)) ||
+        (st = check_vector(sys, "gravity", sys->gravity)) ||
+        (st = check_vector(sys, "wind", sys->wind)) || (st = ss_pressure_validate(sys)))
+        return st;
+    if (!isfinite(sys->drag) || sys->drag < 0)
+        return ss_fail(sys, SS_ERR_VALUE, "drag is %g: must be finite and >= 0 N*s/m", sys->drag);
+    if (!(sys->energy_loss >= 0 && sys->energy_loss <= 1))
+        return ss_fail(sys, SS_ERR_VALUE, "energy_loss is %g: must be in [0, 1]", sys->energy_loss);
+    if (!isfinite(sys->time))
+        return ss_fail(sys, SS_ERR_VALUE, "time is %g: must be finite", sys->time);
     return SS_OK;
 }
 

@@ -510,3 +510,67 @@ def test_copy_copies_colliders_independently():
     assert sim.colliders == [plane, sphere]
     sim.step(1e-3, steps=2000)
     assert sim.positions[0, 1] == pytest.approx(0.5, abs=1e-9)
+
+
+# ---- normals are stored once: re-normalising a stored normal keeps its bits ----------
+
+
+def random_normals(rng, count, dim):
+    """Random directions at random scales, as a user might pass them."""
+    return rng.normal(size=(count, dim)) * np.exp(rng.uniform(-5, 5, size=(count, 1)))
+
+
+def planes_system(dim, seed=0, count=1000):
+    """Nodes in a bowl of ``count`` planes with random normals (many contacts)."""
+    rng = np.random.default_rng(seed)
+    sim = ss.System(dim=dim)
+    sim.add_nodes(rng.uniform(-0.5, 0.5, size=(20, dim)), velocities=rng.normal(size=(20, dim)))
+    for normal in random_normals(rng, count, dim):
+        sim.add_plane(normal, offset=-rng.uniform(0.6, 0.7), restitution=0.5, friction=0.3)
+    return sim
+
+
+def normal_bits(sim):
+    return np.array([c.normal for c in sim.colliders]).tobytes()
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_stored_normals_survive_assignment_pickle_and_files_bit_for_bit(tmp_path, dim):
+    import pickle
+
+    from springsim.io import load, save
+
+    sim = planes_system(dim)
+    bits = normal_bits(sim)
+    assert np.allclose(np.linalg.norm([c.normal for c in sim.colliders], axis=1), 1.0)
+    save(sim, tmp_path / "planes.npz")
+    loaded = load(tmp_path / "planes.npz")
+    unpickled = pickle.loads(pickle.dumps(sim))
+    assert normal_bits(loaded) == bits
+    assert normal_bits(unpickled) == bits
+    for plane in sim.colliders:
+        plane.normal = plane.normal
+    assert normal_bits(sim) == bits
+    # ... so a copy made any of these ways steps bit for bit like the original.
+    for copy in (loaded, unpickled, sim):
+        copy.step(1e-3, steps=200)
+    original = planes_system(dim)
+    original.step(1e-3, steps=200)
+    for copy in (loaded, unpickled, sim):
+        assert_same(snapshot(copy), snapshot(original))
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_normal_unit_to_within_rounding_is_kept_any_other_normalised(dim):
+    rng = np.random.default_rng(dim)
+    vectors = random_normals(rng, 1000, dim)
+    units = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)  # NumPy's rounding
+    sim = ss.System(dim=dim)
+    for unit in units:
+        sim.add_plane(unit)
+    assert normal_bits(sim) == units.tobytes()
+    for plane, vector in zip(sim.colliders, vectors, strict=True):
+        plane.normal = vector * (1 + 1e-12)  # far from unit: normalised
+        np.testing.assert_allclose(
+            plane.normal, vector / np.linalg.norm(vector), rtol=1e-15, atol=1e-16
+        )

@@ -1,12 +1,19 @@
 """Files: save/load is an exact round trip, OBJ reads as modellers write it, and every
 bad file raises ValueError naming the file (and, for an OBJ, the line)."""
 
+import io
+import math
 import os
 import re
+import struct
+import time
+import tracemalloc
+import zipfile
+import zlib
 
 import numpy as np
 import pytest
-from state import assert_same, snapshot
+from state import ARRAYS, assert_same, snapshot
 
 import springsim as ss
 from springsim.io import FORMAT_VERSION, load, read_obj, save, write_obj
@@ -145,6 +152,96 @@ def test_saving_an_invalid_system_raises_and_keeps_the_old_file(tmp_path):
         save(sim, path)
     assert path.read_bytes() == before
     assert os.listdir(tmp_path) == ["state.npz"]
+
+
+# Every array a user can write through a view, with the values the kernel refuses
+# (and, for the arrays whose limits are not just "finite", the edge values it takes).
+HOSTILE = {
+    "positions": [np.nan, np.inf, -np.inf],
+    "velocities": [np.nan, np.inf],
+    "masses": [np.nan, np.inf, 0.0, -1.0],
+    "external_forces": [np.nan, -np.inf],
+    "rest_lengths": [np.nan, np.inf, -1e-300],
+    "stiffness": [np.nan, -np.inf, -1.0],
+    "damping": [np.nan, np.inf, -1.0],
+    "break_strains": [np.nan, -np.inf, -0.5],
+    "uvs": [np.nan, np.inf],
+    "rest_positions": [np.nan, -np.inf],
+    "_prev_accel": [np.nan, np.inf],
+    "gravity": [np.nan, np.inf],
+    "wind": [np.nan, -np.inf],
+}
+VALID_EDGES = {
+    "rest_lengths": [0.0],
+    "stiffness": [0.0, np.inf],
+    "damping": [0.0],
+    "break_strains": [0.0, np.inf],
+}
+HOSTILE_CASES = [(name, value) for name, values in HOSTILE.items() for value in values]
+HOSTILE_CASES.append(("pinned", 7))  # a byte that is no bool, through a uint8 view
+
+
+def write_through_view(sim, name, value):
+    """Write ``value`` into one element of the view ``name``, as a user can."""
+    view = sim._view(name)
+    if name == "pinned":
+        view = view.view(np.uint8)
+    view.reshape(-1)[1] = value
+
+
+def test_writable_views_are_exactly_the_checked_arrays():
+    sim = rich_system(3)
+    writable = {name for name in ARRAYS if sim._view(name).flags.writeable}
+    assert writable == set(HOSTILE) | {"pinned"}
+
+
+@pytest.mark.parametrize(("name", "value"), HOSTILE_CASES)
+def test_a_value_written_through_a_view_is_refused_by_step_save_and_load(tmp_path, name, value):
+    sim = rich_system(3)
+    path = tmp_path / "state.npz"
+    save(sim, path)  # valid, for the load check below
+    write_through_view(sim, name, value)
+    before = snapshot(sim)
+    with pytest.raises(ValueError):
+        sim.step(1e-3)
+    assert_same(snapshot(sim), before)
+    with pytest.raises(ValueError, match=re.escape(str(tmp_path / "bad.npz"))):
+        save(sim, tmp_path / "bad.npz")
+    assert_same(snapshot(sim), before)
+    assert sorted(os.listdir(tmp_path)) == ["state.npz"]
+    # load() refuses the same value in a file
+    with np.load(path, allow_pickle=False) as npz:
+        entry = npz[name].copy()
+    if name == "pinned":
+        entry.view(np.uint8).reshape(-1)[1] = value
+        rewrite(path, pinned=entry)
+        assert load(path).pinned.view(np.uint8).max() <= 1  # read as a bool
+        return
+    entry.reshape(-1)[1] = value
+    rewrite(path, **{name: entry})
+    assert_bad_file(path, "invalid content")
+
+
+def test_break_strain_error_names_the_spring():
+    sim = rich_system(2)
+    sim.break_strains[5] = np.nan
+    with pytest.raises(ValueError, match="break strain of spring 5 is nan"):
+        sim.step(1e-3)
+    sim.break_strains[5] = -0.25
+    with pytest.raises(ValueError, match="break strain of spring 5 is -0.25"):
+        sim._validate()
+    assert sim.num_springs == rich_system(2).num_springs  # nothing torn
+
+
+@pytest.mark.parametrize(
+    ("name", "value"), [(name, v) for name, values in VALID_EDGES.items() for v in values]
+)
+def test_edge_values_written_through_a_view_save_and_load(tmp_path, name, value):
+    sim = rich_system(3)
+    write_through_view(sim, name, value)
+    sim._validate()
+    save(sim, tmp_path / "state.npz")
+    assert_identical(load(tmp_path / "state.npz"), sim)
 
 
 def test_save_refuses_wrong_types(tmp_path):
@@ -294,6 +391,137 @@ def test_a_missing_file_is_an_oserror(tmp_path):
         load(tmp_path / "nothing.npz")
 
 
+# ---- files that declare more than they hold: refused before anything is allocated ----
+
+
+def npy_header(shape, dtype) -> bytes:
+    """The header of a .npy file holding an array of ``shape`` and ``dtype``."""
+    buffer = io.BytesIO()
+    np.lib.format.write_array_header_1_0(
+        buffer,
+        {"descr": np.lib.format.dtype_to_descr(np.dtype(dtype)), "fortran_order": False,
+         "shape": shape},
+    )  # fmt: skip
+    return buffer.getvalue()
+
+
+def deflated_zeros(shape, dtype):
+    """A .npy of zeros, deflated without ever holding it: (method, crc, size, data)."""
+    dtype = np.dtype(dtype)
+    header = npy_header(shape, dtype)
+    row = dtype.itemsize * math.prod(shape[1:])
+    chunk = bytes(row * 2**16)
+    assert shape[0] % 2**16 == 0
+    count = shape[0] // 2**16
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    parts = [compressor.compress(header) + compressor.flush(zlib.Z_FULL_FLUSH)]
+    # After a full flush the compressor starts afresh: equal chunks compress equally.
+    first = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    again = compressor.compress(chunk) + compressor.flush(zlib.Z_FULL_FLUSH)
+    assert first == again
+    parts += [first] * count + [compressor.flush()]
+    crc = zlib.crc32(header)
+    for _ in range(count):
+        crc = zlib.crc32(chunk, crc)
+    return 8, crc, len(header) + row * shape[0], b"".join(parts)
+
+
+def write_zip(path, members):
+    """Write a zip of ``members``: name -> raw bytes (stored) or (method, crc, size, data)."""
+    central = []
+    with open(path, "wb") as out:
+        for name, member in members.items():
+            if isinstance(member, bytes):
+                member = (0, zlib.crc32(member), len(member), member)
+            method, crc, size, data = member
+            encoded, offset = name.encode(), out.tell()
+            out.write(struct.pack("<IHHHHHIIIHH", 0x04034B50, 20, 0, method, 0, 0x21, crc,
+                                  len(data), size, len(encoded), 0) + encoded + data)  # fmt: skip
+            central.append(struct.pack("<IHHHHHHIIIHHHHHII", 0x02014B50, 20, 20, 0, method, 0,
+                                       0x21, crc, len(data), size, len(encoded), 0, 0, 0, 0, 0,
+                                       offset) + encoded)  # fmt: skip
+        directory = b"".join(central)
+        out.write(directory + struct.pack("<IHHHHIIH", 0x06054B50, 0, 0, len(central),
+                                          len(central), len(directory), out.tell(), 0))  # fmt: skip
+
+
+def members_of(path):
+    """The raw .npy bytes of every entry of a save file."""
+    with zipfile.ZipFile(path) as archive:
+        return {name: archive.read(name) for name in archive.namelist()}
+
+
+def assert_refused_quickly(path, match):
+    """load() raises ValueError naming the file, allocating next to nothing."""
+    tracemalloc.start()
+    try:
+        started = time.perf_counter()
+        assert_bad_file(path, match)
+        elapsed = time.perf_counter() - started
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 8 * 2**20, f"load() allocated {peak} bytes"
+    assert elapsed < 1.0, f"load() took {elapsed:.2f} s"
+
+
+def test_members_of_and_write_zip_rebuild_a_loadable_file(saved, tmp_path):
+    copy = tmp_path / "copy.npz"
+    write_zip(copy, members_of(saved))
+    assert_identical(load(copy), load(saved))
+
+
+def test_a_tiny_file_declaring_a_huge_array_is_refused_before_allocating(saved):
+    members = members_of(saved)
+    members["positions.npy"] = npy_header((10**12, 3), np.float64) + bytes(48)
+    write_zip(saved, members)
+    assert os.path.getsize(saved) < 2**16
+    assert_refused_quickly(saved, r"'positions' declares float64 \(1000000000000, 3\)")
+
+
+@pytest.mark.parametrize("key", ["positions", "uvs", "stiffness"])
+def test_a_header_inconsistent_with_the_other_arrays_is_refused_before_reading(saved, key):
+    members = members_of(saved)
+    name = f"{key}.npy"
+    shape = np.lib.format.read_array(io.BytesIO(members[name])).shape
+    members[name] = deflated_zeros((32 * 2**16, *shape[1:]), np.float64)
+    write_zip(saved, members)
+    assert_refused_quickly(saved, key)
+
+
+def test_a_zip_bomb_is_refused_quickly_in_little_memory(saved):
+    # 0.5 GB of zeros in a 0.5 MB file, as the velocities of a 16-node system.
+    members = members_of(saved)
+    members["velocities.npy"] = deflated_zeros((333 * 2**16, 3), np.float64)
+    write_zip(saved, members)
+    assert os.path.getsize(saved) < 2**20
+    assert_refused_quickly(saved, "velocities")
+
+
+def test_a_consistent_zip_bomb_is_refused_by_its_compression_ratio(saved):
+    # Every node array of 2**19 nodes, all zeros: 76 MB in a 0.1 MB file.
+    members = members_of(saved)
+    nodes = 2**19
+    for key in ("positions", "velocities", "external_forces", "rest_positions", "_prev_accel"):
+        members[f"{key}.npy"] = deflated_zeros((nodes, 3), np.float64)
+    members["masses.npy"] = deflated_zeros((nodes,), np.float64)
+    members["pinned.npy"] = deflated_zeros((nodes,), np.bool_)
+    members["uvs.npy"] = deflated_zeros((nodes, 2), np.float64)
+    for key in ("springs", "rest_lengths", "stiffness", "damping", "break_strains", "faces"):
+        empty = np.lib.format.read_array(io.BytesIO(members[f"{key}.npy"]))[:0]
+        members[f"{key}.npy"] = npy_header(empty.shape, empty.dtype)
+    write_zip(saved, members)
+    assert_refused_quickly(saved, "zip bomb")
+
+
+def test_a_member_that_is_no_npy_is_refused_before_reading(saved):
+    members = members_of(saved)
+    del members["positions.npy"]
+    members["positions"] = deflated_zeros((32 * 2**16, 3), np.float64)  # no .npy suffix
+    write_zip(saved, members)
+    assert_refused_quickly(saved, "'positions' is not a NumPy array")
+
+
 # ---- read_obj ----------------------------------------------------------------------
 
 MODEL = """\
@@ -421,6 +649,68 @@ def test_obj_without_vertices_raises(tmp_path):
     with pytest.raises(ValueError, match="no vertices") as error:
         read_obj(path, mass=1.0, stiffness=1.0)
     assert str(path) in str(error.value)
+
+
+TRIANGLE = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n"
+
+
+def fastest_read(path, repeat=3):
+    """The shortest of ``repeat`` timings of read_obj(path), s."""
+    timings = []
+    for _ in range(repeat):
+        started = time.perf_counter()
+        sim = read_obj(path, mass=1.0, stiffness=1.0)
+        timings.append(time.perf_counter() - started)
+    assert sim.num_faces == 1
+    return min(timings)
+
+
+def test_continued_lines_are_joined_in_linear_time(tmp_path):
+    # One statement continued over many lines: joining must not copy it once per line.
+    times = []
+    for lines in (18_000, 72_000):  # about 0.125 and 0.5 MB
+        path = tmp_path / f"continued_{lines}.obj"
+        path.write_text(TRIANGLE + "g name \\\n" + "part \\\n" * lines + "end\n")
+        times.append(fastest_read(path))
+    # 4 times the size: 4 times the time if linear, 16 if quadratic.
+    assert times[1] < 8 * times[0] + 0.05, times
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "v " + "1 " * 5_000_000,  # 10 MB: too many values
+        "v 1 2 " + "x" * 10_000_000,  # a 10 MB token that is not a number
+        "f 1 2 " + "3/" * 5_000_000,  # a 10 MB corner
+        "vn " + "1 " * 5_000_000,
+        "f " + "1 2 3 " * 200_000,  # a vertex twice
+    ],
+)
+def test_an_error_on_a_huge_line_quotes_at_most_80_characters_of_it(tmp_path, line):
+    path = tmp_path / "huge.obj"
+    path.write_text(TRIANGLE + line + "\n")
+    with pytest.raises(ValueError, match=r"\.\.\.") as error:
+        read_obj(path, mass=1.0, stiffness=1.0)
+    message = str(error.value)
+    assert message.startswith(f"{path}, line 5: ")
+    assert len(message) < len(str(path)) + 300, message[:400]
+
+
+@pytest.mark.parametrize("value", ["1e300", "-1e151", "1.0000001e150"])
+def test_coordinates_whose_squares_overflow_are_refused(tmp_path, value):
+    path = tmp_path / "far.obj"
+    path.write_text(f"v 0 0 0\nv 1 0 0\nv 0 {value} 0\nf 1 2 3\n")
+    with pytest.raises(ValueError, match=rf"{re.escape(value)}.*1e\+?150") as error:
+        read_obj(path, mass=1.0, stiffness=1.0)
+    assert f"{path}, line 3:" in str(error.value)
+
+
+def test_coordinates_up_to_1e150_give_finite_rest_lengths(tmp_path):
+    path = tmp_path / "far.obj"
+    path.write_text("v -1e150 -1e150 -1e150\nv 1e150 1e150 1e150\nv 0 1e150 0\nf 1 2 3\n")
+    sim = read_obj(path, mass=1.0, stiffness=1.0)
+    assert np.all(np.isfinite(sim.rest_lengths))
+    sim._validate()
 
 
 # ---- write_obj ---------------------------------------------------------------------

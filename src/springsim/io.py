@@ -176,12 +176,11 @@ def _write_atomically(name: str, write) -> None:
 
 def _check_savable(sim: _core.System, name: str) -> None:
     """ValueError naming the file if ``sim`` holds a value :func:`load` would refuse
-    (possible only after writing through a view, which the kernel cannot check)."""
+    (possible only after writing through a view, which the kernel cannot check when it
+    happens): the kernel's validation checks every array a view can write, with the
+    limits :func:`load` applies."""
     try:
         sim._validate()
-        for array in ("uvs", "rest_positions", "_prev_accel"):
-            if not np.all(np.isfinite(sim._view(array))):
-                raise ValueError(f"{array} must be finite")
     except ValueError as error:
         raise ValueError(f"cannot save to {name}: the system is invalid: {error}") from None
 
@@ -209,8 +208,9 @@ def save(sim: _core.System, path) -> None:
     TypeError
         ``sim`` is not a System, or ``path`` not a path.
     ValueError
-        The system holds a value the kernel would refuse (a NaN or a mass <= 0 written
-        through a view): such a file could not be loaded, so none is written.
+        The system holds a value the kernel would refuse (written through a view: a
+        NaN or inf, a mass <= 0, a negative rest length, stiffness, damping or break
+        strain, ...): such a file could not be loaded, so none is written.
     OSError
         The file cannot be written.
 
@@ -294,6 +294,7 @@ def _read_npz(name: str) -> dict[str, np.ndarray]:
             raise invalid("not a springsim save file (a single .npy array, not an .npz)")
         with npz:
             try:
+                _check_headers(npz.zip, os.fstat(file.fileno()).st_size, invalid)
                 return _read_entries(npz, invalid)
             except _UNREADABLE as error:
                 if str(error).startswith(name):
@@ -301,6 +302,64 @@ def _read_npz(name: str) -> dict[str, np.ndarray]:
                 raise invalid(
                     f"truncated, corrupt or foreign ({type(error).__name__}: {error})"
                 ) from None
+
+
+# What a file may make load() allocate, at most: its arrays together may declare no
+# more than _MAX_INFLATION times the file's size (a save file is stored uncompressed,
+# ratio 1; even a freshly built cloth, recompressed, stays near 12), or _FREE_BYTES
+# whatever the file's size. Deflate reaches about 1000: a zip bomb is refused.
+_MAX_INFLATION = 128
+_FREE_BYTES = 64 << 20
+
+
+def _check_headers(archive: zipfile.ZipFile, size: int, invalid) -> None:
+    """Refuse, from the .npy headers alone and before any array is read or allocated,
+    a file whose arrays declare more data than their zip members hold, row counts that
+    disagree (the node arrays' with ``positions``, the spring arrays' with ``springs``),
+    or more data in all than a file of ``size`` bytes can sensibly inflate to."""
+    shapes = {}
+    total = 0
+    for info in archive.infolist():
+        name = info.filename
+        key = name.removesuffix(".npy")
+        if key not in _KEYS:
+            continue  # never read: the entries check refuses the file
+        if not name.endswith(".npy"):
+            raise invalid(f"entry {key!r} is not a NumPy array (a .npy member)")
+        with archive.open(info) as member:
+            try:
+                version = np.lib.format.read_magic(member)
+                if version == (1, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_1_0(member)
+                elif version == (2, 0):
+                    shape, _, dtype = np.lib.format.read_array_header_2_0(member)
+                else:
+                    raise ValueError(f".npy format version {version} is not 1.0 or 2.0")
+            except ValueError as error:
+                raise invalid(f"entry {key!r} is not a NumPy array ({error})") from None
+            holds = info.file_size - member.tell()
+        if dtype.hasobject or any(length < 0 for length in shape):
+            raise invalid(f"entry {key!r} declares {dtype} {shape}: not a springsim array")
+        declared = math.prod(shape) * dtype.itemsize  # Python ints: no overflow
+        if declared > holds:
+            raise invalid(
+                f"entry {key!r} declares {dtype} {shape} ({declared} bytes), but its zip "
+                f"member holds {max(holds, 0)} bytes of data: truncated or corrupt"
+            )
+        shapes[key] = shape
+        total += declared
+    for first, others in (("positions", _NODE_ARRAYS), ("springs", _SPRING_ARRAYS)):
+        rows = shapes.get(first, ())[:1]
+        for key in (*others, "break_strains") if first == "springs" else others:
+            if rows and key in shapes and shapes[key][:1] != rows:
+                raise invalid(
+                    f"entry {key!r} declares shape {shapes[key]}, but {first!r} has {rows[0]} rows"
+                )
+    if total > max(_FREE_BYTES, _MAX_INFLATION * size):
+        raise invalid(
+            f"its arrays declare {total} bytes of data, more than {_MAX_INFLATION} times "
+            f"the file's {size} bytes: a zip bomb, not a springsim save file"
+        )
 
 
 def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
@@ -322,7 +381,7 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
     if "format" not in keys or "version" not in keys:
         raise invalid("not a springsim save file (it has no 'format' and 'version' entries)")
     if scalar("format", "U").item() != FORMAT:
-        raise invalid(f"not a springsim save file (format {entry('format').item()!r})")
+        raise invalid(f"not a springsim save file (format {_quote(entry('format').item())})")
     version = scalar("version", "iu").item()
     if version > FORMAT_VERSION:
         raise invalid(
@@ -433,11 +492,15 @@ def _indices(value: np.ndarray, key: str, invalid) -> np.ndarray:
 def load(path) -> System:
     """Load a system saved by :func:`save`.
 
-    The whole file is read and checked (format name and version, every entry present
-    with its dtype and a shape consistent with the others) before a new System is
-    built from it; the kernel then checks every value (finite, masses > 0, indices in
-    range). Anything wrong raises ValueError naming the file: no system is returned
-    half-loaded.
+    First every array's ``.npy`` header is checked, before any data is read: a
+    declared shape must fit in its zip member, agree with the other arrays' row counts,
+    and all arrays together may declare at most 128 times the file's size (or 64 MiB),
+    so that a small file claiming a huge array, or a zip bomb, is refused without
+    allocating it. Then the whole file is read and checked (format name and version,
+    every entry present with its dtype and a shape consistent with the others) before
+    a new System is built from it; the kernel then checks every value (finite,
+    masses > 0, indices in range). Anything wrong raises ValueError naming the file:
+    no system is returned half-loaded.
 
     Parameters
     ----------
@@ -460,7 +523,8 @@ def load(path) -> System:
     ValueError
         The file is truncated, not an ``.npz`` (a text file, say), an ``.npz`` that is
         not a springsim save file, one saved by a newer springsim (a higher format
-        version), or one with a missing entry, a wrong shape or dtype, gas body
+        version), one whose arrays declare more data than it holds or than it could
+        sensibly inflate to, or one with a missing entry, a wrong shape or dtype, gas body
         element counts that do not add up, or a value the kernel refuses (an index
         out of range, a negative mass, a NaN, a gas boundary that is not closed).
     OSError
@@ -543,6 +607,9 @@ def system_from_arrays(data: dict, name: str = "<arrays>", cls=None) -> System:
 # ---- Wavefront OBJ ---------------------------------------------------------------
 
 _INDEX = re.compile(r"[+-]?[0-9]+")
+# Vertex coordinates beyond this would give squared distances (rest lengths) that
+# overflow to inf: (2e150)² times 3 is still finite, (2e155)² is not.
+_LARGEST_COORDINATE = 1e150
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
@@ -561,22 +628,41 @@ def _obj_statements(text: str):
     k = 0
     while k < len(lines):
         first = k + 1
-        line = lines[k].split("#", 1)[0].rstrip()
+        piece = lines[k].split("#", 1)[0].rstrip()
         k += 1
-        while line.endswith("\\") and k < len(lines):
-            line = line[:-1] + " " + lines[k].split("#", 1)[0].rstrip()
+        pieces = []  # joined once at the end: linear time however many lines
+        while piece.endswith("\\") and k < len(lines):
+            pieces.append(piece[:-1])
+            piece = lines[k].split("#", 1)[0].rstrip()
             k += 1
-        tokens = line.rstrip("\\").split()
+        pieces.append(piece)
+        tokens = " ".join(pieces).rstrip("\\").split()
         if tokens:
             yield first, tokens
 
 
-def _numbers(line: int, tokens: list[str], least: int, most: int, form: str) -> list[float]:
-    """The numbers after a statement's keyword: between ``least`` and ``most``, finite."""
+def _quote(text: str, limit: int = 80) -> str:
+    """``repr`` of at most ``limit`` characters of ``text``, then "..." if it was cut:
+    an error message never embeds a whole (possibly huge) line."""
+    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
+
+
+def _statement(tokens: list[str], limit: int = 80) -> str:
+    """A statement, quoted for an error message (at most ``limit`` characters)."""
+    # limit // 2 + 1 tokens make more than ``limit`` characters: enough to show, and
+    # the rest of a huge line is never copied.
+    return _quote(" ".join(tokens[: limit // 2 + 1]), limit)
+
+
+def _numbers(
+    line: int, tokens: list[str], least: int, most: int, form: str, largest: float = math.inf
+) -> list[float]:
+    """The numbers after a statement's keyword: between ``least`` and ``most``, finite,
+    the first three at most ``largest`` in magnitude."""
     values = tokens[1:]
     if not least <= len(values) <= most:
         raise _ObjError(
-            line, f"{tokens[0]} needs {form}, got {len(values)} values: {' '.join(tokens)!r}"
+            line, f"{tokens[0]} needs {form}, got {len(values)} values: {_statement(tokens)}"
         )
     numbers = []
     for token in values:
@@ -585,9 +671,17 @@ def _numbers(line: int, tokens: list[str], least: int, most: int, form: str) -> 
                 raise ValueError(token)
             number = float(token)
         except ValueError:
-            raise _ObjError(line, f"{token!r} is not a number in {' '.join(tokens)!r}") from None
+            raise _ObjError(
+                line, f"{_quote(token)} is not a number in {_statement(tokens)}"
+            ) from None
         if not math.isfinite(number):
-            raise _ObjError(line, f"{token!r} is not a finite number in {' '.join(tokens)!r}")
+            raise _ObjError(line, f"{_quote(token)} is not a finite number in {_statement(tokens)}")
+        if len(numbers) < 3 and abs(number) > largest:
+            raise _ObjError(
+                line,
+                f"{_quote(token)} is too large in {_statement(tokens)}: coordinates must be "
+                f"within ±{largest:g} (beyond, squared distances overflow)",
+            )
         numbers.append(number)
     return numbers
 
@@ -596,7 +690,7 @@ def _obj_index(line: int, token: str, what: str, defined: int) -> int:
     """A 0-based index from an OBJ index (1-based, or negative: -1 is the last one
     defined so far). Positive indices are checked against the file's total later."""
     if not _INDEX.fullmatch(token):
-        raise _ObjError(line, f"{token!r} is not an integer {what} index")
+        raise _ObjError(line, f"{_quote(token)} is not an integer {what} index")
     index = int(token)
     if index == 0:
         raise _ObjError(line, f"{what} index 0: OBJ indices start at 1 (or -1 for the last)")
@@ -618,7 +712,8 @@ def _parse_obj(text: str):
     for line, tokens in _obj_statements(text):
         keyword = tokens[0]
         if keyword == "v":
-            vertices.append(_numbers(line, tokens, 3, 7, "3 numbers, x y z [w]")[:3])
+            form = "3 numbers, x y z [w]"
+            vertices.append(_numbers(line, tokens, 3, 7, form, _LARGEST_COORDINATE)[:3])
         elif keyword == "vt":
             u, v = ([*_numbers(line, tokens, 1, 3, "1 to 3 numbers, u [v [w]]"), 0.0])[:2]
             uv_table.append((u, v))
@@ -630,14 +725,14 @@ def _parse_obj(text: str):
                 raise _ObjError(
                     line,
                     f"a face needs at least 3 vertices, got {len(tokens) - 1}: "
-                    f"{' '.join(tokens)!r}",
+                    f"{_statement(tokens)}",
                 )
             corners, uvs, normal = [], [], -1
             for corner in tokens[1:]:
                 parts = corner.split("/")
                 if len(parts) > 3 or not parts[0]:
                     raise _ObjError(
-                        line, f"{corner!r} is not a face corner v, v/vt, v//vn or v/vt/vn"
+                        line, f"{_quote(corner)} is not a face corner v, v/vt, v//vn or v/vt/vn"
                     )
                 corners.append(_obj_index(line, parts[0], "vertex", len(vertices)))
                 has_uv = len(parts) > 1 and parts[1]
@@ -665,7 +760,8 @@ def _parse_obj(text: str):
                     f"texture index {uv + 1} is out of range: the file defines {len(uv_table)}",
                 )
         if len(set(corners)) < len(corners):
-            raise _ObjError(line, f"the face uses a vertex twice: {[c + 1 for c in corners]}")
+            shown = _statement([str(c + 1) for c in corners[:41]])  # enough for 80 chars
+            raise _ObjError(line, f"the face uses a vertex twice: {shown}")
         for vertex, uv in zip(corners, uvs, strict=True):
             if uv is not None and not has_uv[vertex]:
                 uv_of[vertex] = uv_table[uv]
@@ -682,8 +778,9 @@ def read_obj(path, mass, stiffness, damping=0.0, bend=False) -> System:
     corners are ``v``, ``v/vt``, ``v//vn`` or ``v/vt/vn``, with 1-based or negative
     (relative: -1 is the last defined so far) indices. Quads and n-gons are
     fan-triangulated (:func:`springsim.shapes.triangulate`). Comments, blank lines,
-    lines continued with a trailing backslash, and every other statement (``o``,
-    ``g``, ``s``, ``usemtl``, ``mtllib``, ``l``, ...) are accepted and ignored. The
+    lines continued with a trailing backslash (joined in linear time, however many),
+    and every other statement (``o``, ``g``, ``s``, ``usemtl``, ``mtllib``, ``l``,
+    ...) are accepted and ignored. The
     system is then built exactly as :func:`springsim.mesh` builds it from the
     vertices and faces; each vertex's uv is that of the first face corner (in file
     order) that gives it one, else (0, 0).
@@ -711,9 +808,11 @@ def read_obj(path, mass, stiffness, damping=0.0, bend=False) -> System:
         ``path`` is not a path.
     ValueError
         A malformed or truncated line (``v 1 2``, ``f 1 x 3``, ``f 1 2``, an index 0
-        or out of range, a face using a vertex twice, a non-finite number), a binary
+        or out of range, a face using a vertex twice, a non-finite number, a vertex
+        coordinate beyond ±1e150, whose squared distances would overflow), a binary
         file, or a file without vertices: the message names the file and the line
-        (``model.obj, line 12: ...``). No system is returned.
+        (``model.obj, line 12: ...``) and quotes at most 80 characters of it. No
+        system is returned.
     OSError
         The file cannot be read.
 
