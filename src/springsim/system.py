@@ -934,6 +934,26 @@ class System(_core.System):
         pressure, gravity and external forces are explicit. It is first order and
         stable at any dt, because it damps fast motions: amplitude × 1/√(1 + (ω dt)²)
         per step.
+
+        Parameters
+        ----------
+        dt : float
+            Seconds per substep, > 0 and finite.
+        steps : int
+            Substeps, 0 <= steps < 2**63 - 1 (0 only checks the arguments and state).
+        method : str, optional
+            One of :data:`springsim.METHODS` (default: :attr:`method`).
+
+        Raises
+        ------
+        TypeError, ValueError
+            A bad argument, or a bad value written into a view; nothing has run.
+        springsim.UnstableError
+            The state became non-finite, or a gas body ended a substep inside out: the
+            system is rolled back to the state before the call.
+        KeyboardInterrupt
+            Ctrl-C, answered within about 0.05 s (the kernel polls for signals while it
+            runs; one substep is never cut short): the state before the call is restored.
         """
         drives = self.__dict__.get("_drives")
         if not drives:
