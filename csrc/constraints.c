@@ -18,9 +18,10 @@
 #define SS_STRAIN_PROGRESS 1e-4
 
 /* One Gauss-Seidel pass over the springs in index order; returns how many were too
- * long, and the sum of their excess lengths (m) in *total_excess. A spring of length l > l_max = (1 + max_strain) L moves its ends together by
- * l - l_max, shared by inverse mass (pinned ends do not move), and loses the part of
- * its ends' relative velocity that separates them (shared the same way). */
+ * long, and the sum of their excess lengths (m) in *total_excess. A spring of length l > l_max = (1
+ * + max_strain) L moves its ends together by l - l_max, shared by inverse mass (pinned ends do not
+ * move), and loses the part of its ends' relative velocity that separates them (shared the same
+ * way). */
 static size_t limit_strain_pass(ss_system *sys, double *total_excess) {
     const size_t dim = (size_t)sys->dim;
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);

@@ -1,5 +1,17 @@
 /* forces.c - springs (Hooke + axial damping), gravity, linear drag towards the wind,
- * external forces; turned into accelerations. */
+ * external forces, gas pressure; turned into accelerations, or (symplectic Euler)
+ * straight into the new velocities and positions.
+ *
+ * One evaluation is two passes over the blocks of the spring plan (plan.c):
+ *   1. per block: the node forces of its nodes, then its interior springs, in index
+ *      order (spring_pass.c); and, split evenly, the forces of the springs between
+ *      blocks into the plan's buffer;
+ *   2. per block: the between-block forces into its nodes (by node, in spring order),
+ *      then the division by mass (and, fused, the symplectic Euler update).
+ * With threads, blocks go to whichever thread is free, and the two passes are
+ * separated by one barrier; gas pressure (few elements, a sum over each body's
+ * boundary) is added between them by one thread. Every node receives its forces in
+ * one order whatever the number of threads, so the results are bit-identical. */
 #include "springsim.h"
 
 #include <math.h>
@@ -7,70 +19,29 @@
 #include <omp.h>
 #endif
 
-/* Springs shorter than this (m) exert no force: their direction is undefined. */
-#define SS_MIN_SPRING_LENGTH 1e-12
+/* What pass 2 leaves: accelerations, or the symplectic Euler update. */
+typedef enum { SS_FINISH_ACCELERATION, SS_FINISH_SYMPLECTIC } ss_finish;
 
-/* The spring arrays the force loop reads, loaded once per loop. */
 typedef struct {
-    const int32_t *restrict pairs;
-    const double *restrict rest, *restrict stiffness, *restrict damping;
-} spring_data;
+    ss_system *sys;
+    ss_spring_view springs;
+    const double *x, *v;
+    double *out; /* forces, then accelerations */
+    ss_finish finish;
+    double dt;
+    double *v_out, *x_out; /* SS_FINISH_SYMPLECTIC: updated in place */
+} evaluation;
 
-/* Add spring s's force to both its nodes, for a fixed dimension (so the compiler
- * unrolls the inner loops).
- *
- * For spring (i, j) with d = x_j - x_i, l = |d|, u = d / l:
- *     F_i = (k (l - L) + c (v_j - v_i).u) u,    F_j = -F_i     [N]
- * One reciprocal square root per spring gives both l and u. */
-static inline void add_spring_force(spring_data sp, size_t s, const double *restrict x,
-                                    const double *restrict v, double *restrict f, const int dim) {
-    const size_t i = (size_t)sp.pairs[2 * s] * dim, j = (size_t)sp.pairs[2 * s + 1] * dim;
-    double d[3], length2 = 0.0;
-    for (int k = 0; k < dim; k++) {
-        d[k] = x[j + k] - x[i + k];
-        length2 += d[k] * d[k];
-    }
-    if (length2 < SS_MIN_SPRING_LENGTH * SS_MIN_SPRING_LENGTH)
-        return;
-    const double inv_length = 1.0 / sqrt(length2);
-    const double length = length2 * inv_length;
-    double closing_speed = 0.0;
-    for (int k = 0; k < dim; k++) {
-        d[k] *= inv_length; /* d is now the unit vector u */
-        closing_speed += (v[j + k] - v[i + k]) * d[k];
-    }
-    const double magnitude =
-        sp.stiffness[s] * (length - sp.rest[s]) + sp.damping[s] * closing_speed;
-    for (int k = 0; k < dim; k++) {
-        f[i + k] += magnitude * d[k];
-        f[j + k] -= magnitude * d[k];
-    }
-}
-
-/* Add the forces of the springs colour_order[first, last) into f. */
-static void add_springs_in_order(const ss_system *sys, size_t first, size_t last, const double *x,
-                                 const double *v, double *f) {
-    const int32_t *restrict order = sys->colour_order;
-    const spring_data sp = {SS_INT32S(sys, SS_SPRINGS), SS_DOUBLES(sys, SS_REST_LENGTHS),
-                            SS_DOUBLES(sys, SS_STIFFNESS), SS_DOUBLES(sys, SS_DAMPING)};
-    if (sys->dim == 3)
-        for (size_t q = first; q < last; q++)
-            add_spring_force(sp, (size_t)order[q], x, v, f, 3);
-    else
-        for (size_t q = first; q < last; q++)
-            add_spring_force(sp, (size_t)order[q], x, v, f, 2);
-}
-
-/* Node forces of nodes [first, last): gravity, drag relative to the wind, the user's. */
-static void add_node_forces(const ss_system *sys, size_t first, size_t last, const double *v,
-                            double *a) {
+/* Node forces of nodes [first, last): m g - drag (v - wind) + external. */
+static void node_forces(const ss_system *sys, size_t first, size_t last, const double *v,
+                        double *f) {
     const size_t dim = (size_t)sys->dim;
     const double *mass = SS_DOUBLES(sys, SS_MASSES);
     const double *external = SS_DOUBLES(sys, SS_EXTERNAL);
     for (size_t i = first; i < last; i++)
         for (size_t k = 0; k < dim; k++) {
             const size_t ik = i * dim + k;
-            a[ik] = mass[i] * sys->gravity[k] - sys->drag * (v[ik] - sys->wind[k]) + external[ik];
+            f[ik] = mass[i] * sys->gravity[k] - sys->drag * (v[ik] - sys->wind[k]) + external[ik];
         }
 }
 
@@ -86,64 +57,139 @@ static void divide_by_mass(const ss_system *sys, size_t first, size_t last, doub
     }
 }
 
-void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a) {
-    add_node_forces(sys, 0, sys->num_nodes, v, a);
-    ss_pressure_add_forces(sys, x, a);
-    divide_by_mass(sys, 0, sys->num_nodes, a);
+/* Symplectic Euler for nodes [first, last) from their forces f: a = f / m (0 if
+ * pinned), v' = v + a dt, x' = x + v' dt. */
+static void symplectic_update(const ss_system *sys, size_t first, size_t last, const double *f,
+                              double dt, double *v, double *x) {
+    const size_t dim = (size_t)sys->dim;
+    const double *mass = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    for (size_t i = first; i < last; i++) {
+        const double inv_mass = 1.0 / mass[i];
+        for (size_t k = i * dim; k < (i + 1) * dim; k++) {
+            const double a = pinned[i] ? 0.0 : f[k] * inv_mass;
+            v[k] = v[k] + a * dt;
+            x[k] = x[k] + v[k] * dt;
+        }
+    }
 }
 
-/* The share [*first, *last) of `count` items for thread t of `threads`. */
-static void share(size_t count, int t, int threads, size_t *first, size_t *last) {
-    *first = count * (size_t)t / (size_t)threads;
-    *last = count * (size_t)(t + 1) / (size_t)threads;
+/* Pass 1 for block b. */
+static void block_springs(const evaluation *e, size_t b) {
+    const ss_plan *plan = e->sys->plan;
+    node_forces(e->sys, plan->node_start[b], plan->node_start[b + 1], e->v, e->out);
+    for (size_t r = plan->run_start[b]; r < plan->run_start[b + 1]; r++)
+        ss_springs_scatter(&e->springs, e->sys->dim, plan->runs[2 * r], plan->runs[2 * r + 1],
+                           e->out);
 }
 
-/* a = (springs + m g - drag (v - wind) + external + gas) / m  [m/s^2]; a = 0 if pinned.
- *
- * Node forces, then the springs colour by colour, then the gas pressure, then the
- * division by mass. With threads, each stage is split into equal shares with a
- * barrier after each colour (no two springs of a colour share a node). The last colour
- * may hold the springs that overflowed the colour mask: thread 0 adds those, in order,
- * and the gas forces (few, and a sum over each body's boundary). The order in which
- * each node receives its forces is the same for any number of threads. */
-void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a) {
-    const size_t n = sys->num_nodes;
+/* Pass 1, shared: the forces of the between-block springs [first, last) of the list. */
+static void cross_springs(const evaluation *e, size_t first, size_t last) {
+    const ss_plan *plan = e->sys->plan;
+    const size_t width = (size_t)e->sys->dim + 1;
+    ss_springs_forces(&e->springs, e->sys->dim, plan->cross + first, last - first,
+                      plan->cross_forces + first * width);
+}
+
+/* Pass 2 for block b. */
+static void block_finish(const evaluation *e, size_t b) {
+    const ss_system *sys = e->sys;
+    const ss_plan *plan = sys->plan;
+    const size_t dim = (size_t)sys->dim, width = dim + 1;
+    for (size_t k = plan->end_start[b]; k < plan->end_start[b + 1]; k++) {
+        const int32_t entry = plan->end_entry[k];
+        const double *F = plan->cross_forces + (size_t)(entry >= 0 ? entry : ~entry) * width;
+        if (F[dim] == 0.0)
+            continue; /* too short to pull: nothing added, as in the spring loop */
+        double *f = e->out + (size_t)plan->end_node[k] * dim;
+        for (size_t q = 0; q < dim; q++) {
+            if (entry >= 0)
+                f[q] += F[q];
+            else
+                f[q] -= F[q];
+        }
+    }
+    const size_t first = plan->node_start[b], last = plan->node_start[b + 1];
+    if (e->finish == SS_FINISH_SYMPLECTIC)
+        symplectic_update(sys, first, last, e->out, e->dt, e->v_out, e->x_out);
+    else
+        divide_by_mass(sys, first, last, e->out);
+}
+
+/* How many pieces the between-block list is cut into for threads. */
+#define SS_CROSS_PIECES 64
+
+static void evaluate(const evaluation *e) {
+    ss_system *sys = e->sys;
+    const ss_plan *plan = sys->plan;
+    const size_t blocks = plan->num_blocks;
     const int threads = ss_threads_for(sys);
-    if (threads <= 1) {
-        add_node_forces(sys, 0, n, v, a);
-        add_springs_in_order(sys, 0, sys->num_springs, x, v, a);
-        ss_pressure_add_forces(sys, x, a);
-        divide_by_mass(sys, 0, n, a);
+    if (threads <= 1 || blocks == 1) {
+        for (size_t b = 0; b < blocks; b++)
+            block_springs(e, b);
+        cross_springs(e, 0, plan->num_cross);
+        if (sys->num_bodies)
+            ss_pressure_add_forces(sys, e->x, e->out);
+        for (size_t b = 0; b < blocks; b++)
+            block_finish(e, b);
         return;
     }
 #ifdef _OPENMP
+    const long count = (long)blocks, cross = (long)plan->num_cross;
 #pragma omp parallel num_threads(threads)
     {
-        const int t = omp_get_thread_num(), team = omp_get_num_threads();
-        size_t first, last;
-        share(n, t, team, &first, &last);
-        add_node_forces(sys, first, last, v, a);
-#pragma omp barrier
-        for (size_t c = 0; c < sys->num_colours; c++) {
-            const size_t start = sys->colour_start[c], size = sys->colour_start[c + 1] - start;
-            if (c == SS_SERIAL_COLOUR) {
-                if (t == 0)
-                    add_springs_in_order(sys, start, start + size, x, v, a);
-            } else {
-                size_t lo, hi;
-                share(size, t, team, &lo, &hi);
-                add_springs_in_order(sys, start + lo, start + hi, x, v, a);
-            }
-#pragma omp barrier
-        }
+#pragma omp for schedule(dynamic, 1) nowait
+        for (long b = 0; b < count; b++)
+            block_springs(e, (size_t)b);
+#pragma omp for schedule(dynamic, 1)
+        for (long piece = 0; piece < SS_CROSS_PIECES; piece++)
+            cross_springs(e, (size_t)(cross * piece / SS_CROSS_PIECES),
+                          (size_t)(cross * (piece + 1) / SS_CROSS_PIECES));
         if (sys->num_bodies) {
-            if (t == 0)
-                ss_pressure_add_forces(sys, x, a);
-#pragma omp barrier
+#pragma omp single
+            ss_pressure_add_forces(sys, e->x, e->out);
         }
-        divide_by_mass(sys, first, last, a);
+#pragma omp for schedule(dynamic, 1) nowait
+        for (long b = 0; b < count; b++)
+            block_finish(e, (size_t)b);
     }
-#else
-    (void)share;
 #endif
+}
+
+static evaluation prepare(ss_system *sys, const double *x, const double *v, double *out) {
+    const evaluation e = {sys,
+                          {SS_INT32S(sys, SS_SPRINGS), SS_DOUBLES(sys, SS_REST_LENGTHS),
+                           SS_DOUBLES(sys, SS_STIFFNESS), SS_DOUBLES(sys, SS_DAMPING), x, v,
+                           sys->num_nodes},
+                          x,
+                          v,
+                          out,
+                          SS_FINISH_ACCELERATION,
+                          0.0,
+                          NULL,
+                          NULL};
+    return e;
+}
+
+/* a = (springs + m g - drag (v - wind) + external + gas) / m  [m/s^2]; a = 0 if pinned.
+ * Needs the plan (ss_system_ensure_plan). */
+void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a) {
+    const evaluation e = prepare(sys, x, v, a);
+    evaluate(&e);
+}
+
+void ss_forces_symplectic_euler(ss_system *sys, double dt, double *f) {
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    evaluation e = prepare(sys, x, v, f);
+    e.finish = SS_FINISH_SYMPLECTIC;
+    e.dt = dt;
+    e.v_out = v;
+    e.x_out = x;
+    evaluate(&e);
+}
+
+void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a) {
+    node_forces(sys, 0, sys->num_nodes, v, a);
+    ss_pressure_add_forces(sys, x, a);
+    divide_by_mass(sys, 0, sys->num_nodes, a);
 }

@@ -24,14 +24,8 @@ static void step_euler(ss_system *sys, double dt, double *a) {
 
 /* Symplectic (semi-implicit) Euler: v' = v + a(x, v) dt, x' = x + v' dt. First order,
  * and its energy error stays bounded for dt below the stability limit. */
-static void step_symplectic_euler(ss_system *sys, double dt, double *a) {
-    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    const size_t nd = sys->num_nodes * (size_t)sys->dim;
-    ss_forces_acceleration(sys, x, v, a);
-    for (size_t k = 0; k < nd; k++) {
-        v[k] = v[k] + a[k] * dt;
-        x[k] = x[k] + v[k] * dt;
-    }
+static void step_symplectic_euler(ss_system *sys, double dt, double *f) {
+    ss_forces_symplectic_euler(sys, dt, f); /* fused: each node updated once its force is */
 }
 
 /* Position Verlet (the xbdev article): x' = 2x - x_prev + a dt^2.
@@ -404,15 +398,14 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     const size_t saved = method == SS_VERLET ? 3 : 2;
     const size_t nd = sys->num_nodes * (size_t)sys->dim;
     if ((st = ensure_scratch(sys, saved * nd + ss_integrate_scratch_size(sys, method))) ||
-        (st = ss_system_ensure_colouring(sys)) || (st = ss_constraints_begin_tearing(sys)))
+        (st = ss_system_ensure_plan(sys)) ||
+        (method == SS_IMPLICIT_EULER && (st = ss_system_ensure_colouring(sys))) ||
+        (st = ss_constraints_begin_tearing(sys)))
         return st;
-    const ss_backup backup = {sys->scratch,
-                              sys->scratch + nd,
-                              saved == 3 ? sys->scratch + 2 * nd : NULL,
-                              nd * sizeof(double),
-                              sys->time,
-                              sys->dissipated,
-                              sys->prev_accel_valid};
+    const ss_backup backup = {
+        sys->scratch,         sys->scratch + nd, saved == 3 ? sys->scratch + 2 * nd : NULL,
+        nd * sizeof(double),  sys->time,         sys->dissipated,
+        sys->prev_accel_valid};
     double *substep_scratch = sys->scratch + saved * nd;
     memcpy(backup.x, SS_DOUBLES(sys, SS_POSITIONS), backup.bytes);
     memcpy(backup.v, SS_DOUBLES(sys, SS_VELOCITIES), backup.bytes);

@@ -1320,7 +1320,64 @@ static PyObject *core_threading_available(PyObject *module, PyObject *unused) {
     return PyBool_FromLong(ss_threading_available());
 }
 
+/* _simd_paths() -> {name: available} for every path of the spring loop. */
+static PyObject *core_simd_paths(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    PyObject *paths = PyDict_New();
+    if (!paths)
+        return NULL;
+    for (int path = 0; path < SS_SIMD_COUNT; path++) {
+        PyObject *available = PyBool_FromLong(ss_simd_available(path));
+        const int failed = PyDict_SetItemString(paths, ss_simd_name(path), available);
+        Py_DECREF(available);
+        if (failed < 0) {
+            Py_DECREF(paths);
+            return NULL;
+        }
+    }
+    return paths;
+}
+
+/* _simd_get() -> the name of the path the spring loop takes. */
+static PyObject *core_simd_get(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    return PyUnicode_FromString(ss_simd_name(ss_simd_get()));
+}
+
+/* _simd_set(name or None) -> the name now in use; None: the best for this CPU. */
+static PyObject *core_simd_set(PyObject *module, PyObject *name) {
+    (void)module;
+    int path = ss_simd_best();
+    if (name != Py_None) {
+        if (!PyUnicode_Check(name)) {
+            PyErr_Format(PyExc_TypeError, "a SIMD path is a str, not %.100s",
+                         Py_TYPE(name)->tp_name);
+            return NULL;
+        }
+        for (path = 0; path < SS_SIMD_COUNT; path++)
+            if (PyUnicode_CompareWithASCIIString(name, ss_simd_name(path)) == 0)
+                break;
+        if (path == SS_SIMD_COUNT) {
+            PyErr_Format(PyExc_ValueError,
+                         "unknown SIMD path %R: valid paths are portable, avx2 and avx512", name);
+            return NULL;
+        }
+        if (!ss_simd_available(path)) {
+            PyErr_Format(PyExc_ValueError, "this CPU (or this build) cannot run the %s path",
+                         ss_simd_name(path));
+            return NULL;
+        }
+    }
+    ss_simd_set(path);
+    return PyUnicode_FromString(ss_simd_name(path));
+}
+
 static PyMethodDef core_functions[] = {
+    {"_simd_paths", core_simd_paths, METH_NOARGS, "{path: available} for the spring loop."},
+    {"_simd_get", core_simd_get, METH_NOARGS, "The SIMD path the spring loop takes."},
+    {"_simd_set", core_simd_set, METH_O, "Force a SIMD path (None: the best available)."},
     {"set_num_threads", core_set_num_threads, METH_O,
      "set_num_threads(n) -> the number set (1 when compiled without OpenMP)."},
     {"get_num_threads", core_get_num_threads, METH_NOARGS, "Threads a large system steps on."},

@@ -1,5 +1,6 @@
-/* parallel.c - the thread count, and the spring colouring that lets threads add
- * spring forces without atomics while keeping results bit-identical.
+/* parallel.c - the thread count, and the spring colouring that lets implicit_euler's
+ * threads add block products without atomics while keeping results bit-identical
+ * (the force loop uses the block plan of plan.c instead).
  *
  * A spring scatters its force into both its nodes. Two threads adding into one node
  * at once would race, and atomics would make the order of the additions (and so the
@@ -42,13 +43,19 @@ int ss_threads_for(const ss_system *sys) {
     return sys->num_springs >= SS_MIN_PARALLEL_SPRINGS ? num_threads : 1;
 }
 
-void ss_system_drop_colouring(ss_system *sys) {
+static void drop_colouring(ss_system *sys) {
     ss_free(sys->colour_order);
     ss_free(sys->colour_start);
     sys->colour_order = NULL;
     sys->colour_start = NULL;
     sys->num_colours = 0;
     sys->colouring_valid = 0;
+}
+
+void ss_system_topology_changed(ss_system *sys) {
+    drop_colouring(sys);
+    ss_plan_free(sys->plan);
+    sys->plan = NULL;
 }
 
 /* Greedy edge colouring in spring order: each spring takes the lowest colour free at
@@ -98,7 +105,7 @@ ss_status ss_system_ensure_colouring(ss_system *sys) {
         order[fill[colour[s]]++] = (int32_t)s;
     ss_free(used);
     ss_free(colour);
-    ss_system_drop_colouring(sys);
+    drop_colouring(sys);
     sys->colour_order = order;
     sys->colour_start = start;
     sys->num_colours = colours;

@@ -14,10 +14,10 @@
 
 typedef enum {
     SS_OK = 0,
-    SS_ERR_NOMEM,    /* an allocation failed */
-    SS_ERR_VALUE,    /* a value is out of its domain: NaN, negative mass, dt <= 0, ... */
-    SS_ERR_INDEX,    /* a node or spring index is out of range */
-    SS_ERR_UNSTABLE, /* a step produced non-finite values; the state was rolled back */
+    SS_ERR_NOMEM,       /* an allocation failed */
+    SS_ERR_VALUE,       /* a value is out of its domain: NaN, negative mass, dt <= 0, ... */
+    SS_ERR_INDEX,       /* a node or spring index is out of range */
+    SS_ERR_UNSTABLE,    /* a step produced non-finite values; the state was rolled back */
     SS_ERR_INTERRUPTED, /* the caller's poll asked a step to stop; the state was rolled back */
 } ss_status;
 
@@ -114,6 +114,27 @@ typedef struct {
     int32_t *elements; /* (count, dim) node indices, owned */
 } ss_pressure_body;
 
+/* How the springs are split among threads (plan.c): the nodes in a fixed number of
+ * blocks of consecutive indices (the same for any thread count); each block's interior
+ * springs (both ends in the block) as runs of consecutive spring indices; the springs
+ * between blocks in a list of their own. A block's nodes receive their interior
+ * springs' forces in index order from whichever thread takes the block, then the
+ * between-block springs' forces in index order: so every node sums its springs in
+ * one order whatever the number of threads. */
+typedef struct {
+    size_t num_blocks;
+    size_t *node_start; /* (num_blocks + 1,) first node of each block */
+    size_t *run_start;  /* (num_blocks + 1,) each block's runs: runs[run_start[b]..] */
+    size_t *runs;       /* (num_runs, 2) spring index ranges [first, last) */
+    int32_t *cross;     /* (num_cross,) springs between blocks, in index order */
+    size_t num_cross;
+    double *cross_forces; /* (num_cross, dim + 1) force on the first node, 1 if any */
+    /* The ends of the between-block springs, by node then spring: the node, and the
+     * entry q (>= 0: the first node, gets +F; ~q: the second, gets -F). */
+    int32_t *end_node, *end_entry; /* (2 num_cross,) */
+    size_t *end_start;             /* (num_blocks + 1,) each block's ends */
+} ss_plan;
+
 typedef struct ss_system {
     int dim; /* 2 or 3 */
     size_t num_nodes;
@@ -155,6 +176,7 @@ typedef struct ss_system {
     size_t *colour_start;  /* (num_colours + 1,) offsets into colour_order */
     size_t num_colours;    /* the last one may be SS_SERIAL_COLOUR's overflow */
     int colouring_valid;
+    ss_plan *plan; /* NULL until a force evaluation needs it; dropped on topology edits */
 
     int32_t *broken; /* (num_broken, 2) node pairs of springs torn since last taken */
     /* During a step call that can tear: springs cut so far (k = c = 0 until the call
@@ -270,10 +292,50 @@ int ss_set_num_threads(int n);
 int ss_get_num_threads(void);
 /* Threads for a step of this system: 1 when it is too small to gain from more. */
 int ss_threads_for(const ss_system *sys);
-/* Build the colouring if the topology changed since the last one. */
+/* Build the colouring (implicit_euler's block product uses it) if the topology changed
+ * since the last one. */
 ss_status ss_system_ensure_colouring(ss_system *sys);
-/* Free the colouring and mark it stale (topology edits call this). */
-void ss_system_drop_colouring(ss_system *sys);
+/* Free the colouring and the plan, to be rebuilt when needed (topology edits call this). */
+void ss_system_topology_changed(ss_system *sys);
+
+/* ---- The spring plan (plan.c) ------------------------------------------ */
+
+/* Build the plan if the topology changed since the last one. */
+ss_status ss_system_ensure_plan(ss_system *sys);
+void ss_plan_free(ss_plan *plan);
+/* Bytes the plan holds. */
+size_t ss_plan_nbytes(const ss_plan *plan);
+
+/* ---- The spring force loop (spring_pass.c) ----------------------------- */
+
+/* Springs shorter than this (m) exert no force: their direction is undefined. */
+#define SS_MIN_SPRING_LENGTH 1e-12
+
+/* What the spring loop reads. */
+typedef struct {
+    const int32_t *pairs;
+    const double *rest, *stiffness, *damping;
+    const double *x, *v;
+    size_t num_nodes;
+} ss_spring_view;
+
+/* The code paths of the spring loop; every one gives the same bits. */
+enum { SS_SIMD_PORTABLE = 0, SS_SIMD_AVX2, SS_SIMD_AVX512, SS_SIMD_COUNT };
+const char *ss_simd_name(int path);
+/* Nonzero when this CPU (and build) can run the path. */
+int ss_simd_available(int path);
+/* The fastest available path. */
+int ss_simd_best(void);
+/* Use this path from now on; -1 if it is not available. */
+int ss_simd_set(int path);
+/* The path in use (the best one unless set). */
+int ss_simd_get(void);
+/* f += the forces of springs [first, last), added to both ends spring by spring. */
+void ss_springs_scatter(const ss_spring_view *sv, int dim, size_t first, size_t last, double *f);
+/* out (count, dim + 1): the force on the first node of each spring index[q], and 1.0, or
+ * zeros and 0.0 for a spring too short to pull. */
+void ss_springs_forces(const ss_spring_view *sv, int dim, const int32_t *index, size_t count,
+                       double *out);
 
 /* ---- Colliders (collide.c) -------------------------------------------- */
 
@@ -318,9 +380,14 @@ ss_status ss_system_tear(ss_system *sys);
 
 /* Acceleration a (N, dim) of every node at state (x, v):
  * a = (sum of spring forces + m g - drag (v - wind) + external) / m, 0 if pinned.
- * Needs a valid colouring; runs on ss_threads_for(sys) threads, bit-identical for
- * any number. */
+ * Needs the plan (ss_system_ensure_plan); runs on ss_threads_for(sys) threads,
+ * bit-identical for any number. */
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a);
+
+/* One symplectic Euler substep of dt fused into the force evaluation: each node's
+ * velocity and position are updated as soon as its force is complete. f: (N, dim)
+ * scratch for the forces. Needs the plan. */
+void ss_forces_symplectic_euler(ss_system *sys, double dt, double *f);
 
 /* Acceleration from the forces on nodes that are not springs (gravity, drag,
  * external, gas pressure), 0 if pinned: what XPBD's prediction uses. */

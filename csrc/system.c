@@ -151,7 +151,7 @@ void ss_system_free(ss_system *sys) {
     ss_free(sys->cut);
     ss_free(sys->cut_saved);
     ss_pressure_free(sys);
-    ss_system_drop_colouring(sys);
+    ss_system_topology_changed(sys);
     ss_free(sys);
 }
 
@@ -195,7 +195,8 @@ ss_system *ss_system_copy(const ss_system *src) {
         memcpy(dst->colliders, src->colliders, src->num_colliders * sizeof *dst->colliders);
         dst->collider_capacity = src->num_colliders;
     }
-    dst->colour_order = NULL; /* rebuilt on the copy's first step */
+    dst->plan = NULL;         /* rebuilt on the copy's first step */
+    dst->colour_order = NULL; /* likewise */
     dst->colour_start = NULL;
     dst->num_colours = 0;
     dst->colouring_valid = 0;
@@ -524,7 +525,7 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
         SS_DOUBLES(sys, SS_REST_LENGTHS)[m + s] = rest ? rest[s] : node_distance(x, dim, i, j);
     }
     sys->num_springs = m + count;
-    ss_system_drop_colouring(sys);
+    ss_system_topology_changed(sys);
     return SS_OK;
 }
 
@@ -553,7 +554,7 @@ ss_status ss_system_remove_spring_mask(ss_system *sys, const uint8_t *doomed) {
         return st;
     sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed);
     ss_constraints_compact_cuts(sys, doomed, m); /* last: doomed may be sys->cut itself */
-    ss_system_drop_colouring(sys);
+    ss_system_topology_changed(sys);
     return SS_OK;
 }
 
@@ -645,7 +646,7 @@ ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *in
     mark_touching(SS_INT32S(sys, SS_FACES), f, 3, doomed, doomed_rows);
     sys->num_faces = compact_rows(sys, SS_FACES, SS_ARRAY_COUNT, f, doomed_rows);
     sys->num_nodes = compact_rows(sys, 0, SS_NODE_ARRAYS, n, doomed);
-    ss_system_drop_colouring(sys);
+    ss_system_topology_changed(sys);
 
     int32_t *pairs = SS_INT32S(sys, SS_SPRINGS), *tri = SS_INT32S(sys, SS_FACES);
     for (size_t k = 0; k < 2 * sys->num_springs; k++)
@@ -667,5 +668,5 @@ size_t ss_system_nbytes(const ss_system *sys) {
              sys->collider_capacity * sizeof(ss_collider);
     if (sys->colour_order)
         total += sys->num_springs * sizeof(int32_t) + (SS_SERIAL_COLOUR + 2) * sizeof(size_t);
-    return total;
+    return total + ss_plan_nbytes(sys->plan);
 }

@@ -10,6 +10,7 @@
 1.0
 """
 
+from springsim import _openmp_env  # noqa: F401  (before the kernel loads libgomp)
 from springsim import reference
 from springsim._core import (
     METHODS,
@@ -18,6 +19,7 @@ from springsim._core import (
     get_num_threads,
     threading_available,
 )
+from springsim.build import _choose_simd_at_import, build_info, set_simd, simd_paths
 from springsim.gas import Gas
 from springsim.history import History
 from springsim.io import load, read_obj
@@ -47,6 +49,7 @@ __all__ = [
     "UnstableError",
     "ball",
     "balloon",
+    "build_info",
     "cloth",
     "cluster",
     "get_num_threads",
@@ -56,6 +59,8 @@ __all__ = [
     "read_obj",
     "reference",
     "set_num_threads",
+    "set_simd",
+    "simd_paths",
     "string",
     "sweep",
     "threading_available",
@@ -63,3 +68,4 @@ __all__ = [
 __version__ = "0.1.0"
 
 _set_default_at_import()  # SPRINGSIM_NUM_THREADS (a bad one warns), else every core
+_choose_simd_at_import()  # SPRINGSIM_SIMD (a bad one warns), else the fastest path

@@ -1,0 +1,140 @@
+"""The spring loop's SIMD paths: chosen from the CPU, forced by SPRINGSIM_SIMD, and
+bit-identical to each other, for every method and thread count.
+
+Every path computes each spring with the same IEEE operations in the same order and
+adds the forces into the nodes in the same order (csrc/spring_pass.c), so the state
+after N steps must hash the same whichever path ran, on 1 thread or 2.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from test_threads import big_cloth, big_cluster, state_hash
+
+import springsim as ss
+from springsim import reference
+
+PATHS = [path for path, available in ss.simd_paths().items() if available]
+
+
+@pytest.fixture
+def settings():
+    """Restore the default SIMD path and thread count after a test."""
+    yield
+    ss.set_simd(None)
+    ss.set_num_threads(None)
+
+
+def big_2d():
+    """A 2D jelly of 8,000+ springs with random velocities: threads and SIMD in 2D."""
+    rng = np.random.default_rng(7)
+    n = 60
+    grid = np.stack(np.meshgrid(np.arange(n), np.arange(n), indexing="ij"), -1).reshape(-1, 2)
+    sim = ss.System(dim=2)
+    sim.add_nodes(grid / n + rng.normal(scale=1e-3, size=grid.shape), masses=1.0)
+    idx = np.arange(n * n).reshape(n, n)
+    pairs = np.concatenate(
+        [
+            np.stack([idx[:-1, :].ravel(), idx[1:, :].ravel()], 1),
+            np.stack([idx[:, :-1].ravel(), idx[:, 1:].ravel()], 1),
+            np.stack([idx[:-1, :-1].ravel(), idx[1:, 1:].ravel()], 1),
+            np.stack([idx[1:, :-1].ravel(), idx[:-1, 1:].ravel()], 1),
+        ]
+    )
+    sim.add_springs(pairs, stiffness=300.0, damping=0.02)
+    sim.pin([0, n - 1])
+    sim.velocities = rng.normal(scale=0.1, size=sim.velocities.shape)
+    assert sim.num_springs >= 8192
+    return sim
+
+
+def test_the_default_path_is_the_fastest_available():
+    order = ["portable", "avx2", "avx512"]
+    best = max(PATHS, key=order.index)
+    assert ss.build_info()["simd"] == best if not os.environ.get("SPRINGSIM_SIMD") else True
+    assert ss.build_info()["simd_paths"] == ss.simd_paths()
+    assert ss.simd_paths()["portable"] is True
+
+
+def test_set_simd_checks_its_argument(settings):
+    for path in PATHS:
+        assert ss.set_simd(path) == path == ss.build_info()["simd"]
+    with pytest.raises(ValueError, match="unknown SIMD path"):
+        ss.set_simd("sse9")
+    with pytest.raises(TypeError):
+        ss.set_simd(3)
+    unavailable = [path for path, ok in ss.simd_paths().items() if not ok]
+    for path in unavailable:
+        with pytest.raises(ValueError, match="cannot run"):
+            ss.set_simd(path)
+
+
+@pytest.mark.parametrize("build", [big_cloth, big_cluster, big_2d])
+@pytest.mark.parametrize("method", ss.METHODS)
+def test_every_path_and_thread_count_hash_identically(settings, build, method):
+    hashes = {}
+    for path in PATHS:
+        for threads in (1, 2):
+            ss.set_simd(path)
+            ss.set_num_threads(threads)
+            sim = build()
+            sim.step(0.3 * sim.critical_dt(), steps=40, method=method)
+            hashes[path, ss.get_num_threads()] = state_hash(sim)
+    assert len(set(hashes.values())) == 1, hashes
+
+
+@pytest.mark.parametrize("path", PATHS)
+def test_every_path_equals_the_reference(settings, path):
+    # A small random system (one block) and a large one (blocks and the springs
+    # between them), against the NumPy oracle to 1e-12.
+    ss.set_simd(path)
+    for sim in (big_cloth(), reference_sized()):
+        dt = 0.3 * sim.critical_dt()
+        ref = reference.State.from_system(sim)
+        sim.step(dt, steps=10)
+        reference.step(ref, dt, steps=10)
+        scale = np.abs(ref.x).max()
+        np.testing.assert_allclose(sim.positions, ref.x, rtol=1e-12, atol=1e-12 * scale)
+
+
+def reference_sized():
+    rng = np.random.default_rng(3)
+    sim = ss.System(dim=3)
+    sim.add_nodes(rng.normal(size=(37, 3)), masses=rng.uniform(0.5, 2.0, size=37))
+    pairs = rng.choice(37, size=(120, 2))
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    sim.add_springs(pairs, stiffness=rng.uniform(1, 50, len(pairs)),
+                    damping=rng.uniform(0, 0.1, len(pairs)))
+    sim.velocities = rng.normal(size=(37, 3))
+    sim.positions[5] = sim.positions[6]  # a zero-length spring, if one joins them
+    return sim
+
+
+CHILD = """
+import json, warnings
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import springsim as ss
+print(json.dumps({"simd": ss.build_info()["simd"],
+                  "warnings": [str(w.message) for w in caught if w.category is RuntimeWarning]}))
+"""
+
+
+@pytest.mark.parametrize("value", ["portable", "avx2", "avx512", "neon", ""])
+def test_the_environment_variable_forces_a_path(value):
+    env = dict(os.environ, SPRINGSIM_SIMD=value)
+    child = subprocess.run([sys.executable, "-c", CHILD], env=env, capture_output=True, text=True)
+    assert child.returncode == 0, child.stderr
+    out = json.loads(child.stdout)
+    available = ss.simd_paths().get(value, False)
+    if available:
+        assert out == {"simd": value, "warnings": []}
+    else:
+        assert out["simd"] == max(PATHS, key=["portable", "avx2", "avx512"].index)
+        assert bool(out["warnings"]) == bool(value)
+        if value:
+            assert "SPRINGSIM_SIMD" in out["warnings"][0]
