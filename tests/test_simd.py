@@ -107,8 +107,9 @@ def reference_sized():
     sim.add_nodes(rng.normal(size=(37, 3)), masses=rng.uniform(0.5, 2.0, size=37))
     pairs = rng.choice(37, size=(120, 2))
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    sim.add_springs(pairs, stiffness=rng.uniform(1, 50, len(pairs)),
-                    damping=rng.uniform(0, 0.1, len(pairs)))
+    sim.add_springs(
+        pairs, stiffness=rng.uniform(1, 50, len(pairs)), damping=rng.uniform(0, 0.1, len(pairs))
+    )
     sim.velocities = rng.normal(size=(37, 3))
     sim.positions[5] = sim.positions[6]  # a zero-length spring, if one joins them
     return sim

@@ -10,8 +10,10 @@
 1.0
 """
 
-from springsim import _openmp_env  # noqa: F401  (before the kernel loads libgomp)
-from springsim import reference
+from springsim import (
+    _openmp_env,  # noqa: F401  (before the kernel loads libgomp)
+    reference,
+)
 from springsim._core import (
     METHODS,
     ConvergenceWarning,
