@@ -26,82 +26,112 @@ typedef struct {
     ss_system *sys;
     ss_spring_view springs;
     const double *x, *v;
-    double *out; /* forces, then accelerations */
+    double *forces; /* (N, ss_force_stride(dim)): the plan's force rows */
+    double *out;    /* (N, dim) accelerations (SS_FINISH_ACCELERATION) */
     ss_finish finish;
     double dt;
     double *v_out, *x_out; /* SS_FINISH_SYMPLECTIC: updated in place */
 } evaluation;
 
-/* Node forces of nodes [first, last): m g - drag (v - wind) + external. */
-static void node_forces(const ss_system *sys, size_t first, size_t last, const double *v,
-                        double *f) {
-    const size_t dim = (size_t)sys->dim;
-    const double *mass = SS_DOUBLES(sys, SS_MASSES);
-    const double *external = SS_DOUBLES(sys, SS_EXTERNAL);
-    for (size_t i = first; i < last; i++)
+/* Node forces of nodes [first, last) into f's rows (`stride` doubles apart; the rest
+ * of a row is zeroed): m g - drag (v - wind) + external. The parameters are copied
+ * into locals (the stores into f could otherwise alias them) and dim is a constant in
+ * each instance, so the loop is straight-line code per node. */
+static inline void node_forces_dim(const ss_system *sys, size_t first, size_t last,
+                                   const double *restrict v, double *restrict f, size_t stride,
+                                   const size_t dim) {
+    const double *restrict mass = SS_DOUBLES(sys, SS_MASSES);
+    const double *restrict external = SS_DOUBLES(sys, SS_EXTERNAL);
+    const double g[3] = {sys->gravity[0], sys->gravity[1], sys->gravity[2]};
+    const double wind[3] = {sys->wind[0], sys->wind[1], sys->wind[2]};
+    const double drag = sys->drag;
+    for (size_t i = first; i < last; i++) {
         for (size_t k = 0; k < dim; k++) {
             const size_t ik = i * dim + k;
-            f[ik] = mass[i] * sys->gravity[k] - sys->drag * (v[ik] - sys->wind[k]) + external[ik];
+            f[i * stride + k] = mass[i] * g[k] - drag * (v[ik] - wind[k]) + external[ik];
         }
+        for (size_t k = dim; k < stride; k++)
+            f[i * stride + k] = 0.0;
+    }
 }
 
-/* Forces to accelerations for nodes [first, last); pinned nodes get 0. */
-static void divide_by_mass(const ss_system *sys, size_t first, size_t last, double *a) {
+static void node_forces(const ss_system *sys, size_t first, size_t last, const double *v, double *f,
+                        size_t stride) {
+    if (sys->dim == 3 && stride == 4)
+        node_forces_dim(sys, first, last, v, f, 4, 3);
+    else if (sys->dim == 2 && stride == 2)
+        node_forces_dim(sys, first, last, v, f, 2, 2);
+    else
+        node_forces_dim(sys, first, last, v, f, stride, (size_t)sys->dim);
+}
+
+/* Forces (rows `stride` apart) to accelerations a (N, dim) for nodes [first, last);
+ * pinned nodes get 0. f and a may be the same array when stride == dim. */
+static void divide_by_mass(const ss_system *sys, size_t first, size_t last, const double *f,
+                           size_t stride, double *a) {
     const size_t dim = (size_t)sys->dim;
     const double *mass = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     for (size_t i = first; i < last; i++) {
         const double inv_mass = 1.0 / mass[i];
         for (size_t k = 0; k < dim; k++)
-            a[i * dim + k] = pinned[i] ? 0.0 : a[i * dim + k] * inv_mass;
+            a[i * dim + k] = pinned[i] ? 0.0 : f[i * stride + k] * inv_mass;
     }
 }
 
 /* Symplectic Euler for nodes [first, last) from their forces f: a = f / m (0 if
  * pinned), v' = v + a dt, x' = x + v' dt. */
-static void symplectic_update(const ss_system *sys, size_t first, size_t last, const double *f,
-                              double dt, double *v, double *x) {
-    const size_t dim = (size_t)sys->dim;
-    const double *mass = SS_DOUBLES(sys, SS_MASSES);
-    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+static inline void symplectic_dim(const ss_system *sys, size_t first, size_t last,
+                                  const double *restrict f, size_t stride, double dt,
+                                  double *restrict v, double *restrict x, const size_t dim) {
+    const double *restrict mass = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *restrict pinned = SS_BYTES(sys, SS_PINNED);
     for (size_t i = first; i < last; i++) {
         const double inv_mass = 1.0 / mass[i];
-        for (size_t k = i * dim; k < (i + 1) * dim; k++) {
-            const double a = pinned[i] ? 0.0 : f[k] * inv_mass;
-            v[k] = v[k] + a * dt;
-            x[k] = x[k] + v[k] * dt;
+        const int free = !pinned[i];
+        for (size_t k = 0; k < dim; k++) {
+            const size_t ik = i * dim + k;
+            const double a = free ? f[i * stride + k] * inv_mass : 0.0;
+            v[ik] = v[ik] + a * dt;
+            x[ik] = x[ik] + v[ik] * dt;
         }
     }
+}
+
+static void symplectic_update(const ss_system *sys, size_t first, size_t last, const double *f,
+                              size_t stride, double dt, double *v, double *x) {
+    if (sys->dim == 3)
+        symplectic_dim(sys, first, last, f, stride, dt, v, x, 3);
+    else
+        symplectic_dim(sys, first, last, f, stride, dt, v, x, 2);
 }
 
 /* Pass 1 for block b. */
 static void block_springs(const evaluation *e, size_t b) {
     const ss_plan *plan = e->sys->plan;
-    node_forces(e->sys, plan->node_start[b], plan->node_start[b + 1], e->v, e->out);
+    node_forces(e->sys, plan->node_start[b], plan->node_start[b + 1], e->v, e->forces,
+                ss_force_stride(e->sys->dim));
     for (size_t r = plan->run_start[b]; r < plan->run_start[b + 1]; r++)
         ss_springs_scatter(&e->springs, e->sys->dim, plan->runs[2 * r], plan->runs[2 * r + 1],
-                           e->out);
+                           e->forces);
 }
 
 /* Pass 1, shared: the forces of the between-block springs [first, last) of the list. */
 static void cross_springs(const evaluation *e, size_t first, size_t last) {
     const ss_plan *plan = e->sys->plan;
-    const size_t width = (size_t)e->sys->dim + 1;
     ss_springs_forces(&e->springs, e->sys->dim, plan->cross + first, last - first,
-                      plan->cross_forces + first * width);
+                      plan->cross_forces + first * ss_force_stride(e->sys->dim));
 }
 
 /* Pass 2 for block b. */
 static void block_finish(const evaluation *e, size_t b) {
     const ss_system *sys = e->sys;
     const ss_plan *plan = sys->plan;
-    const size_t dim = (size_t)sys->dim, width = dim + 1;
+    const size_t dim = (size_t)sys->dim, stride = ss_force_stride(sys->dim);
     for (size_t k = plan->end_start[b]; k < plan->end_start[b + 1]; k++) {
         const int32_t entry = plan->end_entry[k];
-        const double *F = plan->cross_forces + (size_t)(entry >= 0 ? entry : ~entry) * width;
-        if (F[dim] == 0.0)
-            continue; /* too short to pull: nothing added, as in the spring loop */
-        double *f = e->out + (size_t)plan->end_node[k] * dim;
+        const double *F = plan->cross_forces + (size_t)(entry >= 0 ? entry : ~entry) * stride;
+        double *f = e->forces + (size_t)plan->end_node[k] * stride;
         for (size_t q = 0; q < dim; q++) {
             if (entry >= 0)
                 f[q] += F[q];
@@ -111,9 +141,9 @@ static void block_finish(const evaluation *e, size_t b) {
     }
     const size_t first = plan->node_start[b], last = plan->node_start[b + 1];
     if (e->finish == SS_FINISH_SYMPLECTIC)
-        symplectic_update(sys, first, last, e->out, e->dt, e->v_out, e->x_out);
+        symplectic_update(sys, first, last, e->forces, stride, e->dt, e->v_out, e->x_out);
     else
-        divide_by_mass(sys, first, last, e->out);
+        divide_by_mass(sys, first, last, e->forces, stride, e->out);
 }
 
 /* How many pieces the between-block list is cut into for threads. */
@@ -129,7 +159,7 @@ static void evaluate(const evaluation *e) {
             block_springs(e, b);
         cross_springs(e, 0, plan->num_cross);
         if (sys->num_bodies)
-            ss_pressure_add_forces(sys, e->x, e->out);
+            ss_pressure_add_forces(sys, e->x, e->forces, ss_force_stride(sys->dim));
         for (size_t b = 0; b < blocks; b++)
             block_finish(e, b);
         return;
@@ -147,7 +177,7 @@ static void evaluate(const evaluation *e) {
                           (size_t)(cross * (piece + 1) / SS_CROSS_PIECES));
         if (sys->num_bodies) {
 #pragma omp single
-            ss_pressure_add_forces(sys, e->x, e->out);
+            ss_pressure_add_forces(sys, e->x, e->forces, ss_force_stride(sys->dim));
         }
 #pragma omp for schedule(dynamic, 1) nowait
         for (long b = 0; b < count; b++)
@@ -163,6 +193,7 @@ static evaluation prepare(ss_system *sys, const double *x, const double *v, doub
                            sys->num_nodes},
                           x,
                           v,
+                          sys->plan->forces,
                           out,
                           SS_FINISH_ACCELERATION,
                           0.0,
@@ -178,9 +209,9 @@ void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, do
     evaluate(&e);
 }
 
-void ss_forces_symplectic_euler(ss_system *sys, double dt, double *f) {
+void ss_forces_symplectic_euler(ss_system *sys, double dt) {
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    evaluation e = prepare(sys, x, v, f);
+    evaluation e = prepare(sys, x, v, NULL);
     e.finish = SS_FINISH_SYMPLECTIC;
     e.dt = dt;
     e.v_out = v;
@@ -189,7 +220,8 @@ void ss_forces_symplectic_euler(ss_system *sys, double dt, double *f) {
 }
 
 void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a) {
-    node_forces(sys, 0, sys->num_nodes, v, a);
-    ss_pressure_add_forces(sys, x, a);
-    divide_by_mass(sys, 0, sys->num_nodes, a);
+    const size_t dim = (size_t)sys->dim;
+    node_forces(sys, 0, sys->num_nodes, v, a, dim);
+    ss_pressure_add_forces(sys, x, a, dim);
+    divide_by_mass(sys, 0, sys->num_nodes, a, dim, a);
 }

@@ -24,8 +24,8 @@ static void step_euler(ss_system *sys, double dt, double *a) {
 
 /* Symplectic (semi-implicit) Euler: v' = v + a(x, v) dt, x' = x + v' dt. First order,
  * and its energy error stays bounded for dt below the stability limit. */
-static void step_symplectic_euler(ss_system *sys, double dt, double *f) {
-    ss_forces_symplectic_euler(sys, dt, f); /* fused: each node updated once its force is */
+static void step_symplectic_euler(ss_system *sys, double dt) {
+    ss_forces_symplectic_euler(sys, dt); /* fused: each node updated once its force is */
 }
 
 /* Position Verlet (the xbdev article): x' = 2x - x_prev + a dt^2.
@@ -216,6 +216,8 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
         return 2 * nd + sys->num_springs;
     case SS_IMPLICIT_EULER:
         return ss_implicit_scratch_size(sys);
+    case SS_SYMPLECTIC_EULER:
+        return 0; /* the forces live in the plan's force rows */
     default:
         return nd;
     }
@@ -237,7 +239,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         step_euler(sys, dt, scratch);
         break;
     case SS_SYMPLECTIC_EULER:
-        step_symplectic_euler(sys, dt, scratch);
+        step_symplectic_euler(sys, dt);
         break;
     case SS_VERLET:
         step_verlet(sys, dt, scratch);
@@ -312,9 +314,9 @@ static ss_status ensure_scratch(ss_system *sys, size_t doubles) {
         doubles = 1; /* never NULL: memcpy(NULL, ..., 0) is undefined behaviour */
     if (sys->scratch_doubles >= doubles)
         return SS_OK;
-    if (doubles > SIZE_MAX / sizeof(double))
+    if (doubles > SIZE_MAX / sizeof(double) - SS_PAD_DOUBLES)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
-    double *fresh = ss_malloc(doubles * sizeof(double));
+    double *fresh = ss_malloc((doubles + SS_PAD_DOUBLES) * sizeof(double));
     if (!fresh)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
     ss_free(sys->scratch);
@@ -428,7 +430,13 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     double next_poll = poll ? wall_seconds() + SS_POLL_SECONDS : INFINITY;
 
     for (size_t s = 0; s < steps; s++) {
-        ss_integrate_substep(sys, dt, method, substep_scratch);
+        if (ss_threads_begin_substep(sys)) {
+            const double start = wall_seconds();
+            ss_integrate_substep(sys, dt, method, substep_scratch);
+            ss_threads_end_substep(sys, wall_seconds() - start);
+        } else {
+            ss_integrate_substep(sys, dt, method, substep_scratch);
+        }
         sys->time += dt;
 
         if (poll && (s + 1) % clock_every == 0 && s + 1 != steps && wall_seconds() >= next_poll) {

@@ -198,6 +198,8 @@ static PyObject *make_view(SystemObject *self, const ArraySpec *spec) {
     } else {
         ss_buffer *buf = sys->arrays[spec->which];
         data = buf->data;
+        if (spec->writable) /* whatever the view writes is checked before the next step */
+            ss_system_mark_unchecked(sys, spec->which);
         owner = PyCapsule_New(buf, buffer_capsule_name, buffer_capsule_destructor);
         if (!owner)
             return NULL;

@@ -40,7 +40,66 @@ int ss_get_num_threads(void) {
 }
 
 int ss_threads_for(const ss_system *sys) {
-    return sys->num_springs >= SS_MIN_PARALLEL_SPRINGS ? num_threads : 1;
+    if (sys->num_springs < SS_MIN_PARALLEL_SPRINGS || num_threads == 1)
+        return 1;
+    return sys->tuner.use > 0 ? sys->tuner.use : num_threads;
+}
+
+/* The median of n <= 8 values (sorted copy). */
+static double median(const double *values, unsigned n) {
+    double sorted[8];
+    memcpy(sorted, values, n * sizeof(double));
+    for (unsigned a = 1; a < n; a++)
+        for (unsigned b = a; b > 0 && sorted[b - 1] > sorted[b]; b--) {
+            const double t = sorted[b];
+            sorted[b] = sorted[b - 1];
+            sorted[b - 1] = t;
+        }
+    return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+/* Each cycle: substeps 0-3 on the choice, 4-7 on the other one (the probe), then the
+ * decision, then the rest on the choice. The first decision comes after 8 substeps;
+ * probing costs at most 4 / 64 of the substeps. */
+#define SS_TUNE_PROBE_FIRST 4
+#define SS_TUNE_PROBE_LAST 8
+
+static int probing(const ss_system *sys) {
+    return sys->tuner.phase >= SS_TUNE_PROBE_FIRST && sys->tuner.phase < SS_TUNE_PROBE_LAST;
+}
+
+int ss_threads_begin_substep(ss_system *sys) {
+    if (sys->num_springs < SS_MIN_PARALLEL_SPRINGS || num_threads == 1) {
+        sys->tuner.use = 1;
+        return 0; /* nothing to tune: no need to time */
+    }
+    if (sys->tuner.use == 0) /* the first substep of this system: start threaded */
+        sys->tuner.threaded = 1;
+    const int threaded = probing(sys) ? !sys->tuner.threaded : sys->tuner.threaded;
+    sys->tuner.use = threaded ? num_threads : 1;
+    return 1;
+}
+
+void ss_threads_end_substep(ss_system *sys, double seconds) {
+    const unsigned phase = sys->tuner.phase;
+    if (probing(sys))
+        sys->tuner.probe[phase - SS_TUNE_PROBE_FIRST] = seconds;
+    else
+        sys->tuner.recent[sys->tuner.recent_count++ % 8] = seconds;
+    if (sys->tuner.recent_count >= 16) /* keep the count small, its index mod 8 */
+        sys->tuner.recent_count = 8 + sys->tuner.recent_count % 8;
+    sys->tuner.phase = phase + 1 == SS_TUNE_CYCLE ? 0 : phase + 1;
+    if (phase + 1 != SS_TUNE_PROBE_LAST)
+        return;
+    /* Switch only for a clear gain (5 %), comparing medians of noisy clocks. */
+    const unsigned recent = sys->tuner.recent_count < 8 ? sys->tuner.recent_count : 8;
+    if (median(sys->tuner.probe, SS_TUNE_PROBE_LAST - SS_TUNE_PROBE_FIRST) <
+        0.95 * median(sys->tuner.recent, recent)) {
+        sys->tuner.threaded = !sys->tuner.threaded;
+        sys->tuner.recent_count = 0; /* the new choice is measured afresh */
+        memcpy(sys->tuner.recent, sys->tuner.probe, sizeof sys->tuner.probe);
+        sys->tuner.recent_count = SS_TUNE_PROBE_LAST - SS_TUNE_PROBE_FIRST;
+    }
 }
 
 static void drop_colouring(ss_system *sys) {

@@ -27,6 +27,7 @@ void ss_plan_free(ss_plan *plan) {
     ss_free(plan->runs);
     ss_free(plan->cross);
     ss_free(plan->cross_forces);
+    ss_free(plan->forces);
     ss_free(plan->end_node);
     ss_free(plan->end_entry);
     ss_free(plan->end_start);
@@ -39,7 +40,9 @@ size_t ss_plan_nbytes(const ss_plan *plan) {
     const size_t blocks = plan->num_blocks + 1;
     return sizeof *plan + 3 * blocks * sizeof(size_t) +
            2 * plan->run_start[plan->num_blocks] * sizeof(size_t) +
-           plan->num_cross * (sizeof(int32_t) + 4 * sizeof(double) + 4 * sizeof(int32_t));
+           plan->num_cross *
+               (sizeof(int32_t) + plan->stride * sizeof(double) + 4 * sizeof(int32_t)) +
+           (plan->num_nodes * plan->stride + SS_PAD_DOUBLES) * sizeof(double);
 }
 
 static size_t blocks_for(const ss_system *sys) {
@@ -81,9 +84,11 @@ static size_t classify(const ss_system *sys, const ss_plan *plan, size_t *block,
 }
 
 ss_status ss_system_ensure_plan(ss_system *sys) {
-    if (sys->plan)
+    if (sys->plan && sys->plan->num_nodes == sys->num_nodes)
         return SS_OK;
-    const size_t n = sys->num_nodes, m = sys->num_springs, dim = (size_t)sys->dim;
+    ss_plan_free(sys->plan); /* (every topology edit drops it; this is a safety net) */
+    sys->plan = NULL;
+    const size_t n = sys->num_nodes, m = sys->num_springs, stride = ss_force_stride(sys->dim);
     size_t *block = NULL;
     ss_plan *plan = ss_malloc(sizeof *plan);
     if (!plan)
@@ -94,10 +99,13 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
         goto nomem;
     const size_t blocks = blocks_for(sys);
     plan->num_blocks = blocks;
+    plan->num_nodes = n;
+    plan->stride = stride;
+    plan->forces = ss_malloc((n * stride + SS_PAD_DOUBLES) * sizeof(double));
     plan->node_start = ss_malloc((blocks + 1) * sizeof(size_t));
     plan->run_start = ss_malloc((blocks + 1) * sizeof(size_t));
     plan->end_start = ss_malloc((blocks + 1) * sizeof(size_t));
-    if (!plan->node_start || !plan->run_start || !plan->end_start)
+    if (!plan->node_start || !plan->run_start || !plan->end_start || !plan->forces)
         goto nomem;
     for (size_t b = 0; b <= blocks; b++)
         plan->node_start[b] = n * b / blocks;
@@ -110,7 +118,7 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
     const size_t runs = plan->run_start[blocks], alloc_cross = cross ? cross : 1;
     plan->runs = ss_malloc((runs ? 2 * runs : 1) * sizeof(size_t));
     plan->cross = ss_malloc(alloc_cross * sizeof(int32_t));
-    plan->cross_forces = ss_malloc(alloc_cross * (dim + 1) * sizeof(double));
+    plan->cross_forces = ss_malloc(alloc_cross * stride * sizeof(double));
     plan->end_node = ss_malloc(2 * alloc_cross * sizeof(int32_t));
     plan->end_entry = ss_malloc(2 * alloc_cross * sizeof(int32_t));
     if (!plan->runs || !plan->cross || !plan->cross_forces || !plan->end_node || !plan->end_entry)

@@ -55,18 +55,20 @@ double ss_pressure_volume(const ss_system *sys, const ss_pressure_body *body, co
 
 /* ---- Forces and energy ------------------------------------------------- */
 
-/* Add `scale` dV/dx of one body to f (see the file comment for the formulas). */
+/* Add `scale` dV/dx of one body to f, whose rows are `stride` doubles apart (see the
+ * file comment for the formulas). */
 static void add_volume_gradient(int dim, size_t count, const int32_t *e, const double *x,
-                                double scale, double *f) {
+                                double scale, double *f, size_t stride) {
     if (dim == 2) {
         const double half = 0.5 * scale;
         for (size_t q = 0; q < count; q++) {
             const size_t a = (size_t)e[2 * q] * 2, b = (size_t)e[2 * q + 1] * 2;
             const double gx = half * (x[b + 1] - x[a + 1]), gy = -half * (x[b] - x[a]);
-            f[a] += gx;
-            f[a + 1] += gy;
-            f[b] += gx;
-            f[b + 1] += gy;
+            double *fa = f + (size_t)e[2 * q] * stride, *fb = f + (size_t)e[2 * q + 1] * stride;
+            fa[0] += gx;
+            fa[1] += gy;
+            fb[0] += gx;
+            fb[1] += gy;
         }
         return;
     }
@@ -82,15 +84,17 @@ static void add_volume_gradient(int dim, size_t count, const int32_t *e, const d
         const double g[3] = {sixth * (u[1] * v[2] - u[2] * v[1]),
                              sixth * (u[2] * v[0] - u[0] * v[2]),
                              sixth * (u[0] * v[1] - u[1] * v[0])};
+        double *fa = f + (size_t)e[3 * q] * stride, *fb = f + (size_t)e[3 * q + 1] * stride,
+               *fc = f + (size_t)e[3 * q + 2] * stride;
         for (int k = 0; k < 3; k++) {
-            f[a + k] += g[k];
-            f[b + k] += g[k];
-            f[c + k] += g[k];
+            fa[k] += g[k];
+            fb[k] += g[k];
+            fc[k] += g[k];
         }
     }
 }
 
-void ss_pressure_add_forces(ss_system *sys, const double *x, double *f) {
+void ss_pressure_add_forces(ss_system *sys, const double *x, double *f, size_t stride) {
     const int dim = sys->dim;
     for (size_t k = 0; k < sys->num_bodies; k++) {
         const ss_pressure_body *body = &sys->bodies[k];
@@ -102,11 +106,11 @@ void ss_pressure_add_forces(ss_system *sys, const double *x, double *f) {
                 sys->collapsed_body = body->id;
             for (size_t q = 0; q < body->count * (size_t)dim; q++)
                 for (int c = 0; c < dim; c++)
-                    f[(size_t)body->elements[q] * dim + c] = NAN;
+                    f[(size_t)body->elements[q] * stride + (size_t)c] = NAN;
             continue;
         }
         add_volume_gradient(dim, body->count, body->elements, x, body->nrt / volume - body->ambient,
-                            f);
+                            f, stride);
     }
 }
 

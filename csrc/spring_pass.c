@@ -12,9 +12,12 @@
  *     magnitude = k (l - L) + c closing,  F = magnitude u,
  * (sqrt and division are correctly rounded in every path; the build passes
  * -ffp-contract=off, so nothing is fused into an FMA), and adds the forces into the
- * nodes one spring at a time in index order. So every path gives the same bits. The
- * SIMD paths compute 4 or 8 springs at once (gathering their ends' x and v) and then
- * add those springs' forces in order, lane by lane. */
+ * nodes' force rows one spring at a time in index order (a spring too short to pull
+ * adds +0.0). So every path gives the same bits. The SIMD paths compute 4 or 8 springs
+ * at once and then add those springs' forces in order.
+ *
+ * Force rows are ss_force_stride(dim) doubles apart: (fx, fy, fz, 0) in 3D, so that a
+ * spring end's force is one 256-bit add. */
 #include "springsim.h"
 
 #include <math.h>
@@ -27,19 +30,26 @@
 
 #define SS_MIN_SPRING_LENGTH2 (SS_MIN_SPRING_LENGTH * SS_MIN_SPRING_LENGTH)
 
+size_t ss_force_stride(int dim) {
+    return dim == 3 ? 4 : 2;
+}
+
 /* ---- Portable ---------------------------------------------------------- */
 
-/* The force on node i of spring s, into F[0..dim); 0 when the spring is too short to
- * have a direction (the caller then adds nothing). */
-static inline int spring_force(const ss_spring_view *sv, size_t s, const int dim, double F[3]) {
+/* The force on node i of spring s into F[0..dim): +0.0 for a spring too short to have
+ * a direction (so that every path adds the same bits: +0.0 changes no sum here, whose
+ * terms start from the node forces). */
+static inline void spring_force(const ss_spring_view *sv, size_t s, const int dim, double F[3]) {
     const size_t i = (size_t)sv->pairs[2 * s] * (size_t)dim;
     const size_t j = (size_t)sv->pairs[2 * s + 1] * (size_t)dim;
     const double *x = sv->x, *v = sv->v;
     const double d0 = x[j] - x[i], d1 = x[j + 1] - x[i + 1];
     const double d2 = dim == 3 ? x[j + 2] - x[i + 2] : 0.0;
     const double l2 = dim == 3 ? (d0 * d0 + d1 * d1) + d2 * d2 : d0 * d0 + d1 * d1;
-    if (l2 < SS_MIN_SPRING_LENGTH2)
-        return 0;
+    if (l2 < SS_MIN_SPRING_LENGTH2) {
+        F[0] = F[1] = F[2] = 0.0;
+        return;
+    }
     const double inv = 1.0 / sqrt(l2), length = l2 * inv;
     const double u0 = d0 * inv, u1 = d1 * inv, u2 = d2 * inv;
     double closing = (v[j] - v[i]) * u0 + (v[j + 1] - v[i + 1]) * u1;
@@ -49,15 +59,16 @@ static inline int spring_force(const ss_spring_view *sv, size_t s, const int dim
     F[0] = magnitude * u0;
     F[1] = magnitude * u1;
     F[2] = magnitude * u2;
-    return 1;
 }
 
+/* f_i += F, f_j -= F for spring s; f has rows of ss_force_stride(dim) doubles. */
 static inline void scatter_one(const int32_t *pairs, size_t s, const int dim, const double F[3],
                                double *f) {
-    const size_t i = (size_t)pairs[2 * s] * (size_t)dim, j = (size_t)pairs[2 * s + 1] * (size_t)dim;
+    const size_t stride = dim == 3 ? 4 : 2;
+    double *fi = f + (size_t)pairs[2 * s] * stride, *fj = f + (size_t)pairs[2 * s + 1] * stride;
     for (int k = 0; k < dim; k++) {
-        f[i + k] += F[k];
-        f[j + k] -= F[k];
+        fi[k] += F[k];
+        fj[k] -= F[k];
     }
 }
 
@@ -65,146 +76,244 @@ static void scatter_portable(const ss_spring_view *sv, int dim, size_t first, si
                              double *f) {
     double F[3];
     if (dim == 3) {
-        for (size_t s = first; s < last; s++)
-            if (spring_force(sv, s, 3, F))
-                scatter_one(sv->pairs, s, 3, F, f);
+        for (size_t s = first; s < last; s++) {
+            spring_force(sv, s, 3, F);
+            scatter_one(sv->pairs, s, 3, F, f);
+        }
     } else {
-        for (size_t s = first; s < last; s++)
-            if (spring_force(sv, s, 2, F))
-                scatter_one(sv->pairs, s, 2, F, f);
+        for (size_t s = first; s < last; s++) {
+            spring_force(sv, s, 2, F);
+            scatter_one(sv->pairs, s, 2, F, f);
+        }
     }
 }
 
 void ss_springs_forces(const ss_spring_view *sv, int dim, const int32_t *index, size_t count,
                        double *out) {
     /* Few springs (those between blocks): the portable path, the same bits. */
-    const size_t width = (size_t)dim + 1;
+    const size_t stride = ss_force_stride(dim);
     for (size_t q = 0; q < count; q++) {
-        double F[3] = {0.0, 0.0, 0.0};
-        const int valid = spring_force(sv, (size_t)index[q], dim, F);
-        memcpy(out + q * width, F, (size_t)dim * sizeof(double));
-        out[q * width + (size_t)dim] = valid;
+        double F[3];
+        spring_force(sv, (size_t)index[q], dim, F);
+        memcpy(out + q * stride, F, (size_t)dim * sizeof(double));
     }
 }
 
 #ifdef SS_X86_SIMD
 
 /* ---- AVX2: 4 springs at a time ----------------------------------------- */
+/* Each spring end's x and v are read with one 256-bit load each from the (N, dim)
+ * arrays (the kernel pads every array, and its scratch, so the load past the last node
+ * stays inside the allocation) and transposed into one vector per component; the
+ * forces are transposed back and added with one 256-bit (3D) or 128-bit (2D)
+ * operation per spring end into the force rows. */
 
-/* The loop for a fixed dim (inlined into scatter_avx2 with dim = 2 and 3, so that
- * the loops over components unroll). */
-__attribute__((target("avx2"), always_inline)) static inline void
-scatter_avx2_dim(const ss_spring_view *sv, const int dim, size_t first, size_t last, double *f) {
-    const double *x = sv->x, *v = sv->v;
+#define SS_AVX2 __attribute__((target("avx2")))
+
+/* Rows a, b, c, d (4 doubles each) to columns: r0 = (a0, b0, c0, d0), r1, r2. */
+SS_AVX2 static inline void transpose_4x3(__m256d a, __m256d b, __m256d c, __m256d d, __m256d *r0,
+                                         __m256d *r1, __m256d *r2) {
+    const __m256d t0 = _mm256_unpacklo_pd(a, b), t1 = _mm256_unpackhi_pd(a, b);
+    const __m256d t2 = _mm256_unpacklo_pd(c, d), t3 = _mm256_unpackhi_pd(c, d);
+    *r0 = _mm256_permute2f128_pd(t0, t2, 0x20);
+    *r1 = _mm256_permute2f128_pd(t1, t3, 0x20);
+    *r2 = _mm256_permute2f128_pd(t0, t2, 0x31);
+}
+
+/* The magnitude of 4 springs' forces times their unit vectors, +0.0 when too short. */
+SS_AVX2 static inline void forces_avx2(const ss_spring_view *sv, size_t s, const int dim,
+                                       const __m256d d[3], const __m256d dv[3], __m256d F[3]) {
     const __m256d one = _mm256_set1_pd(1.0), shortest = _mm256_set1_pd(SS_MIN_SPRING_LENGTH2);
-    const __m256i evens = _mm256_setr_epi32(0, 2, 4, 6, 1, 3, 5, 7);
-    const __m128i width = _mm_set1_epi32(dim);
-    double F[3][4] __attribute__((aligned(32)));
+    __m256d l2 = _mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1]));
+    if (dim == 3)
+        l2 = _mm256_add_pd(l2, _mm256_mul_pd(d[2], d[2]));
+    const __m256d valid = _mm256_cmp_pd(l2, shortest, _CMP_NLT_UQ);
+    const __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(l2));
+    const __m256d length = _mm256_mul_pd(l2, inv);
+    const __m256d u0 = _mm256_mul_pd(d[0], inv), u1 = _mm256_mul_pd(d[1], inv);
+    const __m256d u2 = dim == 3 ? _mm256_mul_pd(d[2], inv) : one;
+    __m256d closing = _mm256_add_pd(_mm256_mul_pd(dv[0], u0), _mm256_mul_pd(dv[1], u1));
+    if (dim == 3)
+        closing = _mm256_add_pd(closing, _mm256_mul_pd(dv[2], u2));
+    const __m256d stretch = _mm256_sub_pd(length, _mm256_loadu_pd(sv->rest + s));
+    const __m256d magnitude =
+        _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(sv->stiffness + s), stretch),
+                      _mm256_mul_pd(_mm256_loadu_pd(sv->damping + s), closing));
+    F[0] = _mm256_and_pd(valid, _mm256_mul_pd(magnitude, u0));
+    F[1] = _mm256_and_pd(valid, _mm256_mul_pd(magnitude, u1));
+    F[2] = dim == 3 ? _mm256_and_pd(valid, _mm256_mul_pd(magnitude, u2)) : _mm256_setzero_pd();
+}
+
+SS_AVX2 static void scatter_avx2_3d(const ss_spring_view *sv, size_t first, size_t last,
+                                    double *f) {
+    const double *x = sv->x, *v = sv->v;
+    const int32_t *pairs = sv->pairs;
+    const __m256d zero = _mm256_setzero_pd();
     size_t s = first;
     for (; s + 4 <= last; s += 4) {
-        const __m256i pairs = _mm256_permutevar8x32_epi32(
-            _mm256_loadu_si256((const __m256i *)(sv->pairs + 2 * s)), evens);
-        const __m128i i = _mm_mullo_epi32(_mm256_castsi256_si128(pairs), width);
-        const __m128i j = _mm_mullo_epi32(_mm256_extracti128_si256(pairs, 1), width);
-        __m256d d[3] = {one, one, one}, dv[3] = {one, one, one};
-        for (int k = 0; k < dim; k++) {
-            d[k] =
-                _mm256_sub_pd(_mm256_i32gather_pd(x + k, j, 8), _mm256_i32gather_pd(x + k, i, 8));
-            dv[k] =
-                _mm256_sub_pd(_mm256_i32gather_pd(v + k, j, 8), _mm256_i32gather_pd(v + k, i, 8));
+        __m256d P[4], Q[4];
+        for (int l = 0; l < 4; l++) {
+            const size_t i = 3 * (size_t)pairs[2 * (s + l)], j = 3 * (size_t)pairs[2 * (s + l) + 1];
+            P[l] = _mm256_sub_pd(_mm256_loadu_pd(x + j), _mm256_loadu_pd(x + i));
+            Q[l] = _mm256_sub_pd(_mm256_loadu_pd(v + j), _mm256_loadu_pd(v + i));
         }
-        __m256d l2 = _mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1]));
-        if (dim == 3)
-            l2 = _mm256_add_pd(l2, _mm256_mul_pd(d[2], d[2]));
-        const int valid = _mm256_movemask_pd(_mm256_cmp_pd(l2, shortest, _CMP_NLT_UQ));
-        const __m256d inv = _mm256_div_pd(one, _mm256_sqrt_pd(l2));
-        const __m256d length = _mm256_mul_pd(l2, inv);
-        __m256d u[3] = {one, one, one};
-        for (int k = 0; k < dim; k++)
-            u[k] = _mm256_mul_pd(d[k], inv);
-        __m256d closing = _mm256_add_pd(_mm256_mul_pd(dv[0], u[0]), _mm256_mul_pd(dv[1], u[1]));
-        if (dim == 3)
-            closing = _mm256_add_pd(closing, _mm256_mul_pd(dv[2], u[2]));
-        const __m256d stretch = _mm256_sub_pd(length, _mm256_loadu_pd(sv->rest + s));
-        const __m256d magnitude =
-            _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(sv->stiffness + s), stretch),
-                          _mm256_mul_pd(_mm256_loadu_pd(sv->damping + s), closing));
-        for (int k = 0; k < dim; k++)
-            _mm256_store_pd(F[k], _mm256_mul_pd(magnitude, u[k]));
-        for (int lane = 0; lane < 4; lane++) {
-            if (!(valid >> lane & 1))
-                continue;
-            const double G[3] = {F[0][lane], F[1][lane], dim == 3 ? F[2][lane] : 0.0};
-            scatter_one(sv->pairs, s + (size_t)lane, dim, G, f);
+        __m256d d[3], dv[3], F[3];
+        transpose_4x3(P[0], P[1], P[2], P[3], &d[0], &d[1], &d[2]);
+        transpose_4x3(Q[0], Q[1], Q[2], Q[3], &dv[0], &dv[1], &dv[2]);
+        forces_avx2(sv, s, 3, d, dv, F);
+        /* Back to one row (Fx, Fy, Fz, 0) per spring. */
+        const __m256d a = _mm256_unpacklo_pd(F[0], F[1]), b = _mm256_unpackhi_pd(F[0], F[1]);
+        const __m256d c = _mm256_unpacklo_pd(F[2], zero), e = _mm256_unpackhi_pd(F[2], zero);
+        const __m256d rows[4] = {
+            _mm256_permute2f128_pd(a, c, 0x20), _mm256_permute2f128_pd(b, e, 0x20),
+            _mm256_permute2f128_pd(a, c, 0x31), _mm256_permute2f128_pd(b, e, 0x31)};
+        for (int l = 0; l < 4; l++) {
+            double *fi = f + 4 * (size_t)pairs[2 * (s + l)];
+            double *fj = f + 4 * (size_t)pairs[2 * (s + l) + 1];
+            _mm256_storeu_pd(fi, _mm256_add_pd(_mm256_loadu_pd(fi), rows[l]));
+            _mm256_storeu_pd(fj, _mm256_sub_pd(_mm256_loadu_pd(fj), rows[l]));
         }
     }
-    scatter_portable(sv, dim, s, last, f);
+    scatter_portable(sv, 3, s, last, f);
 }
 
-__attribute__((target("avx2"))) static void scatter_avx2(const ss_spring_view *sv, int dim,
-                                                         size_t first, size_t last, double *f) {
-    if (dim == 3)
-        scatter_avx2_dim(sv, 3, first, last, f);
-    else
-        scatter_avx2_dim(sv, 2, first, last, f);
-}
-
-/* ---- AVX-512: 8 springs at a time -------------------------------------- */
-
-__attribute__((target("avx512f"), always_inline)) static inline void
-scatter_avx512_dim(const ss_spring_view *sv, const int dim, size_t first, size_t last, double *f) {
+SS_AVX2 static void scatter_avx2_2d(const ss_spring_view *sv, size_t first, size_t last,
+                                    double *f) {
     const double *x = sv->x, *v = sv->v;
+    const int32_t *pairs = sv->pairs;
+    size_t s = first;
+    for (; s + 4 <= last; s += 4) {
+        __m256d P[4]; /* (dx, dy, dvx, dvy) of each spring */
+        for (int l = 0; l < 4; l++) {
+            const size_t i = 2 * (size_t)pairs[2 * (s + l)], j = 2 * (size_t)pairs[2 * (s + l) + 1];
+            const __m256d end_j = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(x + j)),
+                                                       _mm_loadu_pd(v + j), 1);
+            const __m256d end_i = _mm256_insertf128_pd(_mm256_castpd128_pd256(_mm_loadu_pd(x + i)),
+                                                       _mm_loadu_pd(v + i), 1);
+            P[l] = _mm256_sub_pd(end_j, end_i);
+        }
+        const __m256d t0 = _mm256_unpacklo_pd(P[0], P[1]), t1 = _mm256_unpackhi_pd(P[0], P[1]);
+        const __m256d t2 = _mm256_unpacklo_pd(P[2], P[3]), t3 = _mm256_unpackhi_pd(P[2], P[3]);
+        const __m256d d[3] = {_mm256_permute2f128_pd(t0, t2, 0x20),
+                              _mm256_permute2f128_pd(t1, t3, 0x20), _mm256_setzero_pd()};
+        const __m256d dv[3] = {_mm256_permute2f128_pd(t0, t2, 0x31),
+                               _mm256_permute2f128_pd(t1, t3, 0x31), _mm256_setzero_pd()};
+        __m256d F[3];
+        forces_avx2(sv, s, 2, d, dv, F);
+        const __m256d a = _mm256_unpacklo_pd(F[0], F[1]); /* (F0x, F0y, F2x, F2y) */
+        const __m256d b = _mm256_unpackhi_pd(F[0], F[1]); /* (F1x, F1y, F3x, F3y) */
+        const __m128d rows[4] = {_mm256_castpd256_pd128(a), _mm256_castpd256_pd128(b),
+                                 _mm256_extractf128_pd(a, 1), _mm256_extractf128_pd(b, 1)};
+        for (int l = 0; l < 4; l++) {
+            double *fi = f + 2 * (size_t)pairs[2 * (s + l)];
+            double *fj = f + 2 * (size_t)pairs[2 * (s + l) + 1];
+            _mm_storeu_pd(fi, _mm_add_pd(_mm_loadu_pd(fi), rows[l]));
+            _mm_storeu_pd(fj, _mm_sub_pd(_mm_loadu_pd(fj), rows[l]));
+        }
+    }
+    scatter_portable(sv, 2, s, last, f);
+}
+
+SS_AVX2 static void scatter_avx2(const ss_spring_view *sv, int dim, size_t first, size_t last,
+                                 double *f) {
+    if (dim == 3)
+        scatter_avx2_3d(sv, first, last, f);
+    else
+        scatter_avx2_2d(sv, first, last, f);
+}
+
+/* ---- AVX-512: 8 springs at a time (3D) --------------------------------- */
+/* The AVX2 scheme on 512-bit registers: springs s..s+3 in the low halves, s+4..s+7 in
+ * the high halves. 2D systems take the AVX2 loop. */
+
+#define SS_AVX512 __attribute__((target("avx512f")))
+
+SS_AVX512 static void scatter_avx512_3d(const ss_spring_view *sv, size_t first, size_t last,
+                                        double *f) {
+    const double *x = sv->x, *v = sv->v;
+    const int32_t *pairs = sv->pairs;
     const __m512d one = _mm512_set1_pd(1.0), shortest = _mm512_set1_pd(SS_MIN_SPRING_LENGTH2);
-    const __m256i width = _mm256_set1_epi32(dim);
-    double F[3][8] __attribute__((aligned(64)));
+    const __m512d zero = _mm512_setzero_pd();
+    /* Within each 256-bit half: (t0 low 128, t2 low 128) and (t0 high, t2 high). */
+    const __m512i low = _mm512_setr_epi64(0, 1, 8, 9, 4, 5, 12, 13);
+    const __m512i high = _mm512_setr_epi64(2, 3, 10, 11, 6, 7, 14, 15);
     size_t s = first;
     for (; s + 8 <= last; s += 8) {
-        /* 8 pairs (i, j) of int32 as 8 int64 lanes: i in the low half, j in the high. */
-        const __m512i pairs = _mm512_loadu_si512((const void *)(sv->pairs + 2 * s));
-        const __m256i i = _mm256_mullo_epi32(_mm512_cvtepi64_epi32(pairs), width);
-        const __m256i j =
-            _mm256_mullo_epi32(_mm512_cvtepi64_epi32(_mm512_srli_epi64(pairs, 32)), width);
-        __m512d d[3] = {one, one, one}, dv[3] = {one, one, one};
-        for (int k = 0; k < dim; k++) {
-            d[k] =
-                _mm512_sub_pd(_mm512_i32gather_pd(j, x + k, 8), _mm512_i32gather_pd(i, x + k, 8));
-            dv[k] =
-                _mm512_sub_pd(_mm512_i32gather_pd(j, v + k, 8), _mm512_i32gather_pd(i, v + k, 8));
+        __m512d P[4], Q[4];
+        for (int l = 0; l < 4; l++) {
+            const size_t i = 3 * (size_t)pairs[2 * (s + l)], j = 3 * (size_t)pairs[2 * (s + l) + 1];
+            const size_t i4 = 3 * (size_t)pairs[2 * (s + l + 4)];
+            const size_t j4 = 3 * (size_t)pairs[2 * (s + l + 4) + 1];
+            const __m512d xi = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(x + i)),
+                                                  _mm256_loadu_pd(x + i4), 1);
+            const __m512d xj = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(x + j)),
+                                                  _mm256_loadu_pd(x + j4), 1);
+            const __m512d vi = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(v + i)),
+                                                  _mm256_loadu_pd(v + i4), 1);
+            const __m512d vj = _mm512_insertf64x4(_mm512_castpd256_pd512(_mm256_loadu_pd(v + j)),
+                                                  _mm256_loadu_pd(v + j4), 1);
+            P[l] = _mm512_sub_pd(xj, xi);
+            Q[l] = _mm512_sub_pd(vj, vi);
         }
-        __m512d l2 = _mm512_add_pd(_mm512_mul_pd(d[0], d[0]), _mm512_mul_pd(d[1], d[1]));
-        if (dim == 3)
-            l2 = _mm512_add_pd(l2, _mm512_mul_pd(d[2], d[2]));
+        __m512d d[3], dv[3];
+        {
+            const __m512d t0 = _mm512_unpacklo_pd(P[0], P[1]), t1 = _mm512_unpackhi_pd(P[0], P[1]);
+            const __m512d t2 = _mm512_unpacklo_pd(P[2], P[3]), t3 = _mm512_unpackhi_pd(P[2], P[3]);
+            d[0] = _mm512_permutex2var_pd(t0, low, t2);
+            d[1] = _mm512_permutex2var_pd(t1, low, t3);
+            d[2] = _mm512_permutex2var_pd(t0, high, t2);
+            const __m512d q0 = _mm512_unpacklo_pd(Q[0], Q[1]), q1 = _mm512_unpackhi_pd(Q[0], Q[1]);
+            const __m512d q2 = _mm512_unpacklo_pd(Q[2], Q[3]), q3 = _mm512_unpackhi_pd(Q[2], Q[3]);
+            dv[0] = _mm512_permutex2var_pd(q0, low, q2);
+            dv[1] = _mm512_permutex2var_pd(q1, low, q3);
+            dv[2] = _mm512_permutex2var_pd(q0, high, q2);
+        }
+        /* Lane l of d is spring s + l: springs s..s+3 low, s+4..s+7 high, as loaded. */
+        const __m512d l2 =
+            _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(d[0], d[0]), _mm512_mul_pd(d[1], d[1])),
+                          _mm512_mul_pd(d[2], d[2]));
         const __mmask8 valid = _mm512_cmp_pd_mask(l2, shortest, _CMP_NLT_UQ);
         const __m512d inv = _mm512_div_pd(one, _mm512_sqrt_pd(l2));
         const __m512d length = _mm512_mul_pd(l2, inv);
-        __m512d u[3] = {one, one, one};
-        for (int k = 0; k < dim; k++)
-            u[k] = _mm512_mul_pd(d[k], inv);
-        __m512d closing = _mm512_add_pd(_mm512_mul_pd(dv[0], u[0]), _mm512_mul_pd(dv[1], u[1]));
-        if (dim == 3)
-            closing = _mm512_add_pd(closing, _mm512_mul_pd(dv[2], u[2]));
+        const __m512d u0 = _mm512_mul_pd(d[0], inv), u1 = _mm512_mul_pd(d[1], inv),
+                      u2 = _mm512_mul_pd(d[2], inv);
+        const __m512d closing =
+            _mm512_add_pd(_mm512_add_pd(_mm512_mul_pd(dv[0], u0), _mm512_mul_pd(dv[1], u1)),
+                          _mm512_mul_pd(dv[2], u2));
+        /* Springs in lane order: s, s+1, s+2, s+3 | s+4, ..., s+7. */
         const __m512d stretch = _mm512_sub_pd(length, _mm512_loadu_pd(sv->rest + s));
         const __m512d magnitude =
             _mm512_add_pd(_mm512_mul_pd(_mm512_loadu_pd(sv->stiffness + s), stretch),
                           _mm512_mul_pd(_mm512_loadu_pd(sv->damping + s), closing));
-        for (int k = 0; k < dim; k++)
-            _mm512_store_pd(F[k], _mm512_mul_pd(magnitude, u[k]));
-        for (int lane = 0; lane < 8; lane++) {
-            if (!(valid >> lane & 1))
-                continue;
-            const double G[3] = {F[0][lane], F[1][lane], dim == 3 ? F[2][lane] : 0.0};
-            scatter_one(sv->pairs, s + (size_t)lane, dim, G, f);
+        const __m512d Fx = _mm512_maskz_mul_pd(valid, magnitude, u0);
+        const __m512d Fy = _mm512_maskz_mul_pd(valid, magnitude, u1);
+        const __m512d Fz = _mm512_maskz_mul_pd(valid, magnitude, u2);
+        const __m512d a = _mm512_unpacklo_pd(Fx, Fy), b = _mm512_unpackhi_pd(Fx, Fy);
+        const __m512d c = _mm512_unpacklo_pd(Fz, zero), e = _mm512_unpackhi_pd(Fz, zero);
+        const __m512d r02 = _mm512_permutex2var_pd(a, low, c);  /* rows of s, s+4 */
+        const __m512d r13 = _mm512_permutex2var_pd(b, low, e);  /* s+1, s+5 */
+        const __m512d r20 = _mm512_permutex2var_pd(a, high, c); /* s+2, s+6 */
+        const __m512d r31 = _mm512_permutex2var_pd(b, high, e); /* s+3, s+7 */
+        const __m256d rows[8] = {_mm512_castpd512_pd256(r02),    _mm512_castpd512_pd256(r13),
+                                 _mm512_castpd512_pd256(r20),    _mm512_castpd512_pd256(r31),
+                                 _mm512_extractf64x4_pd(r02, 1), _mm512_extractf64x4_pd(r13, 1),
+                                 _mm512_extractf64x4_pd(r20, 1), _mm512_extractf64x4_pd(r31, 1)};
+        for (int l = 0; l < 8; l++) {
+            double *fi = f + 4 * (size_t)pairs[2 * (s + l)];
+            double *fj = f + 4 * (size_t)pairs[2 * (s + l) + 1];
+            _mm256_storeu_pd(fi, _mm256_add_pd(_mm256_loadu_pd(fi), rows[l]));
+            _mm256_storeu_pd(fj, _mm256_sub_pd(_mm256_loadu_pd(fj), rows[l]));
         }
     }
-    scatter_portable(sv, dim, s, last, f);
+    scatter_avx2_3d(sv, s, last, f);
 }
 
-__attribute__((target("avx512f"))) static void
-scatter_avx512(const ss_spring_view *sv, int dim, size_t first, size_t last, double *f) {
+SS_AVX512 static void scatter_avx512(const ss_spring_view *sv, int dim, size_t first, size_t last,
+                                     double *f) {
     if (dim == 3)
-        scatter_avx512_dim(sv, 3, first, last, f);
+        scatter_avx512_3d(sv, first, last, f);
     else
-        scatter_avx512_dim(sv, 2, first, last, f);
+        scatter_avx2_2d(sv, first, last, f);
 }
 
 #endif /* SS_X86_SIMD */
@@ -258,12 +367,8 @@ int ss_simd_get(void) {
 void ss_springs_scatter(const ss_spring_view *sv, int dim, size_t first, size_t last, double *f) {
     scatter_fn fn = scatter_portable;
 #ifdef SS_X86_SIMD
-    /* The gathers take int32 offsets: node * dim must fit (2^31 / 3 nodes is 17 GB of
-     * positions, so this only guards the arithmetic). */
-    if (sv->num_nodes < (size_t)INT32_MAX / 3) {
-        const int path = ss_simd_get();
-        fn = path == SS_SIMD_AVX512 ? scatter_avx512 : path == SS_SIMD_AVX2 ? scatter_avx2 : fn;
-    }
+    const int path = ss_simd_get();
+    fn = path == SS_SIMD_AVX512 ? scatter_avx512 : path == SS_SIMD_AVX2 ? scatter_avx2 : fn;
 #endif
     fn(sv, dim, first, last, f);
 }

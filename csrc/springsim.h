@@ -62,6 +62,10 @@ typedef struct ss_buffer {
     double data[];   /* any element type; double for alignment */
 } ss_buffer;
 
+/* Every array (and the integrators' scratch) has this many readable doubles past its
+ * end, zeroed: the SIMD spring loop reads a whole 256-bit row at the last node. */
+#define SS_PAD_DOUBLES 8
+
 ss_buffer *ss_buffer_new(size_t capacity);
 void ss_buffer_retain(ss_buffer *buf);
 void ss_buffer_release(ss_buffer *buf);
@@ -123,12 +127,14 @@ typedef struct {
  * one order whatever the number of threads. */
 typedef struct {
     size_t num_blocks;
-    size_t *node_start; /* (num_blocks + 1,) first node of each block */
-    size_t *run_start;  /* (num_blocks + 1,) each block's runs: runs[run_start[b]..] */
-    size_t *runs;       /* (num_runs, 2) spring index ranges [first, last) */
-    int32_t *cross;     /* (num_cross,) springs between blocks, in index order */
+    size_t num_nodes, stride; /* what the force rows were sized for */
+    size_t *node_start;       /* (num_blocks + 1,) first node of each block */
+    size_t *run_start;        /* (num_blocks + 1,) each block's runs: runs[run_start[b]..] */
+    size_t *runs;             /* (num_runs, 2) spring index ranges [first, last) */
+    int32_t *cross;           /* (num_cross,) springs between blocks, in index order */
     size_t num_cross;
-    double *cross_forces; /* (num_cross, dim + 1) force on the first node, 1 if any */
+    double *cross_forces; /* (num_cross, ss_force_stride(dim)) force on the first node */
+    double *forces;       /* (N, ss_force_stride(dim)) the force rows of an evaluation */
     /* The ends of the between-block springs, by node then spring: the node, and the
      * entry q (>= 0: the first node, gets +F; ~q: the second, gets -F). */
     int32_t *end_node, *end_entry; /* (2 num_cross,) */
@@ -177,6 +183,17 @@ typedef struct ss_system {
     size_t num_colours;    /* the last one may be SS_SERIAL_COLOUR's overflow */
     int colouring_valid;
     ss_plan *plan; /* NULL until a force evaluation needs it; dropped on topology edits */
+    /* Threads that never lose (parallel.c): a large system's substeps run on the
+     * configured thread count or on 1, whichever the last probe timed faster (results
+     * are bit-identical either way). */
+    struct {
+        int use;          /* threads for the current substep (0: not decided yet) */
+        int threaded;     /* 1: the configured count is the choice; 0: one thread */
+        unsigned phase;   /* substeps into the probe cycle */
+        double probe[4];  /* seconds per substep on the other choice */
+        double recent[8]; /* seconds per substep on the choice, the last 8 */
+        unsigned recent_count;
+    } tuner;
 
     int32_t *broken; /* (num_broken, 2) node pairs of springs torn since last taken */
     /* During a step call that can tear: springs cut so far (k = c = 0 until the call
@@ -204,6 +221,10 @@ typedef struct ss_system {
     /* Set by a force evaluation that finds a body with volume <= 0 (its id), so the
      * step can roll back and say which; -1 otherwise. Reset by every step. */
     long collapsed_body;
+
+    /* Bit a set: array a may hold values written through a view since the last
+     * ss_system_validate, which then checks it (see unchecked() in system.c). */
+    uint32_t unchecked;
 
     char error[1024];
 } ss_system;
@@ -261,8 +282,12 @@ ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data);
 /* Bytes this system holds: arrays (at capacity), scratch, colouring, the struct. */
 size_t ss_system_nbytes(const ss_system *sys);
 
-/* Check every value the kernel relies on (finite state, masses > 0, ...). */
+/* Check every value the kernel relies on (finite state, masses > 0, gas volumes > 0, ...)
+ * in the arrays that may have changed since the last validation: those marked, and those
+ * a view still shows. */
 ss_status ss_system_validate(ss_system *sys);
+/* A view of array `which` was made: its values are checked at the next validation. */
+void ss_system_mark_unchecked(ss_system *sys, ss_array which);
 
 /* How a caller can stop a long step (Ctrl-C): `stop(context)` is called about every
  * SS_POLL_SECONDS of wall time, from the stepping thread; nonzero stops the step. */
@@ -290,8 +315,16 @@ int ss_threading_available(void);
 /* Threads the kernel uses for a large system; n < 1 means 1. Returns the value set. */
 int ss_set_num_threads(int n);
 int ss_get_num_threads(void);
-/* Threads for a step of this system: 1 when it is too small to gain from more. */
+/* Threads for a force evaluation of this system: 1 when it is too small to gain from
+ * more, else what the tuner chose for the current substep. */
 int ss_threads_for(const ss_system *sys);
+/* Around each substep of a step call: pick the thread count for it, and report its wall
+ * time. Every SS_TUNE_CYCLE substeps a few run on the other choice (1 thread or the
+ * configured count); the faster one, by the median, is kept. On a machine whose other
+ * cores are busy, threads then stop costing more than they gain. */
+#define SS_TUNE_CYCLE 64
+int ss_threads_begin_substep(ss_system *sys);
+void ss_threads_end_substep(ss_system *sys, double seconds);
 /* Build the colouring (implicit_euler's block product uses it) if the topology changed
  * since the last one. */
 ss_status ss_system_ensure_colouring(ss_system *sys);
@@ -330,10 +363,14 @@ int ss_simd_best(void);
 int ss_simd_set(int path);
 /* The path in use (the best one unless set). */
 int ss_simd_get(void);
-/* f += the forces of springs [first, last), added to both ends spring by spring. */
+/* Doubles per row of force arrays: 4 in 3D ((fx, fy, fz, 0): one 256-bit add), 2 in 2D. */
+size_t ss_force_stride(int dim);
+/* f += the forces of springs [first, last), added to both ends spring by spring; f has
+ * rows of ss_force_stride(dim) doubles. x and v (N, dim) must be readable for one row
+ * past the last node (the kernel pads every array and its scratch). */
 void ss_springs_scatter(const ss_spring_view *sv, int dim, size_t first, size_t last, double *f);
-/* out (count, dim + 1): the force on the first node of each spring index[q], and 1.0, or
- * zeros and 0.0 for a spring too short to pull. */
+/* out (count, ss_force_stride(dim)): the force on the first node of each spring
+ * index[q] (zeros for a spring too short to pull). */
 void ss_springs_forces(const ss_spring_view *sv, int dim, const int32_t *index, size_t count,
                        double *out);
 
@@ -385,9 +422,8 @@ ss_status ss_system_tear(ss_system *sys);
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a);
 
 /* One symplectic Euler substep of dt fused into the force evaluation: each node's
- * velocity and position are updated as soon as its force is complete. f: (N, dim)
- * scratch for the forces. Needs the plan. */
-void ss_forces_symplectic_euler(ss_system *sys, double dt, double *f);
+ * velocity and position are updated as soon as its force is complete. Needs the plan. */
+void ss_forces_symplectic_euler(ss_system *sys, double dt);
 
 /* Acceleration from the forces on nodes that are not springs (gravity, drag,
  * external, gas pressure), 0 if pinned: what XPBD's prediction uses. */
@@ -404,9 +440,10 @@ ss_status ss_system_remove_pressure(ss_system *sys, long id);
 ss_pressure_body *ss_system_find_pressure(ss_system *sys, long id);
 /* Enclosed area (2D, m^2) or volume (3D, m^3) of a body at positions x. */
 double ss_pressure_volume(const ss_system *sys, const ss_pressure_body *body, const double *x);
-/* Add every body's gas force (P - ambient) dV/dx to the node forces f; a body whose
+/* Add every body's gas force (P - ambient) dV/dx to the node forces f (rows `stride`
+ * doubles apart); a body whose
  * volume is <= 0 gets NaN forces and its id in sys->collapsed_body. */
-void ss_pressure_add_forces(ss_system *sys, const double *x, double *f);
+void ss_pressure_add_forces(ss_system *sys, const double *x, double *f, size_t stride);
 /* Sum over bodies of -nrt ln V + ambient V, J (NaN if a body is inside out). */
 double ss_pressure_energy(const ss_system *sys);
 /* SS_ERR_VALUE naming the first body whose volume is not > 0. */

@@ -28,9 +28,13 @@ void ss_free(void *ptr) {
 ss_buffer *ss_buffer_new(size_t capacity) {
     if (capacity > SIZE_MAX - sizeof(ss_buffer))
         return NULL;
-    ss_buffer *buf = ss_malloc(sizeof(ss_buffer) + capacity);
+    const size_t pad = SS_PAD_DOUBLES * sizeof(double);
+    if (capacity > SIZE_MAX - sizeof(ss_buffer) - pad)
+        return NULL;
+    ss_buffer *buf = ss_malloc(sizeof(ss_buffer) + capacity + pad);
     if (!buf)
         return NULL;
+    memset((char *)buf->data + capacity, 0, pad);
     buf->refcount = 1;
     buf->capacity = capacity;
     return buf;
@@ -130,6 +134,7 @@ ss_system *ss_system_new(int dim) {
     sys->cg_tolerance = 1e-8;
     sys->cg_max_iterations = 1000;
     sys->last_cg_residual = NAN; /* no solve yet */
+    sys->unchecked = ~0u;
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
         sys->arrays[a] = ss_buffer_new(0);
         if (!sys->arrays[a]) {
@@ -196,6 +201,7 @@ ss_system *ss_system_copy(const ss_system *src) {
         dst->collider_capacity = src->num_colliders;
     }
     dst->plan = NULL;         /* rebuilt on the copy's first step */
+    dst->unchecked = ~0u;     /* the original may hold unchecked writes: check once */
     dst->colour_order = NULL; /* likewise */
     dst->colour_start = NULL;
     dst->num_colours = 0;
@@ -346,31 +352,52 @@ static ss_status check_pinned(ss_system *sys, const uint8_t *pinned, size_t n) {
     return SS_OK;
 }
 
+/* Nonzero when array a may hold values nobody checked: a view was made of it since the
+ * last validation (module.c marks it), or one still shows it (its block is shared). */
+static int unchecked(const ss_system *sys, ss_array a) {
+    return (sys->unchecked >> a & 1u) || sys->arrays[a]->refcount > 1;
+}
+
+void ss_system_mark_unchecked(ss_system *sys, ss_array which) {
+    sys->unchecked |= 1u << which;
+}
+
+/* Only arrays that can have changed are read: the kernel's own writes are checked by
+ * the step (finite, gas not inside out), and every other writer checks what it
+ * writes, but for writes through a view. A step loop that holds no view checks
+ * nothing here. */
 ss_status ss_system_validate(ss_system *sys) {
     size_t n = sys->num_nodes, m = sys->num_springs;
     ss_status st;
-    if ((st = check_finite(sys, "position", SS_DOUBLES(sys, SS_POSITIONS), n)) ||
-        (st = check_finite(sys, "velocity", SS_DOUBLES(sys, SS_VELOCITIES), n)) ||
-        (st = check_finite(sys, "external force", SS_DOUBLES(sys, SS_EXTERNAL), n)) ||
-        (st = check_masses(sys, SS_DOUBLES(sys, SS_MASSES), n, 0)) ||
-        (st = check_pinned(sys, SS_BYTES(sys, SS_PINNED), n)) ||
-        (st = check_finite(sys, "previous acceleration", SS_DOUBLES(sys, SS_PREV_ACCEL), n)) ||
-        (st = check_uvs(sys, SS_DOUBLES(sys, SS_UVS), n)) ||
-        (st = check_finite(sys, "rest position", SS_DOUBLES(sys, SS_REST_POSITIONS), n)) ||
-        (st = check_spring_values(sys, "rest length", "m", SS_DOUBLES(sys, SS_REST_LENGTHS), m,
-                                  0)) ||
-        (st = check_stiffness(sys, SS_DOUBLES(sys, SS_STIFFNESS), m)) ||
-        (st = check_spring_values(sys, "damping", "N*s/m", SS_DOUBLES(sys, SS_DAMPING), m, 0)) ||
-        (st = check_break_strains(sys, SS_DOUBLES(sys, SS_BREAK_STRAINS), m)) ||
+#define SS_IF(a, check) (unchecked(sys, (a)) && (st = (check)))
+    if (SS_IF(SS_POSITIONS, check_finite(sys, "position", SS_DOUBLES(sys, SS_POSITIONS), n)) ||
+        SS_IF(SS_VELOCITIES, check_finite(sys, "velocity", SS_DOUBLES(sys, SS_VELOCITIES), n)) ||
+        SS_IF(SS_EXTERNAL, check_finite(sys, "external force", SS_DOUBLES(sys, SS_EXTERNAL), n)) ||
+        SS_IF(SS_MASSES, check_masses(sys, SS_DOUBLES(sys, SS_MASSES), n, 0)) ||
+        SS_IF(SS_PINNED, check_pinned(sys, SS_BYTES(sys, SS_PINNED), n)) ||
+        SS_IF(SS_PREV_ACCEL,
+              check_finite(sys, "previous acceleration", SS_DOUBLES(sys, SS_PREV_ACCEL), n)) ||
+        SS_IF(SS_UVS, check_uvs(sys, SS_DOUBLES(sys, SS_UVS), n)) ||
+        SS_IF(SS_REST_POSITIONS,
+              check_finite(sys, "rest position", SS_DOUBLES(sys, SS_REST_POSITIONS), n)) ||
+        SS_IF(SS_REST_LENGTHS, check_spring_values(sys, "rest length", "m",
+                                                   SS_DOUBLES(sys, SS_REST_LENGTHS), m, 0)) ||
+        SS_IF(SS_STIFFNESS, check_stiffness(sys, SS_DOUBLES(sys, SS_STIFFNESS), m)) ||
+        SS_IF(SS_DAMPING,
+              check_spring_values(sys, "damping", "N*s/m", SS_DOUBLES(sys, SS_DAMPING), m, 0)) ||
+        SS_IF(SS_BREAK_STRAINS, check_break_strains(sys, SS_DOUBLES(sys, SS_BREAK_STRAINS), m)) ||
+        SS_IF(SS_POSITIONS, ss_pressure_validate(sys)) ||
         (st = check_vector(sys, "gravity", sys->gravity)) ||
-        (st = check_vector(sys, "wind", sys->wind)) || (st = ss_pressure_validate(sys)))
+        (st = check_vector(sys, "wind", sys->wind)))
         return st;
+#undef SS_IF
     if (!isfinite(sys->drag) || sys->drag < 0)
         return ss_fail(sys, SS_ERR_VALUE, "drag is %g: must be finite and >= 0 N*s/m", sys->drag);
     if (!(sys->energy_loss >= 0 && sys->energy_loss <= 1))
         return ss_fail(sys, SS_ERR_VALUE, "energy_loss is %g: must be in [0, 1]", sys->energy_loss);
     if (!isfinite(sys->time))
         return ss_fail(sys, SS_ERR_VALUE, "time is %g: must be finite", sys->time);
+    sys->unchecked = 0;
     return SS_OK;
 }
 
@@ -413,6 +440,7 @@ ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data) 
         return st;
     size_t bytes = rows * ss_array_columns(sys, which) * ss_array_itemsize(which);
     memmove(sys->arrays[which]->data, data, bytes); /* data may be a view of this array */
+    ss_system_mark_unchecked(sys, which); /* what the row checks cannot see: gas volumes */
     if (which == SS_PINNED)
         for (size_t i = 0; i < rows; i++)
             SS_BYTES(sys, SS_PINNED)[i] = SS_BYTES(sys, SS_PINNED)[i] != 0;
@@ -448,7 +476,8 @@ ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, con
     for (size_t i = 0; i < count; i++)
         SS_BYTES(sys, SS_PINNED)[n + i] = pinned ? (pinned[i] != 0) : 0;
     sys->num_nodes = n + count;
-    sys->prev_accel_valid = 0; /* the new nodes have no Verlet history */
+    ss_system_topology_changed(sys); /* the plan's blocks and force rows cover N nodes */
+    sys->prev_accel_valid = 0;       /* the new nodes have no Verlet history */
     return SS_OK;
 }
 
