@@ -5,7 +5,8 @@ Two comparisons per scene, each a set of contenders timed by
 
 - **1 thread** (thread CPU time): springsim on 1 thread, Numba serial (``@njit``
   scatter), Warp on the CPU (one thread by design), Taichi with
-  ``cpu_max_num_threads=1``;
+  ``cpu_max_num_threads=1`` (process CPU time: Taichi runs its loops on a worker
+  thread, so the calling thread's time would miss them);
 - **all cores** (wall time): springsim, Numba ``parallel=True`` (``prange`` gather)
   and Taichi, each on every core this process may use.
 
@@ -27,7 +28,7 @@ from springsim.bench.peer_numba import numba_parallel_peer, numba_peer
 from springsim.bench.peer_taichi import taichi_peer
 from springsim.bench.peer_warp import warp_peer
 from springsim.bench.scenes import TARGET_METHOD, Problem, scene, scene_dt
-from springsim.bench.timing import Contender, calibrate, interleave, summarize
+from springsim.bench.timing import MIN_CPU_SHARE, Contender, calibrate, interleave, summarize
 
 #: Steps of the peer-vs-springsim check, and its tolerance (relative, float64).
 VALIDATION_STEPS, VALIDATION_TOLERANCE = 20, 1e-11
@@ -47,6 +48,9 @@ class PeerConfig:
         ``build(problem, dt, threads) -> stepper`` (see :func:`validate_peer`).
     group : {"1 thread", "all cores"}
         The comparison it belongs to.
+    clock : str, optional
+        Its clock in the "1 thread" group, if not thread CPU time (see
+        :class:`springsim.bench.timing.Contender`).
     config : str
         How it is set up, for the report.
     """
@@ -56,13 +60,17 @@ class PeerConfig:
     build: Callable
     group: str
     config: str
+    clock: str | None = None
 
 
 #: Every peer configuration timed, in report order.
 PEER_CONFIGS = (
     PeerConfig("numba", "numba", numba_peer, "1 thread", "@njit, scatter over springs"),
     PeerConfig("warp", "warp-lang", warp_peer, "1 thread", "device='cpu', atomic_add"),
-    PeerConfig("taichi", "taichi", taichi_peer, "1 thread", "cpu_max_num_threads=1, gather"),
+    # Taichi runs its loops on a pool thread even with cpu_max_num_threads=1.
+    PeerConfig(
+        "taichi", "taichi", taichi_peer, "1 thread", "cpu_max_num_threads=1, gather", "process"
+    ),
     PeerConfig(
         "numba_parallel", "numba", numba_parallel_peer, "all cores", "parallel=True, prange gather"
     ),
@@ -156,6 +164,7 @@ def _peer_row(config: PeerConfig, scene_name: str, threads: int) -> dict:
         "ns_per_spring_step": None,
         "springsim_ns_per_spring_step": None,
         "ratio": None,
+        "off_thread": None,
     }
 
 
@@ -218,7 +227,8 @@ def compare(
             if not error <= VALIDATION_TOLERANCE:
                 row.update(status="mismatch", reason=f"differs from springsim by {error:.3g}")
                 continue
-            contenders.append(peer_contender(config.key, peer, pristine, clock))
+            own_clock = config.clock if clock == "thread" and config.clock else clock
+            contenders.append(peer_contender(config.key, peer, pristine, own_clock))
         before = get_threads()
         try:
             for contender in contenders:
@@ -228,11 +238,13 @@ def compare(
             set_threads(before)
     finally:
         for peer in peers:
-            peer.close()
+            getattr(peer, "close", lambda: None)()  # optional
     mine = summarize(timed["springsim"], pristine.num_springs)
     for name, row in rows.items():
         if name in timed:
             row.update(summarize(timed[name], pristine.num_springs))
             row["springsim_ns_per_spring_step"] = mine["ns_per_spring_step"]
             row["ratio"] = row["ns_per_spring_step"] / mine["ns_per_spring_step"]
+            share = row["cpu_share"] / max(mine["cpu_share"], 1e-12)
+            row["off_thread"] = row["clock"] == "thread" and share < MIN_CPU_SHARE
     return {"scene": scene_name, "group": group, "springsim": mine, "peers": list(rows.values())}

@@ -95,7 +95,8 @@ def peer_line(row: dict) -> str:
         return head + f"{row['status'].upper()}: {row['reason']} ({name})"
     if row["status"] == "mismatch":
         return head + f"{'–':>9}{'–':>14}{'–':>9}  MISMATCH, not timed: {row['reason']}"
-    flag = "" if row["cpu_share"] >= 0.5 or row["clock"] != "thread" else " (ran off-thread?)"
+    flag = " (ran off the calling thread: figure too low)" if row["off_thread"] else ""
+    flag += "" if row["clock"] != "process" else " (process CPU time)"
     return head + (
         f"{row['ns_per_spring_step']:>9.2f}{row['springsim_ns_per_spring_step']:>14.2f}"
         f"{row['ratio']:>8.2f}×  ok ({row['validation_error']:.1g}){flag}"
