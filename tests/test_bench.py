@@ -1,19 +1,26 @@
 """The bench runs end to end and its numbers are consistent (never timed here).
 
-``python -m springsim.bench --quick`` is run as a user would run it; the speed
-targets themselves are checked by the bench, not by these tests.
+``python -m springsim.bench --quick --busy`` is run as a user would run it; the speed
+targets themselves are checked by the bench, not by these tests. The peers are
+checked for computing the same physics as springsim, not for their speed.
 """
 
+import importlib.util
+import inspect
 import json
 import math
+import statistics
 import subprocess
 import sys
+import time
 
 import numpy as np
+import psutil
 import pytest
 
 import springsim as ss
 from springsim import bench, reference
+from springsim.bench import kernel, peer_taichi, scenes, timing
 
 RUN = dict(capture_output=True, text=True, timeout=300)
 ROW_FIELDS = (
@@ -39,7 +46,9 @@ def quick(tmp_path_factory):
     """The output and JSON document of one `--quick --json out.json` run."""
     cwd = tmp_path_factory.mktemp("bench")
     done = subprocess.run(
-        [sys.executable, "-m", "springsim.bench", "--quick", "--json", "out.json"], cwd=cwd, **RUN
+        [sys.executable, "-m", "springsim.bench", "--quick", "--busy", "--json", "out.json"],
+        cwd=cwd,
+        **RUN,
     )
     assert done.returncode == 0, done.stderr
     return done.stdout, json.loads((cwd / "out.json").read_text())
@@ -57,6 +66,8 @@ def test_quick_run_covers_every_scene_and_method(quick):
         assert row["ns_per_spring_step"] > 0 and row["steps_per_second"] > 0
         assert row["bytes_per_node"] > 0 and row["bytes_per_spring"] > 0
         assert row["spread"] >= 0 and row["repeats"] >= 1
+        assert row["statistic"] == "median" and row["clock"] == "thread"
+        assert row["seconds_min"] <= row["seconds"]
         too_big = (
             row["method"] == "xpbd" and row["springs"] > bench.REFERENCE_XPBD_MAX_SPRINGS
         ) or (
@@ -144,12 +155,17 @@ def test_quick_run_describes_machine_and_targets(quick):
     for field in ("platform", "cpu", "cores", "numpy", "springsim", "threading_available"):
         assert field in machine
     assert machine["springsim"] == ss.__version__ and machine["cores"] >= 1
-    assert document["settings"]["quick"] is True and document["settings"]["statistic"] == "min"
+    settings = document["settings"]
+    assert settings["quick"] is True and settings["statistic"] == "median"
+    assert "cloth_1000" not in settings["scenes"]  # the full run only
     assert document["peers"] == []  # not in --quick without --peers
     names = " ".join(target["name"] for target in document["targets"])
-    for words in ("ns per spring-step", "reference", "taichi", "warp", "2 threads", "string"):
+    for words in ("ns per spring-step", "reference", "numba", "taichi", "warp", "2 threads"):
         assert words in names
-    assert "memory" in names
+    for words in ("string", "memory", "rk4", "xpbd", "--busy", "cloth_1000", "jelly_20"):
+        assert words in names
+    full_only = [t for t in document["targets"] if "cloth_1000" in t["name"]]
+    assert [t["passed"] for t in full_only] == [None]
     for target in document["targets"]:
         assert target["passed"] in (True, False, None)
         assert target["measured"] is None or target["measured"] > 0
@@ -162,7 +178,9 @@ def test_quick_run_describes_machine_and_targets(quick):
     pair = document["two_systems"]
     assert pair["speedup"] > 0 and pair["errors"] == []
     assert pair["speedup"] == pytest.approx(pair["sequential_seconds"] / pair["concurrent_seconds"])
-    for words in ("ns/spring-step", "steps/s", "B/node", "B/spring", "vs ref", "Targets", "best"):
+    for words in ("ns/spring-step", "steps/s", "B/node", "B/spring", "vs ref", "Targets"):
+        assert words in out
+    for words in ("shared", "median", "interleaved", "thread CPU time", "build_info"):
         assert words in out
 
 
@@ -199,7 +217,7 @@ def test_json_to_stdout_leaves_the_table_on_stderr(tmp_path):
 def test_help_and_bad_arguments(tmp_path):
     usage = subprocess.run([sys.executable, "-m", "springsim.bench", "--help"], cwd=tmp_path, **RUN)
     assert usage.returncode == 0
-    for option in ("--quick", "--json", "--threads", "--scenes", "--methods", "--peers"):
+    for option in ("--quick", "--json", "--threads", "--scenes", "--methods", "--peers", "--busy"):
         assert option in usage.stdout
     bad = subprocess.run(
         [sys.executable, "-m", "springsim.bench", "--scenes", "cloth_100,rope"], cwd=tmp_path, **RUN
@@ -210,14 +228,19 @@ def test_help_and_bad_arguments(tmp_path):
 def test_an_unstable_method_is_reported_not_raised(monkeypatch):
     # Explicit Euler gains energy on undamped springs at any dt.
     monkeypatch.setitem(
-        bench.SCENES, "undamped", lambda: ss.string(100, length=1.0, mass=1.0, stiffness=1e4)
+        scenes.ALL_SCENES, "undamped", lambda: ss.string(100, length=1.0, mass=1.0, stiffness=1e4)
     )
-    monkeypatch.setattr(bench, "MAX_HALVINGS", 1)
+    monkeypatch.setattr(kernel, "MAX_HALVINGS", 1)
+
     # K steps per call come from the clock: on a loaded machine the calibration's
     # first call is slow, K falls to a handful of steps and nothing blows up in them.
     # Fix K instead: 20000 steps blow up at both dts tried (measured: by 1200 steps at
     # 0.5 critical_dt, by 3500 at 0.25).
-    monkeypatch.setattr(bench, "_calibrate", lambda step, seconds, max_steps: max_steps)
+    def calibrate(contender, seconds, max_steps):
+        contender.steps = max_steps
+        return max_steps
+
+    monkeypatch.setattr(kernel, "calibrate", calibrate)
     row = bench.measure("undamped", "euler", seconds=0.05, repeats=1, max_steps=20_000)
     assert row["status"] == "unstable" and "unstable" in row["note"]
     assert row["ns_per_spring_step"] is None and row["reference_ratio"] is None
@@ -253,17 +276,6 @@ def test_peer_validation_tells_same_physics_from_different(damped):
         assert error > 1e-4
 
 
-def test_a_missing_or_broken_peer_is_reported_not_raised(monkeypatch):
-    monkeypatch.setattr(bench, "_peer_version", lambda name: None)
-    row = bench.measure_peer("taichi", "cloth_100", None, 0.01, 1, cores=2)
-    assert row["status"] == "skipped" and "pip install taichi" in row["reason"]
-    assert row["threads"] == 2 and row["ns_per_spring_step"] is None
-    # A peer whose process fails (here: one the worker does not know) is "failed".
-    monkeypatch.setattr(bench, "_peer_version", lambda name: "0")
-    row = bench.measure_peer("nosuch", "cloth_100", 1, 0.01, 1, cores=2)
-    assert row["status"] == "failed" and "KeyError" in row["reason"], row
-
-
 def test_problem_copies_the_scene_for_the_peers():
     sim = bench.cloth_100()
     problem = bench.Problem.from_system(sim)
@@ -287,3 +299,158 @@ def test_memory_figures_count_what_they_say():
     nbytes, source = bench.system_bytes(sim)
     assert nbytes >= raw and source
     assert math.isfinite(bench.measure("string_1000", seconds=0.005, repeats=1)["memory_ratio"])
+
+
+def test_quick_busy_run_reports_and_stops_its_helper(quick):
+    out, document = quick
+    busy = document["busy"]
+    assert [row["scene"] for row in busy["scenes"]] == ["cloth_316", "cloth_100"]
+    for row in busy["scenes"]:
+        assert row["ns_1"] > 0 and row["ns_n"] > 0 and row["clock"] == "wall"
+        assert row["ratio"] == pytest.approx(row["seconds_n"] / row["seconds_1"])
+    pid = busy["helper"]["pid"]
+    assert busy["helper"]["returncode"] is not None  # it was stopped, not left running
+    assert not psutil.pid_exists(pid) or psutil.Process(pid).status() == psutil.STATUS_ZOMBIE
+    assert "Under load" in out and "--busy" in out
+
+
+def test_busy_core_always_stops_its_helper():
+    me = psutil.Process()
+    with pytest.raises(KeyboardInterrupt):
+        with bench.busy_core(timeout=60) as helper:
+            child = psutil.Process(helper.pid)
+            assert child in me.children() and child.is_running()
+            assert child.cpu_times().user + child.cpu_times().system > 0.02  # it spins
+            raise KeyboardInterrupt  # as Ctrl-C in the middle of the measurement
+    assert helper.returncode is not None
+    assert helper.pid not in [p.pid for p in me.children(recursive=True)]
+
+
+def test_busy_threads_measures_under_load_and_cleans_up():
+    result = bench.busy_threads(scenes=("cloth_100",), seconds=0.005, repeats=2, timeout=60)
+    (row,) = result["scenes"]
+    assert row["scene"] == "cloth_100" and row["rounds"] == 2 and row["ns_n"] > 0
+    assert result["helper"]["returncode"] is not None
+    assert result["helper"]["pid"] not in [p.pid for p in psutil.Process().children(True)]
+
+
+def test_interleave_returns_medians_per_contender():
+    calls = []
+
+    def make(name, work):
+        def run(steps):
+            calls.append(name)
+            work(steps)
+
+        return bench.Contender(name, run, steps=3)
+
+    spin = make("spin", lambda steps: sum(range(20_000 * steps)))
+    sleep = make("sleep", lambda steps: time.sleep(0.002 * steps))
+    wall = make("wall", lambda steps: time.sleep(0.002 * steps))
+    wall.clock = "wall"
+    timed = bench.interleave([spin, sleep, wall], rounds=6, seed=1)
+    assert sorted(timed) == ["sleep", "spin", "wall"]
+    rounds = [tuple(calls[i : i + 3]) for i in range(0, 18, 3)]
+    assert all(sorted(r) == ["sleep", "spin", "wall"] for r in rounds)
+    assert len(set(rounds)) > 1  # shuffled: not the same order every round
+    for record in timed.values():
+        assert len(record["seconds"]) == 6 and record["steps"] == 3
+    # Thread CPU time leaves out the time asleep; wall time counts it.
+    assert timing.median(timed["sleep"]["seconds"]) < 0.003
+    assert timing.median(timed["wall"]["seconds"]) >= 0.006
+    figures = timing.summarize(timed["spin"], springs=10)
+    assert figures["seconds"] == statistics.median(timed["spin"]["seconds"])
+    assert figures["ns_per_spring_step"] == pytest.approx(figures["seconds"] / 30 * 1e9)
+    assert figures["clock"] == "thread" and figures["rounds"] == 6
+
+
+def _tiny_cloth():
+    return ss.cloth(12, 12, 1.0, 1.0, mass=1.0, stiffness=1000.0, damping=bench.DAMPING)
+
+
+def _installed(config):
+    module = {"warp-lang": "warp"}.get(config.package, config.package)
+    return importlib.util.find_spec(module) is not None
+
+
+@pytest.mark.parametrize("config", bench.PEER_CONFIGS, ids=lambda c: c.key)
+def test_each_installed_peer_computes_springsim_physics(config):
+    if not _installed(config):
+        pytest.skip(f"{config.package} not installed: the bench reports it skipped")
+    sim = _tiny_cloth()
+    dt = bench.DT_FRACTION * sim.critical_dt()
+    peer = config.build(bench.Problem.from_system(sim), dt, 1 if config.group == "1 thread" else 2)
+    try:
+        assert bench.validate_peer(peer, sim, dt) <= bench.VALIDATION_TOLERANCE
+        peer.load(sim.positions, sim.velocities)
+        peer.step(3)
+        x, v = peer.state()
+        assert np.all(np.isfinite(x)) and not np.array_equal(x, sim.positions)
+    finally:
+        peer.close()
+
+
+def _numpy_peer(damped):
+    def build(problem, dt, threads):
+        return NumpyPeer(_tiny_cloth(), dt, damped)
+
+    return build
+
+
+def test_a_peer_with_other_physics_is_reported_not_timed(monkeypatch):
+    monkeypatch.setitem(scenes.ALL_SCENES, "tiny_cloth", _tiny_cloth)
+    configs = [
+        bench.PeerConfig("same", "numpy", _numpy_peer(True), "1 thread", "reference, damped"),
+        bench.PeerConfig("wrong", "numpy", _numpy_peer(False), "1 thread", "no damping"),
+        bench.PeerConfig("other", "numpy", _numpy_peer(False), "all cores", "not this group"),
+    ]
+    result = bench.compare(
+        "tiny_cloth", "1 thread", threads=1, seconds=0.002, repeats=2, configs=configs
+    )
+    same, wrong = result["peers"]
+    assert same["status"] == "ok" and same["validation_error"] <= bench.VALIDATION_TOLERANCE
+    assert same["ratio"] == pytest.approx(
+        same["ns_per_spring_step"] / result["springsim"]["ns_per_spring_step"]
+    )
+    assert same["rounds"] == 2 and same["clock"] == "thread"
+    assert wrong["status"] == "mismatch" and "differs" in wrong["reason"]
+    assert wrong["ns_per_spring_step"] is None and wrong["ratio"] is None  # not timed
+    assert result["springsim"]["ns_per_spring_step"] > 0
+
+
+def test_a_missing_or_broken_peer_is_reported_not_raised(monkeypatch):
+    monkeypatch.setitem(scenes.ALL_SCENES, "tiny_cloth", _tiny_cloth)
+
+    def broken(problem, dt, threads):
+        raise RuntimeError("no CPU backend here")
+
+    configs = [
+        bench.PeerConfig("absent", "no-such-package-xyz", broken, "1 thread", ""),
+        bench.PeerConfig("broken", "numpy", broken, "1 thread", ""),
+    ]
+    result = bench.compare(
+        "tiny_cloth", "1 thread", threads=1, seconds=0.002, repeats=1, configs=configs
+    )
+    absent, failed = result["peers"]
+    assert absent["status"] == "skipped" and "pip install no-such-package-xyz" in absent["reason"]
+    assert failed["status"] == "failed" and "RuntimeError" in failed["reason"]
+
+
+def test_taichi_peer_gathers_per_node_without_atomics():
+    source = inspect.getsource(peer_taichi.taichi_peer)
+    assert "atomic" not in source
+    assert "self.f[a] = total" in source and "self.f[i] +=" not in source
+
+
+def test_adjacency_lists_every_spring_at_both_ends():
+    problem = bench.Problem.from_system(bench.jelly_20())
+    offsets, other, spring = problem.adjacency()
+    n, m = len(problem.x), len(problem.pairs)
+    assert offsets[0] == 0 and offsets[-1] == 2 * m and np.all(np.diff(offsets) >= 0)
+    node = np.repeat(np.arange(n), np.diff(offsets))
+    pairs = problem.pairs[spring]
+    assert np.all(
+        (pairs[:, 0] == node) & (pairs[:, 1] == other)
+        | (pairs[:, 1] == node) & (pairs[:, 0] == other)
+    )
+    assert np.array_equal(np.bincount(spring, minlength=m), np.full(m, 2))

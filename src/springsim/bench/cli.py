@@ -1,0 +1,285 @@
+"""``python -m springsim.bench``: the command line and the order of a run."""
+
+import argparse
+import contextlib
+import os
+import sys
+import time
+
+import springsim as ss
+from springsim.bench.kernel import REPEATS, SECONDS, measure
+from springsim.bench.machine import machine, set_threads, thread_note, threading_available
+from springsim.bench.peers import VALIDATION_STEPS, VALIDATION_TOLERANCE, compare, peer_version
+from springsim.bench.report import (
+    busy_lines,
+    header,
+    peer_line,
+    peers_header,
+    row_line,
+    table_header,
+    write_json,
+)
+from springsim.bench.scaling import BUSY_SCENES, busy_threads
+from springsim.bench.scenes import (
+    ALL_SCENES,
+    DAMPING,
+    DT_FRACTION,
+    FULL_SCENES,
+    RAW_ARRAYS,
+    SCENES,
+    TARGET_METHOD,
+    peer_scene,
+    scene,
+)
+from springsim.bench.targets import check_targets
+
+
+class Run:
+    """One bench run: the settings, the measurements so far (memoised), the printer."""
+
+    def __init__(self, args, out):
+        self.args = args
+        self.out = out
+        self.quick = args.quick
+        self.seconds = args.seconds or (0.02 if args.quick else SECONDS)
+        self.repeats = args.repeats or (1 if args.quick else REPEATS)
+        self.cache: dict[tuple[str, str, int, bool], dict] = {}
+        self.info = machine()
+        self.comparisons: list[dict] = []
+        self.peer_rows: list[dict] = []
+        self.busy: dict | None = None
+
+    def say(self, text: str = "") -> None:
+        """Print a line of the report."""
+        print(text, file=self.out, flush=True)
+
+    def measure(self, scene_name, method, threads, with_reference=True) -> dict:
+        """measure(), once per (scene, method, threads); a row with the reference serves all."""
+        used = set_threads(threads)
+        for key in ((scene_name, method, used, True), (scene_name, method, used, with_reference)):
+            if key in self.cache:
+                return self.cache[key]
+        row = measure(
+            scene_name,
+            method,
+            threads=used,
+            seconds=self.seconds,
+            repeats=self.repeats,
+            with_reference=with_reference,
+        )
+        self.cache[(scene_name, method, used, with_reference)] = row
+        return row
+
+    def peers(self, scenes) -> None:
+        """Validate and time the peers on every 3D scene without gas, both groups."""
+        for line in peers_header(VALIDATION_STEPS, VALIDATION_TOLERANCE):
+            self.say(line)
+        cores = self.info["cores"]
+        groups = [("1 thread", 1)]
+        if threading_available() and cores >= 2:
+            groups.append(("all cores", cores))
+        for name in (s for s in scenes if peer_scene(scene(s))):
+            for group, threads in groups:
+                result = compare(
+                    name, group, threads=threads, seconds=self.seconds, repeats=self.repeats
+                )
+                self.comparisons.append(result)
+                for row in result["peers"]:
+                    self.peer_rows.append(row)
+                    self.say(peer_line(row))
+        if len(groups) == 1:
+            self.say(f"  no 'all cores' group: {thread_note() if cores >= 2 else 'one core'}")
+        self.say()
+
+    def table(self, scenes, methods) -> list[dict]:
+        """The scene × method table, with the ratio to each timed peer."""
+        wanted = self.args.threads
+        used = set_threads(wanted)
+        group = "1 thread" if used == 1 else "all cores"
+        keys = []
+        for row in self.peer_rows:
+            if row["group"] == group and row["version"] and row["peer"] not in keys:
+                keys.append(row["peer"])
+        note = "" if used == wanted else f" ({wanted} asked: {thread_note()})"
+        for line in table_header(used, note, keys):
+            self.say(line)
+        rows = []
+        for name in scenes:
+            ratios = {
+                r["peer"]: r["ratio"]
+                for r in self.peer_rows
+                if r["scene"] == name and r["group"] == group
+            }
+            for method in methods:
+                row = self.measure(name, method, wanted)
+                rows.append(row)
+                self.say(row_line(row, ratios if method == TARGET_METHOD else {}, keys))
+        notes = sorted({(r["scene"], r["method"], r["note"]) for r in rows if r["note"]})
+        for name, method, text in notes:
+            self.say(f"  note {name} {method}: {text}")
+        if rows and rows[0]["nbytes_source"] not in (None, "sim.nbytes"):
+            self.say(f"  memory: {rows[0]['nbytes_source']}")
+        return rows
+
+
+def _names(text: str, valid, what: str) -> list[str]:
+    names = [name.strip() for name in text.split(",") if name.strip()]
+    unknown = [name for name in names if name not in valid]
+    if unknown or not names:
+        raise argparse.ArgumentTypeError(
+            f"unknown {what} {', '.join(unknown) or repr(text)}; valid: {', '.join(valid)}"
+        )
+    return names
+
+
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser."""
+    parser = argparse.ArgumentParser(
+        prog="python -m springsim.bench",
+        description=(
+            "Time springsim's kernel on fixed scenes (a 1,000-node string, 100×100,"
+            " 316×316 and, in the full run, 1000×1000 cloths with shear and bend springs,"
+            " a 20³ jelly, two gas balls) with every integrator: ns per spring-step, steps"
+            " per second, bytes per node and per spring, the speed-up over"
+            " springsim.reference and the ratio to Numba, Warp and Taichi on the CPU"
+            " (`pip install springsim[bench]`), each validated, then timed interleaved with"
+            " springsim in this process. Then check the targets. The machine is assumed"
+            " shared: medians of interleaved rounds, 1-thread figures by thread CPU time."
+        ),
+    )
+    add = parser.add_argument
+    add("--quick", action="store_true", help="short timings, one round, no peers unless --peers")
+    add(
+        "--json",
+        metavar="FILE",
+        help="also write every result as JSON to FILE ('-': standard output, the table"
+        " then goes to standard error)",
+    )
+    add("--threads", type=int, default=1, metavar="N", help="kernel threads for the table (1)")
+    add(
+        "--scenes",
+        type=lambda text: _names(text, list(ALL_SCENES), "scene"),
+        metavar="A,B",
+        help=f"comma-separated scenes (default: {', '.join(SCENES)}; the full run adds"
+        f" {', '.join(FULL_SCENES)})",
+    )
+    add(
+        "--methods",
+        type=lambda text: _names(text, list(ss.METHODS), "method"),
+        default=list(ss.METHODS),
+        metavar="A,B",
+        help=f"comma-separated methods (default all: {', '.join(ss.METHODS)})",
+    )
+    peers = parser.add_mutually_exclusive_group()
+    peers.add_argument(
+        "--peers",
+        action="store_true",
+        default=None,
+        help="time Numba, Warp and Taichi (default: yes, but not in --quick)",
+    )
+    peers.add_argument("--no-peers", dest="peers", action="store_false", help="skip the peers")
+    add("--no-targets", dest="targets", action="store_false", help="skip the targets section")
+    add(
+        "--busy",
+        action="store_true",
+        help=f"also time 1 vs 2 kernel threads on {' and '.join(BUSY_SCENES)} while a second"
+        " process keeps one core busy",
+    )
+    add("--seconds", type=float, metavar="S", help="length of one timed call (0.2; quick 0.02)")
+    add("--repeats", type=int, metavar="R", help="interleaved rounds, median kept (5; quick 1)")
+    return parser
+
+
+@contextlib.contextmanager
+def _stdout_is_stderr():
+    """Send everything written to standard output (also by C libraries) to standard error.
+
+    Yields the original standard output as a text stream, for the JSON.
+    """
+    sys.stdout.flush()
+    saved = os.dup(1)
+    os.dup2(2, 1)
+    try:
+        with os.fdopen(os.dup(saved), "w") as real_stdout:
+            yield real_stdout
+            real_stdout.flush()
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def run(args: argparse.Namespace, out) -> dict:
+    """Run the bench as ``args`` say, printing to ``out``; returns the JSON document."""
+    bench = Run(args, out)
+    scenes = args.scenes or list(SCENES if args.quick else ALL_SCENES)
+    for line in header(bench.info, bench.quick, bench.seconds, bench.repeats):
+        bench.say(line)
+    started = time.perf_counter()
+    if args.peers if args.peers is not None else not args.quick:
+        bench.peers(scenes)
+    results = bench.table(scenes, args.methods)
+    if args.busy:
+        bench.busy = busy_threads(seconds=bench.seconds, repeats=bench.repeats)
+        for line in busy_lines(bench.busy):
+            bench.say(line)
+    extras = {
+        "targets": [],
+        "thread_speedup": None,
+        "string_in_one_call": None,
+        "two_systems": None,
+    }
+    if args.targets:
+        extras.update(check_targets(bench))
+    set_threads(args.threads)
+    elapsed = time.perf_counter() - started
+    bench.say()
+    bench.say(f"bench took {elapsed:.1f} s")
+    return {
+        "benchmark": "springsim.bench",
+        "machine": bench.info,
+        "settings": {
+            "quick": args.quick,
+            "threads": args.threads,
+            "seconds_per_call": bench.seconds,
+            "repeats": bench.repeats,
+            "statistic": "median",
+            "timing": "interleaved shuffled rounds in one process; 1 thread: thread CPU time"
+            " (time.thread_time); several threads: wall time",
+            "shared_machine": True,
+            "dt_fraction": DT_FRACTION,
+            "spring_damping": DAMPING,
+            "scenes": {name: ALL_SCENES[name].__doc__ for name in scenes},
+            "methods": args.methods,
+            "raw_arrays": list(RAW_ARRAYS),
+            "peer_versions": {
+                name: peer_version(name) for name in ("numba", "warp-lang", "taichi")
+            },
+        },
+        "results": results,
+        "peers": bench.peer_rows,
+        "comparisons": bench.comparisons,
+        "busy": bench.busy,
+        **extras,
+        "seconds": elapsed,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    """The command line; returns the exit status (0, or 2 for bad arguments)."""
+    args = parser().parse_args(argv)
+    if args.threads < 1 or (args.repeats is not None and args.repeats < 1):
+        parser().error("--threads and --repeats must be >= 1")
+    if args.seconds is not None and not args.seconds > 0:
+        parser().error("--seconds must be > 0")
+    if args.json == "-":
+        with _stdout_is_stderr() as stdout:
+            write_json(run(args, sys.stderr), stdout)
+        return 0
+    if not args.json:
+        run(args, sys.stdout)
+        return 0
+    with open(args.json, "w") as file:  # opened first: a bad path fails before the run
+        write_json(run(args, sys.stdout), file)
+    print(f"wrote {args.json}")
+    return 0
