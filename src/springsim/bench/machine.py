@@ -59,23 +59,18 @@ def cores() -> int:
         return os.cpu_count() or 1
 
 
-def build_info() -> dict | None:
-    """``springsim.build_info()`` (SIMD path, threads, OpenMP, ...), or None if it is missing."""
-    info = getattr(ss, "build_info", None)
-    if info is None:
-        return None
-    info = info() if callable(info) else info
-    return dict(info) if isinstance(info, dict) else {"build_info": repr(info)}
+def build_info() -> dict:
+    """``springsim.build_info()``: the SIMD path, threads and OpenMP of the kernel."""
+    return ss.build_info()
 
 
-def describe_build(info: dict | None) -> str:
-    """One line for the report: the SIMD path and threads of the kernel, if it says."""
-    if info is None:
-        return "springsim.build_info() not available: SIMD path unknown"
-    keys = ("simd", "threads", "openmp")
-    shown = [f"{key} {info[key]}" for key in keys if key in info]
-    shown += [f"{key} {value}" for key, value in info.items() if key not in keys]
-    return "kernel build: " + ", ".join(shown)
+def describe_build(info: dict) -> str:
+    """One line for the report: the SIMD path and threads of the kernel."""
+    available = [path for path, ok in info["simd_paths"].items() if ok]
+    return (
+        f"kernel build: simd {info['simd']} (available: {', '.join(available)}), "
+        f"threads {info['threads']}, openmp {info['openmp']}"
+    )
 
 
 def _cpu_model() -> str:
@@ -96,7 +91,7 @@ def machine() -> dict:
     dict
         platform, cpu (model), cores (logical CPUs this process may use), load
         (1-minute load average, if known), python, numpy and springsim versions,
-        the kernel's threading state and ``build`` (``springsim.build_info()`` or None).
+        the kernel's threading state and ``build`` (``springsim.build_info()``).
     """
     try:
         load = os.getloadavg()[0]
