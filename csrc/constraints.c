@@ -97,14 +97,10 @@ static void forget_cuts(ss_system *sys) {
 
 ss_status ss_constraints_begin_tearing(ss_system *sys) {
     const size_t m = sys->num_springs;
-    const double *limit = SS_DOUBLES(sys, SS_BREAK_STRAINS);
     if (sys->cut) /* cuts deferred from earlier calls: keep marking on the same springs */
         return SS_OK;
-    size_t s = 0;
-    while (s < m && !isfinite(limit[s]))
-        s++;
-    if (s == m)
-        return SS_OK; /* nothing can break: the common case costs one pass */
+    if (!sys->breakable)
+        return SS_OK; /* nothing can break (ss_system_validate keeps the flag) */
     sys->cut = ss_malloc(m);
     sys->cut_saved = ss_malloc(2 * m * sizeof(double));
     if (!sys->cut || !sys->cut_saved) {

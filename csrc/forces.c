@@ -15,6 +15,7 @@
 #include "springsim.h"
 
 #include <math.h>
+#include <string.h>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -30,7 +31,9 @@ typedef struct {
     double *out;    /* (N, dim) accelerations (SS_FINISH_ACCELERATION) */
     ss_finish finish;
     double dt;
-    double *v_out, *x_out; /* SS_FINISH_SYMPLECTIC: updated in place */
+    double *v_out, *x_out;   /* SS_FINISH_SYMPLECTIC: updated in place */
+    double *save_x, *save_v; /* SS_FINISH_SYMPLECTIC: x and v before it (or NULL) */
+    int check;               /* SS_FINISH_SYMPLECTIC: sum the finiteness probe */
 } evaluation;
 
 /* Node forces of nodes [first, last) into f's rows (`stride` doubles apart; the rest
@@ -81,29 +84,43 @@ static void divide_by_mass(const ss_system *sys, size_t first, size_t last, cons
 
 /* Symplectic Euler for nodes [first, last) from their forces f: a = f / m (0 if
  * pinned), v' = v + a dt, x' = x + v' dt. */
-static inline void symplectic_dim(const ss_system *sys, size_t first, size_t last,
-                                  const double *restrict f, size_t stride, double dt,
-                                  double *restrict v, double *restrict x, const size_t dim) {
+static inline double symplectic_dim(const ss_system *sys, size_t first, size_t last,
+                                    const double *restrict f, size_t stride, double dt,
+                                    double *restrict v, double *restrict x, const size_t dim,
+                                    double *restrict save_x, double *restrict save_v,
+                                    const int check) {
     const double *restrict mass = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *restrict pinned = SS_BYTES(sys, SS_PINNED);
+    /* probe: 0 * x + 0 * v summed is 0 exactly when every value is finite (NaN
+     * otherwise), the step's blow-up check, done here while the values are in hand. */
+    double probe = 0.0;
     for (size_t i = first; i < last; i++) {
         const double inv_mass = 1.0 / mass[i];
         const int free = !pinned[i];
         for (size_t k = 0; k < dim; k++) {
             const size_t ik = i * dim + k;
+            if (save_x) { /* the step's backup, taken as each node is first touched */
+                save_x[ik] = x[ik];
+                save_v[ik] = v[ik];
+            }
             const double a = free ? f[i * stride + k] * inv_mass : 0.0;
             v[ik] = v[ik] + a * dt;
             x[ik] = x[ik] + v[ik] * dt;
+            if (check)
+                probe += 0.0 * x[ik] + 0.0 * v[ik];
         }
     }
+    return probe;
 }
 
-static void symplectic_update(const ss_system *sys, size_t first, size_t last, const double *f,
-                              size_t stride, double dt, double *v, double *x) {
-    if (sys->dim == 3)
-        symplectic_dim(sys, first, last, f, stride, dt, v, x, 3);
-    else
-        symplectic_dim(sys, first, last, f, stride, dt, v, x, 2);
+static double symplectic_update(const evaluation *e, size_t first, size_t last, size_t stride) {
+    if (e->sys->dim == 3)
+        return e->check ? symplectic_dim(e->sys, first, last, e->forces, stride, e->dt, e->v_out,
+                                         e->x_out, 3, e->save_x, e->save_v, 1)
+                        : symplectic_dim(e->sys, first, last, e->forces, stride, e->dt, e->v_out,
+                                         e->x_out, 3, e->save_x, e->save_v, 0);
+    return symplectic_dim(e->sys, first, last, e->forces, stride, e->dt, e->v_out, e->x_out, 2,
+                          e->save_x, e->save_v, e->check);
 }
 
 /* Pass 1 for block b. */
@@ -141,7 +158,7 @@ static void block_finish(const evaluation *e, size_t b) {
     }
     const size_t first = plan->node_start[b], last = plan->node_start[b + 1];
     if (e->finish == SS_FINISH_SYMPLECTIC)
-        symplectic_update(sys, first, last, e->forces, stride, e->dt, e->v_out, e->x_out);
+        plan->block_probe[b] = symplectic_update(e, first, last, stride);
     else
         divide_by_mass(sys, first, last, e->forces, stride, e->out);
 }
@@ -198,7 +215,10 @@ static evaluation prepare(ss_system *sys, const double *x, const double *v, doub
                           SS_FINISH_ACCELERATION,
                           0.0,
                           NULL,
-                          NULL};
+                          NULL,
+                          NULL,
+                          NULL,
+                          0};
     return e;
 }
 
@@ -209,14 +229,24 @@ void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, do
     evaluate(&e);
 }
 
-void ss_forces_symplectic_euler(ss_system *sys, double dt) {
+int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double *save_v,
+                               int check) {
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     evaluation e = prepare(sys, x, v, NULL);
     e.finish = SS_FINISH_SYMPLECTIC;
     e.dt = dt;
     e.v_out = v;
     e.x_out = x;
+    e.save_x = save_x;
+    e.save_v = save_v;
+    e.check = check;
     evaluate(&e);
+    if (!check)
+        return 0;
+    double probe = 0.0;
+    for (size_t b = 0; b < sys->plan->num_blocks; b++)
+        probe += sys->plan->block_probe[b];
+    return probe == 0.0;
 }
 
 void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a) {

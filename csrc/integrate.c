@@ -24,8 +24,10 @@ static void step_euler(ss_system *sys, double dt, double *a) {
 
 /* Symplectic (semi-implicit) Euler: v' = v + a(x, v) dt, x' = x + v' dt. First order,
  * and its energy error stays bounded for dt below the stability limit. */
-static void step_symplectic_euler(ss_system *sys, double dt) {
-    ss_forces_symplectic_euler(sys, dt); /* fused: each node updated once its force is */
+static void step_symplectic_euler(ss_system *sys, double dt, double *save_x, double *save_v) {
+    /* fused: each node updated once its force is (and first saved, if asked), and the
+     * finiteness check made on the way */
+    sys->known_finite = ss_forces_symplectic_euler(sys, dt, save_x, save_v, sys->check_finite);
 }
 
 /* Position Verlet (the xbdev article): x' = 2x - x_prev + a dt^2.
@@ -233,13 +235,20 @@ static double total_energy(const ss_system *sys) {
  * is and moves them by exactly v dt: explicit, symplectic and velocity Verlet by
  * construction (v + 0 dt = v), Verlet, RK2 and RK4 by an explicit branch, implicit
  * Euler because pinned nodes are not unknowns of its solve. */
-void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *scratch) {
+void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *scratch,
+                          double *save_x, double *save_v) {
+    if (save_x && method != SS_SYMPLECTIC_EULER) {
+        const size_t bytes = sys->num_nodes * (size_t)sys->dim * sizeof(double);
+        memcpy(save_x, SS_DOUBLES(sys, SS_POSITIONS), bytes);
+        memcpy(save_v, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
+    }
+    sys->known_finite = 0;
     switch (method) {
     case SS_EULER:
         step_euler(sys, dt, scratch);
         break;
     case SS_SYMPLECTIC_EULER:
-        step_symplectic_euler(sys, dt);
+        step_symplectic_euler(sys, dt, save_x, save_v);
         break;
     case SS_VERLET:
         step_verlet(sys, dt, scratch);
@@ -272,6 +281,8 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     /* Contacts and the strain limit move nodes and change velocities: what they take
      * (or give) is the change of the whole energy across them. */
     const int corrected = sys->num_colliders || sys->max_strain >= 0.0;
+    if (corrected || sys->energy_loss != 1.0)
+        sys->known_finite = 0; /* what moved the nodes after the check is checked again */
     double before = 0.0;
     if (sys->track_energy && corrected)
         before = total_energy(sys);
@@ -409,8 +420,8 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
         nd * sizeof(double),  sys->time,         sys->dissipated,
         sys->prev_accel_valid};
     double *substep_scratch = sys->scratch + saved * nd;
-    memcpy(backup.x, SS_DOUBLES(sys, SS_POSITIONS), backup.bytes);
-    memcpy(backup.v, SS_DOUBLES(sys, SS_VELOCITIES), backup.bytes);
+    /* x and v are saved by the first substep (symplectic Euler's node pass saves each
+     * node just before it moves it: no pass of its own). */
     if (backup.a_prev)
         memcpy(backup.a_prev, SS_DOUBLES(sys, SS_PREV_ACCEL), backup.bytes);
     if (sys->track_energy)
@@ -430,12 +441,14 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
     double next_poll = poll ? wall_seconds() + SS_POLL_SECONDS : INFINITY;
 
     for (size_t s = 0; s < steps; s++) {
+        double *save_x = s == 0 ? backup.x : NULL, *save_v = s == 0 ? backup.v : NULL;
+        sys->check_finite = (s + 1) % SS_FINITE_CHECK_EVERY == 0 || s + 1 == steps;
         if (ss_threads_begin_substep(sys)) {
             const double start = wall_seconds();
-            ss_integrate_substep(sys, dt, method, substep_scratch);
+            ss_integrate_substep(sys, dt, method, substep_scratch, save_x, save_v);
             ss_threads_end_substep(sys, wall_seconds() - start);
         } else {
-            ss_integrate_substep(sys, dt, method, substep_scratch);
+            ss_integrate_substep(sys, dt, method, substep_scratch, save_x, save_v);
         }
         sys->time += dt;
 
@@ -452,7 +465,7 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
          * leave a gas body inside out that no force has seen yet. */
         if (sys->collapsed_body < 0 && sys->num_bodies)
             sys->collapsed_body = ss_pressure_first_collapsed(sys);
-        if (state_is_finite(sys) && sys->collapsed_body < 0)
+        if ((sys->known_finite || state_is_finite(sys)) && sys->collapsed_body < 0)
             continue;
         const double failed_at = sys->time;
         restore(sys, &backup);

@@ -23,6 +23,8 @@ typedef struct {
     /* Set while a step runs without the GIL: any other call that would step or
      * resize this system raises RuntimeError instead of racing it. */
     int busy;
+    /* Nodes are driven (system.py sets it): step() hands over to _driven_step. */
+    int driven;
 } SystemObject;
 
 static PyTypeObject SystemType;
@@ -75,6 +77,7 @@ static PyObject *System_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     if (self) {
         self->sys = NULL;
         self->busy = 0;
+        self->driven = 0;
     }
     return (PyObject *)self;
 }
@@ -749,26 +752,132 @@ static int poll_signals(void *context) {
     return stop;
 }
 
-static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds) {
-    static char *kwlist[] = {"dt", "steps", "method", NULL};
-    PyObject *dt_obj, *steps_obj = NULL, *method_obj = Py_None;
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "O|OO:step", kwlist, &dt_obj, &steps_obj,
-                                     &method_obj))
+static const char step_doc[] =
+    "step(dt, steps=1, method=None)\n"
+    "--\n"
+    "\n"
+    "Advance by ``steps`` substeps of ``dt`` seconds with ``method``.\n"
+    "\n"
+    "All substeps run in C without the GIL, unless nodes are driven\n"
+    "(:meth:`drive`): then each substep returns to Python to place them. A step\n"
+    "whose result is not finite raises :class:`springsim.UnstableError` and leaves\n"
+    "the system as it was before the call.\n"
+    "\n"
+    "``method=\"implicit_euler\"`` is linearised backward Euler (Baraff & Witkin\n"
+    "1998): each substep solves\n"
+    "\n"
+    "    (M − dt ∂f/∂v − dt² ∂f/∂x) Δv = dt (f + dt ∂f/∂x v),\n"
+    "\n"
+    "then v += Δv, x += dt v, for the free nodes (pinned ones are not unknowns).\n"
+    "∂f/∂v holds the spring damping and drag; ∂f/∂x is minus the springs'\n"
+    "Hessian (see :meth:`stiffness_matrix`) with the sideways term of compressed\n"
+    "springs dropped (1 − L/l clamped at 0), which makes the matrix symmetric\n"
+    "positive definite: Jacobi-preconditioned conjugate gradients, in C, always\n"
+    "apply. They stop at ``cg_tolerance`` (relative residual, default 1e-8) or\n"
+    "``cg_max_iterations`` (default 1000; reaching it warns with\n"
+    ":class:`springsim.ConvergenceWarning`); :meth:`last_solve` reports them. Gas\n"
+    "pressure, gravity and external forces are explicit. It is first order and\n"
+    "stable at any dt, because it damps fast motions: amplitude × 1/√(1 + (ω dt)²)\n"
+    "per step.\n"
+    "\n"
+    "Parameters\n"
+    "----------\n"
+    "dt : float\n"
+    "    Seconds per substep, > 0 and finite.\n"
+    "steps : int\n"
+    "    Substeps, 0 <= steps < 2**63 - 1 (0 only checks the arguments and state).\n"
+    "method : str, optional\n"
+    "    One of :data:`springsim.METHODS` (default: :attr:`method`).\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError, ValueError\n"
+    "    A bad argument, or a bad value written into a view; nothing has run.\n"
+    "springsim.UnstableError\n"
+    "    The state became non-finite, or a gas body ended a substep inside out: the\n"
+    "    system is rolled back to the state before the call.\n"
+    "KeyboardInterrupt\n"
+    "    Ctrl-C, answered within about 0.05 s (the kernel polls for signals while it\n"
+    "    runs; one substep is never cut short): the state before the call is restored.\n";
+
+/* The step arguments: step(dt, steps=1, method=None), positional or by keyword, parsed
+ * by hand (vectorcall): this is the hot call of a Python loop of single steps. */
+static int step_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                          PyObject *out[3]) {
+    static const char *const names[3] = {"dt", "steps", "method"};
+    out[0] = out[1] = NULL;
+    out[2] = Py_None;
+    if (nargs > 3) {
+        PyErr_Format(PyExc_TypeError, "step() takes at most 3 arguments (%zd given)", nargs);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++)
+        out[k] = args[k];
+    const Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < keywords; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        int which = 0;
+        while (which < 3 && PyUnicode_CompareWithASCIIString(name, names[which]) != 0)
+            which++;
+        if (which == 3) {
+            PyErr_Format(PyExc_TypeError, "step() got an unexpected keyword argument %R", name);
+            return -1;
+        }
+        if (which < nargs || (which == 2 ? out[2] != Py_None : out[which] != NULL)) {
+            PyErr_Format(PyExc_TypeError, "step() got multiple values for argument '%s'",
+                         names[which]);
+            return -1;
+        }
+        out[which] = args[nargs + k];
+    }
+    if (!out[0]) {
+        PyErr_SetString(PyExc_TypeError, "step() missing required argument 'dt'");
+        return -1;
+    }
+    return 0;
+}
+
+/* Node and spring updates (steps x (nodes + springs)) below which a step keeps the GIL
+ * (a few microseconds of work). */
+#define SS_KEEP_GIL_BELOW 16384
+
+static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames, int dispatch) {
+    /* Driven nodes need Python between substeps: System._driven_step (system.py). */
+    if (dispatch && self->driven) {
+        PyObject *stack[7] = {(PyObject *)self};
+        const Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+        if (total > 6) {
+            PyErr_SetString(PyExc_TypeError, "step() takes at most 3 arguments");
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < total; k++)
+            stack[k + 1] = args[k];
+        PyObject *name = PyUnicode_InternFromString("_driven_step");
+        if (!name)
+            return NULL;
+        PyObject *result = PyObject_VectorcallMethod(name, stack, (size_t)nargs + 1, kwnames);
+        Py_DECREF(name);
+        return result;
+    }
+    PyObject *parsed[3];
+    if (step_arguments(args, nargs, kwnames, parsed) < 0)
         return NULL;
+    PyObject *dt_obj = parsed[0], *steps_obj = parsed[1], *method_obj = parsed[2];
     ss_system *sys = writable_system(self);
     if (!sys)
         return NULL;
-    if (!PyFloat_Check(dt_obj) && !PyLong_Check(dt_obj) && !PyNumber_Check(dt_obj)) {
+    if (!PyFloat_CheckExact(dt_obj) && !PyLong_Check(dt_obj) && !PyNumber_Check(dt_obj)) {
         PyErr_Format(PyExc_TypeError, "dt must be a number of seconds, not %.100s",
                      Py_TYPE(dt_obj)->tp_name);
         return NULL;
     }
-    double dt = PyFloat_AsDouble(dt_obj);
+    double dt = PyFloat_CheckExact(dt_obj) ? PyFloat_AS_DOUBLE(dt_obj) : PyFloat_AsDouble(dt_obj);
     if (dt == -1.0 && PyErr_Occurred())
         return NULL;
     Py_ssize_t steps = 1;
     if (steps_obj) {
-        if (!PyIndex_Check(steps_obj)) {
+        if (!PyIndex_Check(steps_obj) || PyBool_Check(steps_obj)) {
             PyErr_Format(PyExc_TypeError, "steps must be an int, not %.100s",
                          Py_TYPE(steps_obj)->tp_name);
             return NULL;
@@ -792,12 +901,19 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds)
     if (method_obj != Py_None && (method = parse_method(method_obj)) < 0)
         return NULL;
 
-    self->busy = 1;
-    PyThreadState *released = PyEval_SaveThread();
-    const ss_poll poll = {poll_signals, &released};
-    ss_status st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, &poll);
-    PyEval_RestoreThread(released);
-    self->busy = 0;
+    /* A short call keeps the GIL: releasing and taking it back costs about as much as
+     * stepping a small system once, and it ends before anyone could use the GIL. */
+    ss_status st;
+    if ((size_t)steps * (sys->num_nodes + sys->num_springs) < SS_KEEP_GIL_BELOW) {
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, NULL);
+    } else {
+        self->busy = 1;
+        PyThreadState *released = PyEval_SaveThread();
+        const ss_poll poll = {poll_signals, &released};
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, &poll);
+        PyEval_RestoreThread(released);
+        self->busy = 0;
+    }
     if (st == SS_ERR_INTERRUPTED)
         return NULL; /* KeyboardInterrupt (or the signal handler's error) is set */
     if (st)
@@ -829,6 +945,35 @@ static PyObject *System_step(SystemObject *self, PyObject *args, PyObject *kwds)
             return NULL;
     }
     Py_RETURN_NONE;
+}
+
+static PyObject *System_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
+                             PyObject *kwnames) {
+    return step_impl(self, args, nargs, kwnames, 1);
+}
+
+/* _step(dt, steps=1, method=None): the kernel's step, never handing over to Python's
+ * driven step (which calls this for each of its substeps). */
+static PyObject *System_kernel_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                    PyObject *kwnames) {
+    return step_impl(self, args, nargs, kwnames, 0);
+}
+
+static PyObject *get_driven(SystemObject *self, void *closure) {
+    (void)closure;
+    return PyBool_FromLong(self->driven);
+}
+
+static int set_driven(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    const int truth = value ? PyObject_IsTrue(value) : -1;
+    if (truth < 0) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_AttributeError, "cannot delete _driven");
+        return -1;
+    }
+    self->driven = truth;
+    return 0;
 }
 
 /* _tear(): remove the springs cut by earlier calls while tearing was deferred. */
@@ -1194,8 +1339,10 @@ static PyMethodDef System_methods[] = {
     {"_set_pinned", (PyCFunction)System_set_pinned, METH_VARARGS, "Set pinned flags."},
     {"_energy_terms", (PyCFunction)System_energy_terms, METH_NOARGS,
      "(kinetic, elastic, gravity, pressure) in joules."},
-    {"step", (PyCFunction)(void (*)(void))System_step, METH_VARARGS | METH_KEYWORDS,
-     "step(dt, steps=1, method=None)\n--\n\nAdvance by `steps` substeps of `dt` seconds."},
+    {"step", (PyCFunction)(void (*)(void))System_step, METH_FASTCALL | METH_KEYWORDS, step_doc},
+    {"_step", (PyCFunction)(void (*)(void))System_kernel_step, METH_FASTCALL | METH_KEYWORDS,
+     "_step(dt, steps=1, method=None)\n--\n\nThe kernel's step: never hands over to "
+     "_driven_step."},
     {"momentum", (PyCFunction)System_momentum, METH_NOARGS, "Total momentum, kg m/s."},
     {"center_of_mass", (PyCFunction)System_center_of_mass, METH_NOARGS, "Centre of mass, m."},
     {"spring_lengths", (PyCFunction)System_spring_lengths, METH_NOARGS, "Spring lengths, m."},
@@ -1252,6 +1399,8 @@ static PyGetSetDef System_getset[] = {
      "Keep springs cut by a step in place (pulling nothing) until _tear() (run() uses it, so "
      "that how it groups substeps into calls changes nothing).",
      "_defer_tearing"},
+    {"_driven", (getter)get_driven, (setter)set_driven,
+     "Nodes are driven: step() hands over to the Python method _driven_step.", NULL},
     {"_hold_cuts", (getter)get_flag, (setter)set_flag,
      "Keep the cuts of successful step calls undoable until _settle_cuts() (a driven step "
      "runs one call per substep, and undoes them all if one fails).",

@@ -28,6 +28,7 @@ void ss_plan_free(ss_plan *plan) {
     ss_free(plan->cross);
     ss_free(plan->cross_forces);
     ss_free(plan->forces);
+    ss_free(plan->block_probe);
     ss_free(plan->end_node);
     ss_free(plan->end_entry);
     ss_free(plan->end_start);
@@ -102,10 +103,12 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
     plan->num_nodes = n;
     plan->stride = stride;
     plan->forces = ss_malloc((n * stride + SS_PAD_DOUBLES) * sizeof(double));
+    plan->block_probe = ss_malloc(blocks * sizeof(double));
     plan->node_start = ss_malloc((blocks + 1) * sizeof(size_t));
     plan->run_start = ss_malloc((blocks + 1) * sizeof(size_t));
     plan->end_start = ss_malloc((blocks + 1) * sizeof(size_t));
-    if (!plan->node_start || !plan->run_start || !plan->end_start || !plan->forces)
+    if (!plan->node_start || !plan->run_start || !plan->end_start || !plan->forces ||
+        !plan->block_probe)
         goto nomem;
     for (size_t b = 0; b <= blocks; b++)
         plan->node_start[b] = n * b / blocks;

@@ -135,6 +135,7 @@ typedef struct {
     size_t num_cross;
     double *cross_forces; /* (num_cross, ss_force_stride(dim)) force on the first node */
     double *forces;       /* (N, ss_force_stride(dim)) the force rows of an evaluation */
+    double *block_probe;  /* (num_blocks,) symplectic Euler's finiteness sums */
     /* The ends of the between-block springs, by node then spring: the node, and the
      * entry q (>= 0: the first node, gets +F; ~q: the second, gets -F). */
     int32_t *end_node, *end_entry; /* (2 num_cross,) */
@@ -202,6 +203,10 @@ typedef struct ss_system {
     double *cut_saved;
     size_t num_cut;
     int defer_tearing; /* keep cut springs in place across calls until ss_system_tear */
+    /* Some break strain is finite: set by ss_system_validate whenever the break strains
+     * may have changed, so that a step need not scan them (it stays set when springs
+     * are removed: then a step only prepares to tear in vain). */
+    int breakable;
     /* Keep this call's cuts marked as this call's (2) when it succeeds, so that a caller
      * running several calls as one (driven nodes) can undo them all: see
      * ss_constraints_settle_cuts. */
@@ -209,6 +214,10 @@ typedef struct ss_system {
     /* Substeps of the last step call whose strain limiting stopped with springs still
      * longer than the limit (the pins or colliders make it unsatisfiable). */
     size_t strain_unmet;
+    /* Set by ss_system_step before a substep whose result it will check for blow-up
+     * (check_finite); set by the substep when it found x and v finite on the way
+     * (known_finite), which spares a pass. */
+    int check_finite, known_finite;
     size_t num_broken, broken_capacity;
 
     ss_collider *colliders; /* applied in order after every substep */
@@ -422,8 +431,11 @@ ss_status ss_system_tear(ss_system *sys);
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a);
 
 /* One symplectic Euler substep of dt fused into the force evaluation: each node's
- * velocity and position are updated as soon as its force is complete. Needs the plan. */
-void ss_forces_symplectic_euler(ss_system *sys, double dt);
+ * velocity and position are updated as soon as its force is complete (and first copied
+ * into save_x and save_v, when they are not NULL). With check, returns nonzero when
+ * every new x and v is finite (else 0). Needs the plan. */
+int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double *save_v,
+                               int check);
 
 /* Acceleration from the forces on nodes that are not springs (gravity, drag,
  * external, gas pressure), 0 if pinned: what XPBD's prediction uses. */
@@ -460,8 +472,10 @@ void ss_pressure_renumber(ss_system *sys, const int64_t *old_to_new);
 
 /* ---- Integrators (integrate.c) ----------------------------------------- */
 
-/* One substep of `dt` with `method` on sys's own positions and velocities. */
-void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *scratch);
+/* One substep of `dt` with `method` on sys's own positions and velocities; save_x and
+ * save_v (or NULL) receive x and v from before it. */
+void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *scratch,
+                          double *save_x, double *save_v);
 /* Doubles of scratch the method needs for this system. */
 size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method);
 

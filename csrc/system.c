@@ -352,6 +352,15 @@ static ss_status check_pinned(ss_system *sys, const uint8_t *pinned, size_t n) {
     return SS_OK;
 }
 
+/* Nonzero when some of the m break strains is finite (a spring can tear). */
+static int any_finite(const ss_system *sys, size_t m) {
+    const double *limit = SS_DOUBLES(sys, SS_BREAK_STRAINS);
+    for (size_t s = 0; s < m; s++)
+        if (isfinite(limit[s]))
+            return 1;
+    return 0;
+}
+
 /* Nonzero when array a may hold values nobody checked: a view was made of it since the
  * last validation (module.c marks it), or one still shows it (its block is shared). */
 static int unchecked(const ss_system *sys, ss_array a) {
@@ -386,6 +395,7 @@ ss_status ss_system_validate(ss_system *sys) {
         SS_IF(SS_DAMPING,
               check_spring_values(sys, "damping", "N*s/m", SS_DOUBLES(sys, SS_DAMPING), m, 0)) ||
         SS_IF(SS_BREAK_STRAINS, check_break_strains(sys, SS_DOUBLES(sys, SS_BREAK_STRAINS), m)) ||
+        (unchecked(sys, SS_BREAK_STRAINS) && (sys->breakable = any_finite(sys, m), 0)) ||
         SS_IF(SS_POSITIONS, ss_pressure_validate(sys)) ||
         (st = check_vector(sys, "gravity", sys->gravity)) ||
         (st = check_vector(sys, "wind", sys->wind)))

@@ -542,7 +542,7 @@ class System(_core.System):
         drives = self.__dict__.get("_drives")
         if drives:  # driven nodes follow their new numbers; removed ones stop
             renumbered = (d.renumbered(old_to_new) for d in drives)
-            self._drives = [d for d in renumbered if d is not None]
+            self._set_drives([d for d in renumbered if d is not None])
         return old_to_new
 
     def normals(self) -> np.ndarray:
@@ -908,61 +908,22 @@ class System(_core.System):
             self.velocities[idx] = 0.0
         else:
             drives.append(new)
-        self._drives = drives
+        self._set_drives(drives)
 
-    def step(self, dt, steps=1, method=None) -> None:
-        """Advance by ``steps`` substeps of ``dt`` seconds with ``method``.
+    def _set_drives(self, drives) -> None:
+        # The kernel's step hands over to _driven_step while any node is driven.
+        self.__dict__["_drives"] = drives
+        self._driven = bool(drives)
 
-        All substeps run in C without the GIL, unless nodes are driven
-        (:meth:`drive`): then each substep returns to Python to place them. A step
-        whose result is not finite raises :class:`springsim.UnstableError` and leaves
-        the system as it was before the call.
-
-        ``method="implicit_euler"`` is linearised backward Euler (Baraff & Witkin
-        1998): each substep solves
-
-            (M − dt ∂f/∂v − dt² ∂f/∂x) Δv = dt (f + dt ∂f/∂x v),
-
-        then v += Δv, x += dt v, for the free nodes (pinned ones are not unknowns).
-        ∂f/∂v holds the spring damping and drag; ∂f/∂x is minus the springs'
-        Hessian (see :meth:`stiffness_matrix`) with the sideways term of compressed
-        springs dropped (1 − L/l clamped at 0), which makes the matrix symmetric
-        positive definite: Jacobi-preconditioned conjugate gradients, in C, always
-        apply. They stop at ``cg_tolerance`` (relative residual, default 1e-8) or
-        ``cg_max_iterations`` (default 1000; reaching it warns with
-        :class:`springsim.ConvergenceWarning`); :meth:`last_solve` reports them. Gas
-        pressure, gravity and external forces are explicit. It is first order and
-        stable at any dt, because it damps fast motions: amplitude × 1/√(1 + (ω dt)²)
-        per step.
-
-        Parameters
-        ----------
-        dt : float
-            Seconds per substep, > 0 and finite.
-        steps : int
-            Substeps, 0 <= steps < 2**63 - 1 (0 only checks the arguments and state).
-        method : str, optional
-            One of :data:`springsim.METHODS` (default: :attr:`method`).
-
-        Raises
-        ------
-        TypeError, ValueError
-            A bad argument, or a bad value written into a view; nothing has run.
-        springsim.UnstableError
-            The state became non-finite, or a gas body ended a substep inside out: the
-            system is rolled back to the state before the call.
-        KeyboardInterrupt
-            Ctrl-C, answered within about 0.05 s (the kernel polls for signals while it
-            runs; one substep is never cut short): the state before the call is restored.
-        """
-        drives = self.__dict__.get("_drives")
-        if not drives:
-            return super().step(dt, steps, method)
+    def _driven_step(self, dt, steps=1, method=None) -> None:
+        """:meth:`step` for a system with driven nodes (the kernel's step calls this
+        when ``_driven`` is set): one kernel call per substep, undone whole on failure."""
+        drives = self.__dict__["_drives"]
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
             raise TypeError(f"steps must be an int, not {type(steps).__name__}")
         if not 0 <= steps < 2**63 - 1:
             raise ValueError(f"steps must be >= 0 and < 2**63 - 1, got {steps}")
-        super().step(dt, 0, method)  # checks dt, method and the state; steps nothing
+        self._step(dt, 0, method)  # checks dt, method and the state; steps nothing
         if steps == 0:
             return None
         # One kernel call per substep, undone together if any part fails: the state,
@@ -981,7 +942,7 @@ class System(_core.System):
                 targets = [d.target(self.time + dt, self.dim) for d in drives]
                 for d, target in zip(drives, targets, strict=True):
                     self.velocities[d.indices] = (target - self.positions[d.indices]) / dt
-                super().step(dt, 1, method)
+                self._step(dt, 1, method)
                 for d, target in zip(drives, targets, strict=True):
                     self.positions[d.indices] = target
                     d.counter += 1
@@ -1105,7 +1066,7 @@ class System(_core.System):
         """A deep copy (driven anchors included, each with its own progress)."""
         new = super().copy()
         if self.__dict__.get("_drives"):
-            new._drives = [d.copy() for d in self._drives]
+            new._set_drives([d.copy() for d in self._drives])
         return new
 
     def add_plane(self, normal, offset=0.0, restitution=0.0, friction=0.0):
@@ -1370,5 +1331,5 @@ def _unpickle(cls, arrays: dict, extras: dict) -> System:
     sim.dissipated = extras["dissipated"]
     sim.track_energy = extras["track_energy"]
     if extras["drives"]:
-        sim._drives = extras["drives"]
+        sim._set_drives(extras["drives"])
     return sim
