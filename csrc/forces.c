@@ -185,6 +185,7 @@ static void evaluate(const evaluation *e) {
     const long count = (long)blocks, cross = (long)plan->num_cross;
 #pragma omp parallel num_threads(threads)
     {
+        const ss_fpstate fp = ss_fp_enter(); /* the same rounding on every thread */
 #pragma omp for schedule(dynamic, 1) nowait
         for (long b = 0; b < count; b++)
             block_springs(e, (size_t)b);
@@ -199,6 +200,7 @@ static void evaluate(const evaluation *e) {
 #pragma omp for schedule(dynamic, 1) nowait
         for (long b = 0; b < count; b++)
             block_finish(e, (size_t)b);
+        ss_fp_leave(fp);
     }
 #endif
 }

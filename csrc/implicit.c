@@ -94,6 +94,7 @@ static void add_spring_blocks(const ss_system *sys, block_data b, const double *
 #ifdef _OPENMP
 #pragma omp parallel num_threads(threads)
     {
+        const ss_fpstate fp = ss_fp_enter(); /* the same rounding on every thread */
         const int t = omp_get_thread_num(), team = omp_get_num_threads();
         for (size_t c = 0; c < sys->num_colours; c++) {
             const size_t start = sys->colour_start[c], size = sys->colour_start[c + 1] - start;
@@ -107,6 +108,7 @@ static void add_spring_blocks(const ss_system *sys, block_data b, const double *
             }
 #pragma omp barrier
         }
+        ss_fp_leave(fp);
     }
 #endif
 }

@@ -395,8 +395,19 @@ static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, doub
                        : "");
 }
 
+static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
+                                   const ss_poll *poll);
+
 ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method,
                          const ss_poll *poll) {
+    const ss_fpstate fp = ss_fp_enter(); /* bit-identical whatever the caller's mode */
+    const ss_status st = step_in_ieee_mode(sys, dt, steps, method, poll);
+    ss_fp_leave(fp);
+    return st;
+}
+
+static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
+                                   const ss_poll *poll) {
     if (!(dt > 0.0) || !isfinite(dt))
         return ss_fail(sys, SS_ERR_VALUE, "dt is %g: must be a positive, finite time in seconds",
                        dt);

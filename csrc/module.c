@@ -1525,8 +1525,33 @@ static PyObject *core_simd_set(PyObject *module, PyObject *name) {
     return PyUnicode_FromString(ss_simd_name(path));
 }
 
+/* _fp_mode() -> this thread's floating-point control word (x86: MXCSR; else 0), and
+ * _set_fp_mode(word): for tests that check the kernel ignores the caller's mode. */
+static PyObject *core_fp_mode(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    const ss_fpstate mode = ss_fp_enter();
+    ss_fp_leave(mode);
+    return PyLong_FromUnsignedLong(mode);
+}
+
+static PyObject *core_set_fp_mode(PyObject *module, PyObject *word) {
+    (void)module;
+    const unsigned long mode = PyLong_AsUnsignedLong(word);
+    if (mode == (unsigned long)-1 && PyErr_Occurred())
+        return NULL;
+    if (mode > 0xFFFFu) {
+        PyErr_SetString(PyExc_ValueError, "a floating-point control word has 16 bits");
+        return NULL;
+    }
+    ss_fp_leave((ss_fpstate)mode | 0x10000u); /* the high bit forces the write */
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef core_functions[] = {
     {"_simd_paths", core_simd_paths, METH_NOARGS, "{path: available} for the spring loop."},
+    {"_fp_mode", core_fp_mode, METH_NOARGS, "This thread's floating-point control word."},
+    {"_set_fp_mode", core_set_fp_mode, METH_O, "Set this thread's control word (tests)."},
     {"_simd_get", core_simd_get, METH_NOARGS, "The SIMD path the spring loop takes."},
     {"_simd_set", core_simd_set, METH_O, "Force a SIMD path (None: the best available)."},
     {"set_num_threads", core_set_num_threads, METH_O,

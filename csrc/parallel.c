@@ -20,6 +20,29 @@
 
 static int num_threads = 1;
 
+#if defined(__x86_64__) || defined(_M_X64) || defined(__i386__)
+#include <xmmintrin.h>
+/* MXCSR: flush-to-zero (bit 15), denormals-are-zero (bit 6), rounding (bits 13-14). */
+#define SS_MXCSR_NOT_IEEE 0xE040u
+ss_fpstate ss_fp_enter(void) {
+    const unsigned saved = _mm_getcsr();
+    if (saved & SS_MXCSR_NOT_IEEE)
+        _mm_setcsr(saved & ~SS_MXCSR_NOT_IEEE);
+    return saved;
+}
+void ss_fp_leave(ss_fpstate saved) {
+    if (saved & (SS_MXCSR_NOT_IEEE | 0x10000u)) /* bit 16: set even an IEEE word */
+        _mm_setcsr(saved & 0xFFFFu);
+}
+#else
+ss_fpstate ss_fp_enter(void) {
+    return 0; /* other CPUs: the C default mode, which nothing here changes */
+}
+void ss_fp_leave(ss_fpstate saved) {
+    (void)saved;
+}
+#endif
+
 int ss_threading_available(void) {
 #ifdef _OPENMP
     return 1;

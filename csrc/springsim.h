@@ -315,6 +315,15 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
 
 /* ---- Threads and the spring colouring (parallel.c) -------------------- */
 
+/* The floating-point mode of the calling thread (x86: MXCSR). A library that sets
+ * flush-to-zero or denormals-are-zero in one thread (some JIT runtimes do) would make
+ * that thread round tiny values differently from the kernel's other threads; the
+ * kernel's loops run in the IEEE default mode (round to nearest, denormals kept) on
+ * every thread, and leave each thread's mode as they found it. */
+typedef unsigned ss_fpstate;
+ss_fpstate ss_fp_enter(void);
+void ss_fp_leave(ss_fpstate saved);
+
 /* Colours are bits of a 64-bit mask per node; springs of a node with more than 63
  * springs that find no free colour go to this last colour, run by one thread. */
 #define SS_SERIAL_COLOUR 63

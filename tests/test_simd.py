@@ -139,3 +139,38 @@ def test_the_environment_variable_forces_a_path(value):
         assert bool(out["warnings"]) == bool(value)
         if value:
             assert "SPRINGSIM_SIMD" in out["warnings"][0]
+
+
+FTZ_DAZ = 0x8040  # MXCSR flush-to-zero and denormals-are-zero bits
+X86 = ss._core._fp_mode() != 0
+
+
+def tiny_motion_chain():
+    """A chain whose velocities pass through values near 1e-300: their products with dt
+    and the masses go below 2.2e-308, where flush-to-zero would round differently."""
+    sim = big_cloth()
+    sim.velocities = sim.velocities * 1e-300
+    sim.gravity = (0.0, 0.0, 0.0)
+    sim.wind = (0.0, 0.0, 0.0)
+    return sim
+
+
+@pytest.mark.skipif(not X86, reason="the MXCSR control word exists on x86 only")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_a_callers_flush_to_zero_mode_changes_no_bit(settings, threads):
+    # Some JIT runtimes set flush-to-zero in the threads they touch; a kernel that ran in
+    # the caller's mode gave other bits on 1 thread (the caller's) than on 2 (fresh
+    # OpenMP threads). The kernel steps in the IEEE mode and restores the caller's.
+    ss.set_num_threads(threads)
+    plain, flushed = tiny_motion_chain(), tiny_motion_chain()
+    dt = 0.3 * plain.critical_dt()
+    plain.step(dt, steps=30)
+    before = ss._core._fp_mode()
+    ss._core._set_fp_mode(before | FTZ_DAZ)
+    try:
+        flushed.step(dt, steps=30)
+        assert ss._core._fp_mode() == before | FTZ_DAZ  # the caller's mode is back
+    finally:
+        ss._core._set_fp_mode(before)
+    assert state_hash(plain) == state_hash(flushed)
+    assert np.any((np.abs(plain.velocities) < 1e-290) & (plain.velocities != 0))
