@@ -157,6 +157,31 @@ def differences(a, b, skip=()):
     return [name for name in a if name not in skip and a[name] != b[name]]
 
 
+def invalid_step(dt, steps, method):
+    """Why step(dt, steps, method) must be refused, or None."""
+    if method is not None and method not in ss.METHODS:
+        return f"method={method!r}"
+    if isinstance(steps, bool) or not isinstance(steps, int) or not 0 <= steps < 2**63:
+        return f"steps={steps!r}"
+    if not dt > 0 or not math.isfinite(dt):
+        return f"dt={dt!r}"
+    return None
+
+
+def invalid_run(method, duration, record_every, frames, callback):
+    """Why run(duration, ..., method, record_every, frames, callback) must be refused."""
+    if method is not None and method not in ss.METHODS:
+        return f"method={method!r}"
+    if not isinstance(duration, float) or not 0 < duration < math.inf:
+        return f"duration={duration!r}"
+    for name, count in (("record_every", record_every), ("frames", frames)):
+        if count is not None and (not isinstance(count, int) or count < 1):
+            return f"{name}={count!r}"
+    if callback is not None and not callable(callback):
+        return f"callback={callback!r}"
+    return None
+
+
 def assert_valid_after_step(sim, what):
     """What a step that returned promises: every value it checks is in its domain."""
     problems = []
@@ -212,11 +237,15 @@ class Fuzzer(RuleBasedStateMachine):
 
     # ---- the operation wrapper: every invariant but the twin's --------------------
 
-    def attempt(self, label, call, *, query=False, stepped=False):
+    def attempt(self, label, call, *, query=False, stepped=False, partial=None, invalid=None):
         """Run ``call()``; check the invariants; return (True, result) or (False, error).
 
         query: the call must change nothing even when it succeeds.
         stepped: the call steps the system; if it returns, the state must be valid.
+        partial: ``partial(error, changed)`` is True when an error may come after some
+            progress (a run's later chunk); the state must then be valid.
+        invalid: why the call must be refused (an argument the documentation rules
+            out), or None.
         """
         sim = self.sim
         before = snapshot(sim)
@@ -229,12 +258,16 @@ class Fuzzer(RuleBasedStateMachine):
         except DOCUMENTED as error:
             self.outcomes[label][type(error).__name__] += 1
             changed = differences(before, snapshot(sim))
-            assert not changed, f"{label} raised {error!r} but changed {changed}"
             assert str(error).strip(), f"{label} raised {type(error).__name__} with no message"
+            if changed and partial is not None and partial(error, changed):
+                assert_valid_after_step(sim, f"{label} (stopped by {error!r})")
+                return False, error
+            assert not changed, f"{label} raised {error!r} but changed {changed}"
             return False, error
         finally:
             faulthandler.cancel_dump_traceback_later()
         self.outcomes[label]["ok"] += 1
+        assert invalid is None, f"{label} accepted {invalid}"
         if query:
             changed = differences(before, snapshot(sim))
             assert not changed, f"the query {label} changed {changed}"
@@ -498,7 +531,10 @@ class Fuzzer(RuleBasedStateMachine):
         ),
     )
     def set_parameter(self, name, value):
-        self.attempt(f"set {name}", lambda: setattr(self.sim, name, value))
+        invalid = None
+        if name == "method" and value not in ss.METHODS:
+            invalid = f"method = {value!r}"
+        self.attempt(f"set {name}", lambda: setattr(self.sim, name, value), invalid=invalid)
 
     # ---- colliders ------------------------------------------------------------------------
 
@@ -646,7 +682,27 @@ class Fuzzer(RuleBasedStateMachine):
         most = self.max_steps(method if isinstance(method, str) else self.sim.method)
         steps = data.draw(st.integers(0, most) | bad_steps)
         self.attempt(
-            f"step {method}", lambda: self.sim.step(dt, steps=steps, method=method), stepped=True
+            f"step {method}",
+            lambda: self.sim.step(dt, steps=steps, method=method),
+            stepped=True,
+            invalid=invalid_step(dt, steps, method),
+        )
+        if isinstance(steps, int) and steps > 0 and self.sim.max_strain is not None:
+            self.check_strain_limit(f"step {method}")
+
+    def check_strain_limit(self, what):
+        """After a step with max_strain set, no spring is longer than (1 + max_strain)
+        times its rest length (springs between two pinned or driven nodes excepted)."""
+        sim = self.sim
+        if sim.__dict__.get("_drives") or not sim.num_springs:
+            return
+        pinned = sim.pinned[sim.springs]
+        free = ~(pinned[:, 0] & pinned[:, 1])
+        limit = (1 + sim.max_strain) * sim.rest_lengths * (1 + 1e-9) + 1e-12
+        too_long = free & (sim.spring_lengths() > limit)
+        assert not too_long.any(), (
+            f"{what} returned with springs {np.flatnonzero(too_long)} longer than "
+            f"(1 + max_strain = {sim.max_strain}) times their rest length"
         )
 
     @rule(data=st.data(), dt=st.sampled_from([1e-4, 1e-3, 1e-2]), method=methods)
@@ -676,6 +732,17 @@ class Fuzzer(RuleBasedStateMachine):
             return False
 
         cb = "not callable" if action == "junk" else (None if action is None else callback)
+
+        def partial(error, changed):
+            # run steps in chunks: a chunk that blows up is rolled back, the chunks
+            # before it stay (documented). A drive path that returns a bad value stops
+            # the run the same way. What the callback changed is the user's doing.
+            if action in ("add spring", "add node", "remove spring"):
+                return True
+            progressed = "time" in changed
+            drive_error = isinstance(error, ValueError) and "drive path" in str(error)
+            return progressed and (isinstance(error, ss.UnstableError) or drive_error)
+
         self.attempt(
             f"run {method} callback={action}",
             lambda: self.sim.run(
@@ -688,6 +755,8 @@ class Fuzzer(RuleBasedStateMachine):
                 callback=cb,
             ),
             stepped=True,
+            partial=partial,
+            invalid=invalid_run(method, duration, record_every, frames, cb),
         )
 
     @rule(threads=st.sampled_from([1, 2]))
