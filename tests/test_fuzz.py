@@ -29,6 +29,7 @@ example database; it prints how many sequences and operations ran.
 from __future__ import annotations
 
 import collections
+import contextlib
 import faulthandler
 import math
 import os
@@ -886,7 +887,7 @@ def test_fuzz(pytestconfig):
     # A hang ends the process, and pytest's capture of stderr would go with it: send
     # faulthandler's tracebacks to a copy of the real stderr.
     capture = pytestconfig.pluginmanager.getplugin("capturemanager")
-    with capture.global_and_fixture_disabled():
+    with capture.global_and_fixture_disabled() if capture else contextlib.nullcontext():
         real_stderr = os.fdopen(os.dup(sys.stderr.fileno()), "w")
     Fuzzer.hang_report = real_stderr
     start = time.perf_counter()
@@ -898,7 +899,8 @@ def test_fuzz(pytestconfig):
         seconds = time.perf_counter() - start
         print(
             f"\nfuzz: {Fuzzer.sequences} sequences, {Fuzzer.operations} operations "
-            f"in {seconds:.1f} s (threads available: {ss.threading_available()})",
+            f"(replays while shrinking included) in {seconds:.1f} s; "
+            f"threads available: {ss.threading_available()}",
             file=sys.stdout,
         )
         if os.environ.get("SPRINGSIM_FUZZ_EXAMPLES"):
