@@ -416,6 +416,13 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     ss_status st = ss_system_validate(sys);
     if (st || steps == 0)
         return st;
+    /* The clock must stay finite: time + steps dt (the sum of the substeps' dt is within
+     * a few ulps of this) below the largest double. */
+    if (!isfinite(sys->time + (double)steps * dt))
+        return ss_fail(sys, SS_ERR_VALUE,
+                       "time %g s + %zu steps of %g s would overflow the clock: take fewer or "
+                       "shorter steps",
+                       sys->time, steps, dt);
 
     /* Scratch: the backup for a rollback (x, v, and a_prev, which only Verlet
      * changes), then the substeps' own. */

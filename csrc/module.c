@@ -638,24 +638,30 @@ static PyObject *get_iterations(SystemObject *self, void *closure) {
     return sys ? PyLong_FromLong(sys->iterations) : NULL;
 }
 
+/* An int setting in [low, high] from `value`, or -1 with TypeError or ValueError (a
+ * huge int is out of range too, not an OverflowError). */
+static int int_setting(PyObject *value, const char *name, long low, long high, int *out) {
+    if (!value || !PyLong_Check(value) || PyBool_Check(value)) {
+        PyErr_Format(PyExc_TypeError, "%s must be an int", name);
+        return -1;
+    }
+    int overflow;
+    const long n = PyLong_AsLongAndOverflow(value, &overflow);
+    if (n == -1 && PyErr_Occurred())
+        return -1;
+    if (overflow || n < low || n > high) {
+        PyErr_Format(PyExc_ValueError, "%s must be between %ld and %ld, got %R", name, low, high,
+                     value);
+        return -1;
+    }
+    *out = (int)n;
+    return 0;
+}
+
 static int set_iterations(SystemObject *self, PyObject *value, void *closure) {
     (void)closure;
     ss_system *sys = writable_system(self);
-    if (!sys)
-        return -1;
-    if (!value || !PyLong_Check(value) || PyBool_Check(value)) {
-        PyErr_SetString(PyExc_TypeError, "iterations must be an int");
-        return -1;
-    }
-    long n = PyLong_AsLong(value);
-    if (n == -1 && PyErr_Occurred())
-        return -1;
-    if (n < 1 || n > 100000) {
-        PyErr_Format(PyExc_ValueError, "iterations must be between 1 and 100000, got %ld", n);
-        return -1;
-    }
-    sys->iterations = (int)n;
-    return 0;
+    return sys ? int_setting(value, "iterations", 1, 100000, &sys->iterations) : -1;
 }
 
 static PyObject *get_max_strain(SystemObject *self, void *closure) {
@@ -1076,22 +1082,7 @@ static PyObject *get_cg_max_iterations(SystemObject *self, void *closure) {
 static int set_cg_max_iterations(SystemObject *self, PyObject *value, void *closure) {
     (void)closure;
     ss_system *sys = writable_system(self);
-    if (!sys)
-        return -1;
-    if (!value || !PyLong_Check(value) || PyBool_Check(value)) {
-        PyErr_SetString(PyExc_TypeError, "cg_max_iterations must be an int");
-        return -1;
-    }
-    long n = PyLong_AsLong(value);
-    if (n == -1 && PyErr_Occurred())
-        return -1;
-    if (n < 1 || n > 10000000) {
-        PyErr_Format(PyExc_ValueError, "cg_max_iterations must be between 1 and 10000000, got %ld",
-                     n);
-        return -1;
-    }
-    sys->cg_max_iterations = (int)n;
-    return 0;
+    return sys ? int_setting(value, "cg_max_iterations", 1, 10000000, &sys->cg_max_iterations) : -1;
 }
 
 /* ---- Diagnostics ------------------------------------------------------- */

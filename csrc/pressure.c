@@ -131,7 +131,8 @@ static size_t first_collapsed(const ss_system *sys, double *volume) {
     const double *x = SS_DOUBLES(sys, SS_POSITIONS);
     size_t k = 0;
     for (; k < sys->num_bodies; k++)
-        if (!((*volume = ss_pressure_volume(sys, &sys->bodies[k], x)) > 0.0))
+        if (!((*volume = ss_pressure_volume(sys, &sys->bodies[k], x)) > 0.0) ||
+            !isfinite(*volume)) /* inf: nodes so far apart that no force is finite */
             break;
     return k;
 }
@@ -147,8 +148,8 @@ ss_status ss_pressure_validate(ss_system *sys) {
     const size_t k = first_collapsed(sys, &volume);
     if (k < sys->num_bodies)
         return ss_fail(sys, SS_ERR_VALUE,
-                       "pressure body %ld encloses %s %g %s: it must be > 0 (is the body "
-                       "inside out or flattened?)",
+                       "pressure body %ld encloses %s %g %s: it must be finite and > 0 (is "
+                       "the body inside out, flattened or blown apart?)",
                        sys->bodies[k].id, sys->dim == 2 ? "an area of" : "a volume of", volume,
                        sys->dim == 2 ? "m^2" : "m^3");
     return SS_OK;

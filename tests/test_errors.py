@@ -471,3 +471,30 @@ def test_out_of_memory_in_the_kernel_says_what_ran_out():
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("MemoryError: out of memory"), done.stdout
+
+
+@pytest.mark.parametrize(
+    "time0, dt, steps", [(0.0, 1.7976931348623157e308, 2), (1.7e308, 1e307, 3)]
+)
+def test_a_step_that_would_overflow_the_clock_is_refused(time0, dt, steps):
+    # The fuzzer found time = inf after step(1.8e308, steps=2): the next step refused it.
+    sim = make_system()
+    sim.time = time0
+    assert_rejected(sim, ValueError, lambda: sim.step(dt, steps=steps), match="overflow the clock")
+
+
+@pytest.mark.parametrize("name", ["iterations", "cg_max_iterations"])
+@pytest.mark.parametrize("value", [2**63, 2**100, -(2**70)])
+def test_huge_int_settings_are_value_errors(sim, name, value):
+    assert_rejected(sim, ValueError, lambda: setattr(sim, name, value), match="between")
+
+
+def test_adding_a_system_whose_gas_is_blown_apart_changes_nothing():
+    # Nodes 1e200 m apart enclose an infinite area: no force on them is finite. It used
+    # to pass validation, so System.add appended nodes and springs before the gas body
+    # was refused.
+    ring = ss.ball(4, 1.0, 1.0, 10.0, dim=2, nrt=1.0)
+    ring.positions = ring.positions * 1e200
+    target = ss.ball(4, 1.0, 1.0, 10.0, dim=2, nrt=1.0)
+    assert_rejected(target, ValueError, lambda: target.add(ring), match="finite and > 0")
+    assert_rejected(ring, ValueError, lambda: ring.step(1e-3), match="finite and > 0")

@@ -230,3 +230,12 @@ def test_bad_arguments_run_nothing(kwargs, error, match):
     with pytest.raises(error, match=match):
         sim.run(**arguments)
     assert_same(before, snapshot(sim))
+
+
+def test_a_run_of_an_empty_system_records_its_clock():
+    # The fuzzer found run() of a system without nodes failing after it had advanced the
+    # clock (frames of zero nodes could not be reshaped).
+    sim = ss.System(dim=2)
+    h = sim.run(1e-3, 1e-4, frames=3, progress=False)
+    assert h.frames.shape == (3, 0, 2)
+    assert h.steps == 10 and sim.time == pytest.approx(1e-3)

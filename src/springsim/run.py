@@ -175,7 +175,11 @@ def run(
             dissipated=columns["dissipated"][:rows],
             momentum=np.array(columns["momentum"][:rows]).reshape(-1, sim.dim),
             frame_times=frame_times[:shown],
-            frames=np.array(frame_data[:shown]).reshape(-1, len(nodes), sim.dim),
+            # (shown, nodes, dim) even with no frames or no nodes (reshape(-1, 0, dim)
+            # cannot infer the first axis)
+            frames=np.array(frame_data[:shown], dtype=np.float64).reshape(
+                shown, len(nodes), sim.dim
+            ),
             frame_nodes=nodes,
             edges=edges,
             dim=sim.dim,
