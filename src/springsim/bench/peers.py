@@ -31,7 +31,11 @@ from springsim.bench.scenes import TARGET_METHOD, Problem, scene, scene_dt
 from springsim.bench.timing import MIN_CPU_SHARE, Contender, calibrate, interleave, summarize
 
 #: Steps of the peer-vs-springsim check, and its tolerance (relative, float64).
-VALIDATION_STEPS, VALIDATION_TOLERANCE = 20, 1e-11
+#: springsim's threads need a fixed order of addition per node that is not the spring
+#: order on a large system (a block's own springs, then those between blocks): on the
+#: 316x316 cloth that alone differs from a spring-order peer by 2e-11 after 20 steps,
+#: while a missing or wrong force term differs by 1e-4 or more.
+VALIDATION_STEPS, VALIDATION_TOLERANCE = 20, 1e-10
 
 
 @dataclass(frozen=True)
