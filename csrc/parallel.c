@@ -83,7 +83,10 @@ static double median(const double *values, unsigned n) {
 
 /* Each cycle: substeps 0-3 on the choice, 4-7 on the other one (the probe), then the
  * decision, then the rest on the choice. The first decision comes after 8 substeps;
- * probing costs at most 4 / 64 of the substeps. */
+ * a cycle lasts 64 substeps after a change and doubles, up to SS_TUNE_CYCLE_MAX, each
+ * time the answer stays the same: probing costs 4 / 64 of the substeps at first and
+ * under 1 % once the choice is settled. */
+#define SS_TUNE_CYCLE_MAX 1024
 #define SS_TUNE_PROBE_FIRST 4
 #define SS_TUNE_PROBE_LAST 8
 
@@ -111,7 +114,8 @@ void ss_threads_end_substep(ss_system *sys, double seconds) {
         sys->tuner.recent[sys->tuner.recent_count++ % 8] = seconds;
     if (sys->tuner.recent_count >= 16) /* keep the count small, its index mod 8 */
         sys->tuner.recent_count = 8 + sys->tuner.recent_count % 8;
-    sys->tuner.phase = phase + 1 == SS_TUNE_CYCLE ? 0 : phase + 1;
+    const unsigned cycle = sys->tuner.cycle ? sys->tuner.cycle : SS_TUNE_CYCLE;
+    sys->tuner.phase = phase + 1 >= cycle ? 0 : phase + 1;
     if (phase + 1 != SS_TUNE_PROBE_LAST)
         return;
     /* Switch only for a clear gain (5 %), comparing medians of noisy clocks. */
@@ -119,9 +123,11 @@ void ss_threads_end_substep(ss_system *sys, double seconds) {
     if (median(sys->tuner.probe, SS_TUNE_PROBE_LAST - SS_TUNE_PROBE_FIRST) <
         0.95 * median(sys->tuner.recent, recent)) {
         sys->tuner.threaded = !sys->tuner.threaded;
-        sys->tuner.recent_count = 0; /* the new choice is measured afresh */
         memcpy(sys->tuner.recent, sys->tuner.probe, sizeof sys->tuner.probe);
         sys->tuner.recent_count = SS_TUNE_PROBE_LAST - SS_TUNE_PROBE_FIRST;
+        sys->tuner.cycle = SS_TUNE_CYCLE; /* a change: look again soon */
+    } else if (cycle < SS_TUNE_CYCLE_MAX) {
+        sys->tuner.cycle = 2 * cycle; /* the same answer: probe less and less often */
     }
 }
 

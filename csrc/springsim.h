@@ -191,6 +191,7 @@ typedef struct ss_system {
         int use;          /* threads for the current substep (0: not decided yet) */
         int threaded;     /* 1: the configured count is the choice; 0: one thread */
         unsigned phase;   /* substeps into the probe cycle */
+        unsigned cycle;   /* its length (0: SS_TUNE_CYCLE) */
         double probe[4];  /* seconds per substep on the other choice */
         double recent[8]; /* seconds per substep on the choice, the last 8 */
         unsigned recent_count;
@@ -337,9 +338,10 @@ int ss_get_num_threads(void);
  * more, else what the tuner chose for the current substep. */
 int ss_threads_for(const ss_system *sys);
 /* Around each substep of a step call: pick the thread count for it, and report its wall
- * time. Every SS_TUNE_CYCLE substeps a few run on the other choice (1 thread or the
- * configured count); the faster one, by the median, is kept. On a machine whose other
- * cores are busy, threads then stop costing more than they gain. */
+ * time. Every cycle (SS_TUNE_CYCLE substeps, longer while the answer stays the same) a
+ * few run on the other choice (1 thread or the configured count); the faster one, by
+ * the median, is kept. On a machine whose other cores are busy, threads then stop
+ * costing more than they gain. */
 #define SS_TUNE_CYCLE 64
 int ss_threads_begin_substep(ss_system *sys);
 void ss_threads_end_substep(ss_system *sys, double seconds);
