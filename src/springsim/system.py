@@ -1012,7 +1012,10 @@ class System(_core.System):
         Raises
         ------
         TypeError, ValueError
-            A bad argument or a bad value in the system; nothing has run.
+            A bad argument or a bad value in the system; nothing has run. A drive path
+            that returns a bad target part-way raises ValueError too, from the step call
+            it spoils: that call is undone, the earlier ones stand, and the records so
+            far are on the error's ``history``.
         springsim.UnstableError
             A step blew up: the system is rolled back to the start of that call (see
             :meth:`step`), and the error's ``history`` attribute holds the records so far.
