@@ -27,6 +27,21 @@ def _kernels():
 
     min_length2 = MIN_SPRING_LENGTH * MIN_SPRING_LENGTH
 
+    @njit(cache=True, inline="always")
+    def spring_force(x, v, a, b, s, rest, k, c):
+        # The force on node a of spring s joining a to b, or None when too short.
+        dx, dy, dz = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
+        length2 = dx * dx + dy * dy + dz * dz
+        if length2 < min_length2:
+            return 0.0, 0.0, 0.0, False
+        inv_length = 1.0 / np.sqrt(length2)
+        length = length2 * inv_length
+        ux, uy, uz = dx * inv_length, dy * inv_length, dz * inv_length
+        closing = (v[b, 0] - v[a, 0]) * ux + (v[b, 1] - v[a, 1]) * uy
+        closing += (v[b, 2] - v[a, 2]) * uz
+        force = k[s] * (length - rest[s]) + c[s] * closing
+        return force * ux, force * uy, force * uz, True
+
     @njit(cache=True)
     def serial(x, v, f, mass, pinned, pairs, rest, k, c, gravity, dt, steps):
         # The obvious loop: each spring's force added to f[i], subtracted from f[j].
@@ -37,22 +52,15 @@ def _kernels():
                     f[a, d] = mass[a] * gravity[d]
             for s in range(m):
                 i, j = pairs[s, 0], pairs[s, 1]
-                dx, dy, dz = x[j, 0] - x[i, 0], x[j, 1] - x[i, 1], x[j, 2] - x[i, 2]
-                length2 = dx * dx + dy * dy + dz * dz
-                if length2 < min_length2:
+                fx, fy, fz, pulls = spring_force(x, v, i, j, s, rest, k, c)
+                if not pulls:
                     continue
-                inv_length = 1.0 / np.sqrt(length2)
-                length = length2 * inv_length
-                ux, uy, uz = dx * inv_length, dy * inv_length, dz * inv_length
-                closing = (v[j, 0] - v[i, 0]) * ux + (v[j, 1] - v[i, 1]) * uy
-                closing += (v[j, 2] - v[i, 2]) * uz
-                force = k[s] * (length - rest[s]) + c[s] * closing
-                f[i, 0] += force * ux
-                f[i, 1] += force * uy
-                f[i, 2] += force * uz
-                f[j, 0] -= force * ux
-                f[j, 1] -= force * uy
-                f[j, 2] -= force * uz
+                f[i, 0] += fx
+                f[i, 1] += fy
+                f[i, 2] += fz
+                f[j, 0] -= fx
+                f[j, 1] -= fy
+                f[j, 2] -= fz
             for a in range(n):
                 for d in range(3):
                     if pinned[a] == 0:
@@ -68,20 +76,11 @@ def _kernels():
             for a in prange(n):
                 fx, fy, fz = mass[a] * gravity[0], mass[a] * gravity[1], mass[a] * gravity[2]
                 for e in range(offsets[a], offsets[a + 1]):
-                    b, s = other[e], spring[e]
-                    dx, dy, dz = x[b, 0] - x[a, 0], x[b, 1] - x[a, 1], x[b, 2] - x[a, 2]
-                    length2 = dx * dx + dy * dy + dz * dz
-                    if length2 < min_length2:
-                        continue
-                    inv_length = 1.0 / np.sqrt(length2)
-                    length = length2 * inv_length
-                    ux, uy, uz = dx * inv_length, dy * inv_length, dz * inv_length
-                    closing = (v[b, 0] - v[a, 0]) * ux + (v[b, 1] - v[a, 1]) * uy
-                    closing += (v[b, 2] - v[a, 2]) * uz
-                    force = k[s] * (length - rest[s]) + c[s] * closing
-                    fx += force * ux
-                    fy += force * uy
-                    fz += force * uz
+                    gx, gy, gz, pulls = spring_force(x, v, a, other[e], spring[e], rest, k, c)
+                    if pulls:
+                        fx += gx
+                        fy += gy
+                        fz += gz
                 f[a, 0], f[a, 1], f[a, 2] = fx, fy, fz
             for a in prange(n):
                 for d in range(3):
