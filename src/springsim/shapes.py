@@ -130,13 +130,16 @@ def _lattice_pairs(grid: np.ndarray, offsets) -> np.ndarray:
     """Pairs (grid[p], grid[p + o]) for every lattice point p with p + o inside, per offset.
 
     ``grid`` holds node indices on a regular lattice; each offset gives one family of
-    springs, in the order the offsets are given and C order of ``grid`` within one.
+    springs, in the order the offsets are given, and within one in the order of their
+    first node: consecutive springs then touch nearby nodes, which the kernel's loop
+    (and its split of the nodes among threads) needs to be fast.
     """
     pairs = [np.zeros((0, 2), dtype=np.int64)]
     for offset in offsets:
         a = tuple(slice(max(0, -o), n - max(0, o)) for o, n in zip(offset, grid.shape, strict=True))
         b = tuple(slice(max(0, o), n - max(0, -o)) for o, n in zip(offset, grid.shape, strict=True))
-        pairs.append(np.stack([grid[a].ravel(), grid[b].ravel()], axis=1))
+        family = np.stack([grid[a].ravel(), grid[b].ravel()], axis=1)
+        pairs.append(family[np.argsort(family[:, 0], kind="stable")])
     return np.concatenate(pairs).astype(np.int64)
 
 
