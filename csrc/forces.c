@@ -73,12 +73,11 @@ static void node_forces(const ss_system *sys, size_t first, size_t last, const d
 static void divide_by_mass(const ss_system *sys, size_t first, size_t last, const double *f,
                            size_t stride, double *a) {
     const size_t dim = (size_t)sys->dim;
-    const double *mass = SS_DOUBLES(sys, SS_MASSES);
+    const double *inv_mass = sys->plan->inv_mass;
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     for (size_t i = first; i < last; i++) {
-        const double inv_mass = 1.0 / mass[i];
         for (size_t k = 0; k < dim; k++)
-            a[i * dim + k] = pinned[i] ? 0.0 : f[i * stride + k] * inv_mass;
+            a[i * dim + k] = pinned[i] ? 0.0 : f[i * stride + k] * inv_mass[i];
     }
 }
 
@@ -89,13 +88,12 @@ static inline double symplectic_dim(const ss_system *sys, size_t first, size_t l
                                     double *restrict v, double *restrict x, const size_t dim,
                                     double *restrict save_x, double *restrict save_v,
                                     const int check) {
-    const double *restrict mass = SS_DOUBLES(sys, SS_MASSES);
+    const double *restrict inv_mass = sys->plan->inv_mass;
     const uint8_t *restrict pinned = SS_BYTES(sys, SS_PINNED);
     /* probe: 0 * x + 0 * v summed is 0 exactly when every value is finite (NaN
      * otherwise), the step's blow-up check, done here while the values are in hand. */
     double probe = 0.0;
     for (size_t i = first; i < last; i++) {
-        const double inv_mass = 1.0 / mass[i];
         const int free = !pinned[i];
         for (size_t k = 0; k < dim; k++) {
             const size_t ik = i * dim + k;
@@ -103,7 +101,7 @@ static inline double symplectic_dim(const ss_system *sys, size_t first, size_t l
                 save_x[ik] = x[ik];
                 save_v[ik] = v[ik];
             }
-            const double a = free ? f[i * stride + k] * inv_mass : 0.0;
+            const double a = free ? f[i * stride + k] * inv_mass[i] : 0.0;
             v[ik] = v[ik] + a * dt;
             x[ik] = x[ik] + v[ik] * dt;
             if (check)

@@ -29,10 +29,19 @@ void ss_plan_free(ss_plan *plan) {
     ss_free(plan->cross_forces);
     ss_free(plan->forces);
     ss_free(plan->block_probe);
+    ss_free(plan->inv_mass);
     ss_free(plan->end_node);
     ss_free(plan->end_entry);
     ss_free(plan->end_start);
     ss_free(plan);
+}
+
+void ss_plan_refresh_masses(ss_system *sys) {
+    if (!sys->plan)
+        return;
+    const double *mass = SS_DOUBLES(sys, SS_MASSES);
+    for (size_t i = 0; i < sys->num_nodes; i++)
+        sys->plan->inv_mass[i] = 1.0 / mass[i]; /* the same division the node pass made */
 }
 
 size_t ss_plan_nbytes(const ss_plan *plan) {
@@ -43,7 +52,7 @@ size_t ss_plan_nbytes(const ss_plan *plan) {
            2 * plan->run_start[plan->num_blocks] * sizeof(size_t) +
            plan->num_cross *
                (sizeof(int32_t) + plan->stride * sizeof(double) + 4 * sizeof(int32_t)) +
-           (plan->num_nodes * plan->stride + SS_PAD_DOUBLES) * sizeof(double);
+           (plan->num_nodes * (plan->stride + 1) + SS_PAD_DOUBLES) * sizeof(double);
 }
 
 static size_t blocks_for(const ss_system *sys) {
@@ -104,11 +113,12 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
     plan->stride = stride;
     plan->forces = ss_malloc((n * stride + SS_PAD_DOUBLES) * sizeof(double));
     plan->block_probe = ss_malloc(blocks * sizeof(double));
+    plan->inv_mass = ss_malloc((n ? n : 1) * sizeof(double));
     plan->node_start = ss_malloc((blocks + 1) * sizeof(size_t));
     plan->run_start = ss_malloc((blocks + 1) * sizeof(size_t));
     plan->end_start = ss_malloc((blocks + 1) * sizeof(size_t));
     if (!plan->node_start || !plan->run_start || !plan->end_start || !plan->forces ||
-        !plan->block_probe)
+        !plan->block_probe || !plan->inv_mass)
         goto nomem;
     for (size_t b = 0; b <= blocks; b++)
         plan->node_start[b] = n * b / blocks;
@@ -175,6 +185,7 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
     }
     ss_free(block);
     sys->plan = plan;
+    ss_plan_refresh_masses(sys);
     return SS_OK;
 
 nomem:

@@ -136,6 +136,7 @@ typedef struct {
     double *cross_forces; /* (num_cross, ss_force_stride(dim)) force on the first node */
     double *forces;       /* (N, ss_force_stride(dim)) the force rows of an evaluation */
     double *block_probe;  /* (num_blocks,) symplectic Euler's finiteness sums */
+    double *inv_mass;     /* (N,) 1 / m, refreshed whenever the masses may have changed */
     /* The ends of the between-block springs, by node then spring: the node, and the
      * entry q (>= 0: the first node, gets +F; ~q: the second, gets -F). */
     int32_t *end_node, *end_entry; /* (2 num_cross,) */
@@ -355,6 +356,9 @@ void ss_system_topology_changed(ss_system *sys);
 
 /* Build the plan if the topology changed since the last one. */
 ss_status ss_system_ensure_plan(ss_system *sys);
+/* Recompute the plan's 1 / m (ss_system_validate calls it when the masses may have
+ * changed). */
+void ss_plan_refresh_masses(ss_system *sys);
 void ss_plan_free(ss_plan *plan);
 /* Bytes the plan holds. */
 size_t ss_plan_nbytes(const ss_plan *plan);

@@ -383,6 +383,7 @@ ss_status ss_system_validate(ss_system *sys) {
         SS_IF(SS_VELOCITIES, check_finite(sys, "velocity", SS_DOUBLES(sys, SS_VELOCITIES), n)) ||
         SS_IF(SS_EXTERNAL, check_finite(sys, "external force", SS_DOUBLES(sys, SS_EXTERNAL), n)) ||
         SS_IF(SS_MASSES, check_masses(sys, SS_DOUBLES(sys, SS_MASSES), n, 0)) ||
+        (unchecked(sys, SS_MASSES) && (ss_plan_refresh_masses(sys), 0)) ||
         SS_IF(SS_PINNED, check_pinned(sys, SS_BYTES(sys, SS_PINNED), n)) ||
         SS_IF(SS_PREV_ACCEL,
               check_finite(sys, "previous acceleration", SS_DOUBLES(sys, SS_PREV_ACCEL), n)) ||

@@ -1,7 +1,8 @@
 """What this build of the kernel runs: the SIMD path of its spring loop, threads, OpenMP.
 
-The spring loop is built in a portable path and, on x86-64, in AVX2 and AVX-512 paths;
-the fastest one the CPU runs is chosen when springsim is imported. Every path computes
+The spring loop is built in a portable path and, on x86-64, in AVX2 and AVX-512 paths.
+When springsim is imported it takes AVX2 if the CPU has it (the AVX-512 path measured
+no faster; it runs when asked for), else the portable path. Every path computes
 the same IEEE operations in the same order, so results are bit-identical whichever
 runs. ``SPRINGSIM_SIMD=portable|avx2|avx512`` forces a path (for testing; a path the
 CPU cannot run warns and falls back to the best one).
@@ -36,7 +37,7 @@ def set_simd(path: str | None) -> str:
     Parameters
     ----------
     path : {"portable", "avx2", "avx512"} or None
-        None: the fastest path this CPU runs.
+        None: the default (AVX2 if the CPU has it, else portable).
 
     Raises
     ------
