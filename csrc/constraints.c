@@ -12,10 +12,11 @@
 #define SS_STRAIN_TOLERANCE 1e-10
 /* Passes in a row that shrink the total excess length by less than this fraction,
  * after which the bound is taken to be unreachable. Gauss-Seidel on a satisfiable
- * cloth shrinks it by a few per cent a pass (it reaches 1e-9 in a few hundred); a
- * stalled one repeats the same corrections. */
+ * system shrinks it every pass, if slowly (a node between two pinned ends whose springs
+ * are just long enough converges sublinearly); an unreachable one settles on the same
+ * corrections pass after pass, to round-off. */
 #define SS_STRAIN_STALL 20
-#define SS_STRAIN_PROGRESS 1e-4
+#define SS_STRAIN_PROGRESS 1e-9
 
 /* One Gauss-Seidel pass over the springs in index order; returns how many were too
  * long, and the sum of their excess lengths (m) in *total_excess. A spring of length l > l_max = (1
