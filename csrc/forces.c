@@ -34,6 +34,8 @@ typedef struct {
     double *v_out, *x_out;   /* SS_FINISH_SYMPLECTIC: updated in place */
     double *save_x, *save_v; /* SS_FINISH_SYMPLECTIC: x and v before it (or NULL) */
     int check;               /* SS_FINISH_SYMPLECTIC: sum the finiteness probe */
+    ss_node_finish then;     /* SS_FINISH_ACCELERATION: called per block of finished nodes */
+    void *context;
 } evaluation;
 
 /* Node forces of nodes [first, last) into f's rows (`stride` doubles apart; the rest
@@ -159,6 +161,8 @@ static void block_finish(const evaluation *e, size_t b) {
         plan->block_probe[b] = symplectic_update(e, first, last, stride);
     else
         divide_by_mass(sys, first, last, e->forces, stride, e->out);
+    if (e->then)
+        e->then(e->context, first, last);
 }
 
 /* How many pieces the between-block list is cut into for threads. */
@@ -218,7 +222,9 @@ static evaluation prepare(ss_system *sys, const double *x, const double *v, doub
                           NULL,
                           NULL,
                           NULL,
-                          0};
+                          0,
+                          NULL,
+                          NULL};
     return e;
 }
 
@@ -226,6 +232,14 @@ static evaluation prepare(ss_system *sys, const double *x, const double *v, doub
  * Needs the plan (ss_system_ensure_plan). */
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a) {
     const evaluation e = prepare(sys, x, v, a);
+    evaluate(&e);
+}
+
+void ss_forces_acceleration_then(ss_system *sys, const double *x, const double *v, double *a,
+                                 ss_node_finish then, void *context) {
+    evaluation e = prepare(sys, x, v, a);
+    e.then = then;
+    e.context = context;
     evaluate(&e);
 }
 

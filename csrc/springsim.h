@@ -445,6 +445,14 @@ ss_status ss_system_tear(ss_system *sys);
  * bit-identical for any number. */
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a);
 
+/* The same, then then(context, first, last) for each range of nodes whose accelerations
+ * are complete, while they are in cache (any thread may call it; the ranges cover every
+ * node once). It may write only those nodes' entries of arrays the evaluation does
+ * not read from other nodes: it runs while other ranges are still being finished. */
+typedef void (*ss_node_finish)(void *context, size_t first, size_t last);
+void ss_forces_acceleration_then(ss_system *sys, const double *x, const double *v, double *a,
+                                 ss_node_finish then, void *context);
+
 /* One symplectic Euler substep of dt fused into the force evaluation: each node's
  * velocity and position are updated as soon as its force is complete (and first copied
  * into save_x and save_v, when they are not NULL). With check, returns nonzero when
