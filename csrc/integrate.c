@@ -471,7 +471,8 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
      * changes), then the substeps' own. */
     const size_t saved = method == SS_VERLET ? 3 : 2;
     const size_t nd = sys->num_nodes * (size_t)sys->dim;
-    if ((st = ensure_scratch(sys, saved * nd + ss_integrate_scratch_size(sys, method))) ||
+    if ((method == SS_VERLET && (st = ss_system_materialize(sys, SS_PREV_ACCEL))) ||
+        (st = ensure_scratch(sys, saved * nd + ss_integrate_scratch_size(sys, method))) ||
         (st = ss_system_ensure_plan(sys)) ||
         (method == SS_IMPLICIT_EULER && (st = ss_system_ensure_colouring(sys))) ||
         (st = ss_constraints_begin_tearing(sys)))

@@ -199,6 +199,9 @@ static PyObject *make_view(SystemObject *self, const ArraySpec *spec) {
         owner = (PyObject *)self;
         Py_INCREF(owner);
     } else {
+        /* A view of a cold array makes it real: a view needs memory to show. */
+        if (ss_system_materialize(sys, spec->which) != SS_OK)
+            return raise_status(sys, SS_ERR_NOMEM);
         ss_buffer *buf = sys->arrays[spec->which];
         data = buf->data;
         if (spec->writable) /* whatever the view writes is checked before the next step */

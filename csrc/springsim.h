@@ -236,6 +236,10 @@ typedef struct ss_system {
     /* Bit a set: array a may hold values written through a view since the last
      * ss_system_validate, which then checks it (see unchecked() in system.c). */
     uint32_t unchecked;
+    /* Bit a set: cold array a (SS_COLD_ARRAYS) holds no memory yet, and every row is
+     * its default (0, or inf for break strains): a feature that uses it, or a view of
+     * it, makes it real (ss_system_materialize). */
+    uint32_t absent;
 
     char error[1024];
 } ss_system;
@@ -292,6 +296,15 @@ ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data);
 
 /* Bytes this system holds: arrays (at capacity), scratch, colouring, the struct. */
 size_t ss_system_nbytes(const ss_system *sys);
+
+/* The arrays that cost nothing until used: external forces, Verlet's history, texture
+ * coordinates, break strains. */
+#define SS_COLD_ARRAYS                                                                             \
+    ((1u << SS_EXTERNAL) | (1u << SS_PREV_ACCEL) | (1u << SS_UVS) | (1u << SS_BREAK_STRAINS))
+/* Nonzero when cold array `which` holds no memory yet (all rows at their default). */
+int ss_array_absent(const ss_system *sys, ss_array which);
+/* Give cold array `which` memory, filled with its default; nothing if it has some. */
+ss_status ss_system_materialize(ss_system *sys, ss_array which);
 
 /* Check every value the kernel relies on (finite state, masses > 0, gas volumes > 0, ...)
  * in the arrays that may have changed since the last validation: those marked, and those

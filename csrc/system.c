@@ -135,6 +135,7 @@ ss_system *ss_system_new(int dim) {
     sys->cg_max_iterations = 1000;
     sys->last_cg_residual = NAN; /* no solve yet */
     sys->unchecked = ~0u;
+    sys->absent = SS_COLD_ARRAYS;
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
         sys->arrays[a] = ss_buffer_new(0);
         if (!sys->arrays[a]) {
@@ -214,6 +215,8 @@ ss_system *ss_system_copy(const ss_system *src) {
     }
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
         size_t bytes = ss_array_rows(src, a) * ss_array_columns(src, a) * ss_array_itemsize(a);
+        if (ss_array_absent(src, a))
+            bytes = 0; /* absent in the copy too (dst->absent is src's) */
         dst->arrays[a] = ss_buffer_new(bytes);
         if (!dst->arrays[a]) {
             ss_system_free(dst);
@@ -236,6 +239,8 @@ static ss_status reserve_rows(ss_system *sys, ss_array first, ss_array last, siz
                               size_t keep) {
     ss_buffer *fresh[SS_ARRAY_COUNT] = {0};
     for (ss_array a = first; a < last; a++) {
+        if (ss_array_absent(sys, a))
+            continue; /* no memory until used: it grows with its first use */
         size_t row_bytes = ss_array_columns(sys, a) * ss_array_itemsize(a);
         if (rows > SIZE_MAX / 2 / row_bytes)
             goto nomem;
@@ -364,7 +369,30 @@ static int any_finite(const ss_system *sys, size_t m) {
 /* Nonzero when array a may hold values nobody checked: a view was made of it since the
  * last validation (module.c marks it), or one still shows it (its block is shared). */
 static int unchecked(const ss_system *sys, ss_array a) {
+    if (ss_array_absent(sys, a))
+        return 0; /* its defaults are valid */
     return (sys->unchecked >> a & 1u) || sys->arrays[a]->refcount > 1;
+}
+
+int ss_array_absent(const ss_system *sys, ss_array which) {
+    return (int)(sys->absent >> which & 1u);
+}
+
+ss_status ss_system_materialize(ss_system *sys, ss_array which) {
+    if (!ss_array_absent(sys, which))
+        return SS_OK;
+    const size_t rows = ss_array_rows(sys, which), columns = ss_array_columns(sys, which);
+    ss_buffer *fresh = ss_buffer_new(rows * columns * ss_array_itemsize(which));
+    if (!fresh)
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for an array of %zu rows", rows);
+    double *data = fresh->data;
+    const double fill = which == SS_BREAK_STRAINS ? INFINITY : 0.0;
+    for (size_t k = 0; k < rows * columns; k++)
+        data[k] = fill;
+    ss_buffer_release(sys->arrays[which]);
+    sys->arrays[which] = fresh;
+    sys->absent &= ~(1u << which);
+    return SS_OK;
 }
 
 void ss_system_mark_unchecked(ss_system *sys, ss_array which) {
@@ -447,7 +475,7 @@ static ss_status check_array(ss_system *sys, ss_array which, const void *data, s
 ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data) {
     size_t rows = ss_array_rows(sys, which);
     ss_status st = check_array(sys, which, data, rows);
-    if (st)
+    if (st || (st = ss_system_materialize(sys, which)))
         return st;
     size_t bytes = rows * ss_array_columns(sys, which) * ss_array_itemsize(which);
     memmove(sys->arrays[which]->data, data, bytes); /* data may be a view of this array */
@@ -479,10 +507,13 @@ ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, con
         memcpy(SS_DOUBLES(sys, SS_VELOCITIES) + row, v, bytes);
     else
         memset(SS_DOUBLES(sys, SS_VELOCITIES) + row, 0, bytes);
-    memset(SS_DOUBLES(sys, SS_EXTERNAL) + row, 0, bytes);
-    memset(SS_DOUBLES(sys, SS_PREV_ACCEL) + row, 0, bytes);
+    if (!ss_array_absent(sys, SS_EXTERNAL))
+        memset(SS_DOUBLES(sys, SS_EXTERNAL) + row, 0, bytes);
+    if (!ss_array_absent(sys, SS_PREV_ACCEL))
+        memset(SS_DOUBLES(sys, SS_PREV_ACCEL) + row, 0, bytes);
     memcpy(SS_DOUBLES(sys, SS_REST_POSITIONS) + row, x, bytes);
-    memset(SS_DOUBLES(sys, SS_UVS) + 2 * n, 0, 2 * count * sizeof(double));
+    if (!ss_array_absent(sys, SS_UVS))
+        memset(SS_DOUBLES(sys, SS_UVS) + 2 * n, 0, 2 * count * sizeof(double));
     memcpy(SS_DOUBLES(sys, SS_MASSES) + n, m, count * sizeof(double));
     for (size_t i = 0; i < count; i++)
         SS_BYTES(sys, SS_PINNED)[n + i] = pinned ? (pinned[i] != 0) : 0;
@@ -561,7 +592,8 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
         SS_INT32S(sys, SS_SPRINGS)[2 * (m + s) + 1] = j;
         SS_DOUBLES(sys, SS_STIFFNESS)[m + s] = stiffness[s];
         SS_DOUBLES(sys, SS_DAMPING)[m + s] = damping[s];
-        SS_DOUBLES(sys, SS_BREAK_STRAINS)[m + s] = INFINITY;
+        if (!ss_array_absent(sys, SS_BREAK_STRAINS))
+            SS_DOUBLES(sys, SS_BREAK_STRAINS)[m + s] = INFINITY;
         SS_DOUBLES(sys, SS_REST_LENGTHS)[m + s] = rest ? rest[s] : node_distance(x, dim, i, j);
     }
     sys->num_springs = m + count;
@@ -578,6 +610,8 @@ static size_t compact_rows(ss_system *sys, ss_array first, ss_array last, size_t
         if (doomed[r])
             continue;
         for (ss_array a = first; a < last; a++) {
+            if (ss_array_absent(sys, a))
+                continue;
             size_t row = ss_array_columns(sys, a) * ss_array_itemsize(a);
             uint8_t *base = (uint8_t *)sys->arrays[a]->data;
             memmove(base + kept * row, base + r * row, row);
