@@ -74,9 +74,12 @@ static size_t block_of(const ss_plan *plan, size_t n, size_t i) {
     return b;
 }
 
-/* Fill block (one per spring: its block, or SIZE_MAX between blocks); count the runs
- * per block into run_count and return the number of springs between blocks. */
-static size_t classify(const ss_system *sys, const ss_plan *plan, size_t *block,
+/* A spring between blocks, in classify's marks (blocks are numbered below it). */
+#define SS_PLAN_CROSS 255
+
+/* Fill block (one byte per spring: its block, or SS_PLAN_CROSS); count the runs per
+ * block into run_count and return the number of springs between blocks. */
+static size_t classify(const ss_system *sys, const ss_plan *plan, uint8_t *block,
                        size_t *run_count) {
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
     const size_t n = sys->num_nodes, m = sys->num_springs;
@@ -84,7 +87,7 @@ static size_t classify(const ss_system *sys, const ss_plan *plan, size_t *block,
     for (size_t s = 0; s < m; s++) {
         const size_t bi = block_of(plan, n, (size_t)pairs[2 * s]);
         const size_t bj = block_of(plan, n, (size_t)pairs[2 * s + 1]);
-        block[s] = bi == bj ? bi : SIZE_MAX;
+        block[s] = bi == bj ? (uint8_t)bi : SS_PLAN_CROSS;
         if (bi != bj)
             cross++;
         else if (s == 0 || block[s - 1] != bi)
@@ -99,7 +102,8 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
     ss_plan_free(sys->plan); /* (every topology edit drops it; this is a safety net) */
     sys->plan = NULL;
     const size_t n = sys->num_nodes, m = sys->num_springs, stride = ss_force_stride(sys->dim);
-    size_t *block = NULL;
+    uint8_t *block = NULL; /* a byte per spring: the build's largest scratch */
+    size_t *per_node = NULL;
     ss_plan *plan = ss_malloc(sizeof *plan);
     if (!plan)
         goto nomem;
@@ -143,7 +147,7 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
     plan->num_cross = 0;
     for (size_t s = 0; s < m; s++) {
         const size_t b = block[s];
-        if (b == SIZE_MAX) {
+        if (b == SS_PLAN_CROSS) {
             plan->cross[plan->num_cross++] = (int32_t)s;
         } else if (s > 0 && block[s - 1] == b) {
             plan->runs[2 * (fill[b] - 1) + 1] = s + 1; /* extend the open run */
@@ -156,14 +160,11 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
 
     /* The ends of the between-block springs, grouped by block, within a block by node,
      * and for one node in spring order: a counting sort by node (stable). */
-    size_t *per_node = block; /* reuse: m >= 1 entries, but we need n + 1 counters */
-    if (n + 1 > (m ? m : 1)) {
-        per_node = ss_malloc((n + 1) * sizeof(size_t));
-        if (!per_node)
-            goto nomem;
-        ss_free(block);
-        block = per_node;
-    }
+    ss_free(block);
+    block = NULL;
+    per_node = ss_malloc((n + 1) * sizeof(size_t));
+    if (!per_node)
+        goto nomem;
     memset(per_node, 0, (n + 1) * sizeof(size_t));
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
     for (size_t q = 0; q < cross; q++) {
@@ -183,13 +184,14 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
         plan->end_node[per_node[j]] = j;
         plan->end_entry[per_node[j]++] = ~(int32_t)q;
     }
-    ss_free(block);
+    ss_free(per_node);
     sys->plan = plan;
     ss_plan_refresh_masses(sys);
     return SS_OK;
 
 nomem:
     ss_free(block);
+    ss_free(per_node);
     ss_plan_free(plan);
     return ss_fail(sys, SS_ERR_NOMEM, "out of memory planning %zu springs for threads", m);
 }
