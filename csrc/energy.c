@@ -60,7 +60,7 @@ double ss_dissipation_power(const ss_system *sys) {
             continue;
         const size_t i = (size_t)pairs[2 * s] * dim, j = (size_t)pairs[2 * s + 1] * dim;
         const double length = spring_length(sys, s);
-        if (!(length >= 1e-12))
+        if (!(length >= SS_MIN_SPRING_LENGTH))
             continue;
         double closing = 0.0;
         for (size_t k = 0; k < dim; k++)
@@ -130,11 +130,12 @@ void ss_spring_tensions(const ss_system *sys, double *out) {
         const size_t i = (size_t)pairs[2 * s] * dim, j = (size_t)pairs[2 * s + 1] * dim;
         const double length = spring_length(sys, s);
         double closing_speed = 0.0;
-        if (length >= 1e-12)
+        if (length >= SS_MIN_SPRING_LENGTH)
             for (size_t k = 0; k < dim; k++)
                 closing_speed += (v[j + k] - v[i + k]) * (x[j + k] - x[i + k]) / length;
-        out[s] =
-            length >= 1e-12 ? stiffness[s] * (length - rest[s]) + damping[s] * closing_speed : 0.0;
+        out[s] = length >= SS_MIN_SPRING_LENGTH
+                     ? stiffness[s] * (length - rest[s]) + damping[s] * closing_speed
+                     : 0.0;
     }
 }
 

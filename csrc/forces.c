@@ -234,8 +234,7 @@ static evaluation prepare(ss_system *sys, const double *x, const double *v, doub
 /* a = (springs + m g - drag (v - wind) + external + gas) / m  [m/s^2]; a = 0 if pinned.
  * Needs the plan (ss_system_ensure_plan). */
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a) {
-    const evaluation e = prepare(sys, x, v, a);
-    evaluate(&e);
+    ss_forces_acceleration_then(sys, x, v, a, NULL, NULL);
 }
 
 void ss_forces_acceleration_then(ss_system *sys, const double *x, const double *v, double *a,
