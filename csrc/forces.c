@@ -34,7 +34,8 @@ typedef struct {
     double *v_out, *x_out;   /* SS_FINISH_SYMPLECTIC: updated in place */
     double *save_x, *save_v; /* SS_FINISH_SYMPLECTIC: x and v before it (or NULL) */
     int check;               /* SS_FINISH_SYMPLECTIC: sum the finiteness probe */
-    ss_node_finish then;     /* SS_FINISH_ACCELERATION: called per block of finished nodes */
+    ss_node_finish then;     /* SS_FINISH_ACCELERATION: called per block of finished nodes
+                              * instead of writing out */
     void *context;
 } evaluation;
 
@@ -160,12 +161,14 @@ static void block_finish(const evaluation *e, size_t b) {
         }
     }
     const size_t first = plan->node_start[b], last = plan->node_start[b + 1];
-    if (e->finish == SS_FINISH_SYMPLECTIC)
+    if (e->finish == SS_FINISH_SYMPLECTIC) {
         plan->block_probe[b] = symplectic_update(e, first, last, stride);
-    else
+    } else if (e->then) {
+        const ss_node_forces rows = {e->forces, stride, plan->inv_mass, SS_BYTES(sys, SS_PINNED)};
+        e->then(e->context, &rows, first, last);
+    } else {
         divide_by_mass(sys, first, last, e->forces, stride, e->out);
-    if (e->then)
-        e->then(e->context, first, last);
+    }
 }
 
 /* How many pieces the between-block list is cut into for threads. */
@@ -234,12 +237,13 @@ static evaluation prepare(ss_system *sys, const double *x, const double *v, doub
 /* a = (springs + m g - drag (v - wind) + external + gas) / m  [m/s^2]; a = 0 if pinned.
  * Needs the plan (ss_system_ensure_plan). */
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a) {
-    ss_forces_acceleration_then(sys, x, v, a, NULL, NULL);
+    const evaluation e = prepare(sys, x, v, a);
+    evaluate(&e);
 }
 
-void ss_forces_acceleration_then(ss_system *sys, const double *x, const double *v, double *a,
-                                 ss_node_finish then, void *context) {
-    evaluation e = prepare(sys, x, v, a);
+void ss_forces_then(ss_system *sys, const double *x, const double *v, ss_node_finish then,
+                    void *context) {
+    evaluation e = prepare(sys, x, v, NULL);
     e.then = then;
     e.context = context;
     evaluate(&e);

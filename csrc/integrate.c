@@ -103,87 +103,6 @@ static void step_rk2(ss_system *sys, double dt, double *scratch) {
         }
 }
 
-/* RK4's state between its four evaluations; each stage's combination runs per range of
- * nodes as soon as their slope is known (ss_forces_acceleration_then), in cache. */
-typedef struct {
-    double *x, *v, *a, *xs, *vs, *sum_v, *sum_a;
-    const uint8_t *pinned;
-    size_t dim;
-    double half_dt, dt, sixth_dt;
-} rk4_state;
-
-static void rk4_stage1(void *context, size_t first, size_t last) {
-    const rk4_state *r = context;
-    const double *restrict x = r->x, *restrict v = r->v, *restrict a = r->a;
-    double *restrict sum_v = r->sum_v, *restrict sum_a = r->sum_a;
-    double *restrict xs = r->xs, *restrict vs = r->vs;
-    const double h = r->half_dt;
-    for (size_t k = first * r->dim; k < last * r->dim; k++) {
-        sum_v[k] = v[k];
-        sum_a[k] = a[k];
-        xs[k] = x[k] + h * v[k];
-        vs[k] = v[k] + h * a[k];
-    }
-}
-
-/* Stages 2 and 3: accumulate the slope, then the next point at `step` from the start. */
-static inline void rk4_middle(const rk4_state *r, size_t first, size_t last, double step) {
-    const double *restrict x = r->x, *restrict v = r->v, *restrict a = r->a;
-    double *restrict sum_v = r->sum_v, *restrict sum_a = r->sum_a;
-    double *restrict xs = r->xs, *restrict vs = r->vs;
-    for (size_t k = first * r->dim; k < last * r->dim; k++) {
-        sum_v[k] = sum_v[k] + 2.0 * vs[k];
-        sum_a[k] = sum_a[k] + 2.0 * a[k];
-        xs[k] = x[k] + step * vs[k];
-        vs[k] = v[k] + step * a[k];
-    }
-}
-
-static void rk4_stage2(void *context, size_t first, size_t last) {
-    const rk4_state *r = context;
-    rk4_middle(r, first, last, r->half_dt);
-}
-
-static void rk4_stage3(void *context, size_t first, size_t last) {
-    const rk4_state *r = context;
-    rk4_middle(r, first, last, r->dt);
-}
-
-static void rk4_stage4(void *context, size_t first, size_t last) {
-    const rk4_state *r = context;
-    for (size_t i = first; i < last; i++)
-        for (size_t k = i * r->dim; k < (i + 1) * r->dim; k++) {
-            r->x[k] = r->pinned[i] ? r->x[k] + r->v[k] * r->dt
-                                   : r->x[k] + r->sixth_dt * (r->sum_v[k] + r->vs[k]);
-            /* every slope is 0 when pinned */
-            r->v[k] = r->v[k] + r->sixth_dt * (r->sum_a[k] + r->a[k]);
-        }
-}
-
-/* Classical RK4 on (x, v): slopes at the start, twice at the midpoint, at the end,
- * weighted 1, 2, 2, 1. Fourth order. Each stage's updates of a node read only that
- * node's own entries, so they run right after its slope, range by range. */
-static void step_rk4(ss_system *sys, double dt, double *scratch) {
-    const size_t nd = sys->num_nodes * (size_t)sys->dim;
-    double *a = scratch;
-    rk4_state r = {SS_DOUBLES(sys, SS_POSITIONS),
-                   SS_DOUBLES(sys, SS_VELOCITIES),
-                   a,
-                   a + nd,
-                   a + 2 * nd,
-                   a + 3 * nd,
-                   a + 4 * nd,
-                   SS_BYTES(sys, SS_PINNED),
-                   (size_t)sys->dim,
-                   0.5 * dt,
-                   dt,
-                   dt / 6.0};
-    ss_forces_acceleration_then(sys, r.x, r.v, a, rk4_stage1, &r);   /* slope 1 */
-    ss_forces_acceleration_then(sys, r.xs, r.vs, a, rk4_stage2, &r); /* slope 2, midpoint */
-    ss_forces_acceleration_then(sys, r.xs, r.vs, a, rk4_stage3, &r); /* slope 3, midpoint */
-    ss_forces_acceleration_then(sys, r.xs, r.vs, a, rk4_stage4, &r); /* slope 4, the end */
-}
-
 /* XPBD (Macklin, Mueller and Chentanez 2016), the xbdev cloth made stiffness-exact:
  * predict with the node forces only (gravity, drag, external: v += a dt, x += v dt),
  * then treat every spring as a distance constraint C = l - L with compliance
@@ -256,7 +175,7 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
     case SS_RK2:
         return 4 * nd;
     case SS_RK4:
-        return 5 * nd;
+        return ss_rk4_scratch_doubles(sys);
     case SS_XPBD:
         return 2 * nd + sys->num_springs;
     case SS_IMPLICIT_EULER:
@@ -310,7 +229,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         break;
     case SS_RK4:
     default:
-        step_rk4(sys, dt, scratch);
+        ss_step_rk4(sys, dt, scratch);
         break;
     }
     /* Damping and drag: the trapezoid rule on their power over the integration, from

@@ -458,13 +458,31 @@ ss_status ss_system_tear(ss_system *sys);
  * bit-identical for any number. */
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a);
 
-/* The same, then then(context, first, last) for each range of nodes whose accelerations
- * are complete, while they are in cache (any thread may call it; the ranges cover every
- * node once). It may write only those nodes' entries of arrays the evaluation does
- * not read from other nodes: it runs while other ranges are still being finished. */
-typedef void (*ss_node_finish)(void *context, size_t first, size_t last);
-void ss_forces_acceleration_then(ss_system *sys, const double *x, const double *v, double *a,
-                                 ss_node_finish then, void *context);
+/* The forces of a range of finished nodes, as a node-finish callback sees them: rows
+ * `stride` doubles apart (ss_force_stride), with the inverse masses and pin flags that
+ * make them accelerations (a = f * inv_mass, 0 if pinned: ss_forces_acceleration's
+ * arithmetic). */
+typedef struct {
+    const double *forces;
+    size_t stride;
+    const double *inv_mass;
+    const uint8_t *pinned;
+} ss_node_forces;
+
+/* The same evaluation without the accelerations array: then(context, forces, first,
+ * last) for each range of nodes whose forces are complete, while they are in cache
+ * (any thread may call it; the ranges cover every node once). It may write only those
+ * nodes' entries of arrays the evaluation does not read from other nodes: it runs
+ * while other ranges are still being finished. */
+typedef void (*ss_node_finish)(void *context, const ss_node_forces *forces, size_t first,
+                               size_t last);
+void ss_forces_then(ss_system *sys, const double *x, const double *v, ss_node_finish then,
+                    void *context);
+
+/* rk4.c: one classical RK4 substep of dt, its four evaluations fused with the stage
+ * updates; scratch holds ss_rk4_scratch_doubles(sys) doubles. */
+size_t ss_rk4_scratch_doubles(const ss_system *sys);
+void ss_step_rk4(ss_system *sys, double dt, double *scratch);
 
 /* One symplectic Euler substep of dt fused into the force evaluation: each node's
  * velocity and position are updated as soon as its force is complete (and first copied
