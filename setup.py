@@ -16,12 +16,15 @@ from setuptools import Extension, setup
 compile_args = ["-std=c11", "-Wall", "-Wextra", "-ffp-contract=off"]
 link_args = []
 if os.environ.get("SPRINGSIM_SANITIZE") == "1":
-    sanitize = ["-fsanitize=address,undefined", "-fno-omit-frame-pointer", "-fno-sanitize-recover=all"]
+    sanitize = [
+        "-fsanitize=address,undefined",
+        "-fno-omit-frame-pointer",
+        "-fno-sanitize-recover=all",
+    ]
     compile_args += sanitize + ["-O1", "-g"]
     link_args += sanitize
 else:
     compile_args += ["-O3"]
-
 
 
 def openmp_flags() -> list[str]:
