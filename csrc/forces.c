@@ -39,41 +39,6 @@ typedef struct {
     void *context;
 } evaluation;
 
-/* Node forces of nodes [first, last) into f's rows (`stride` doubles apart; the rest
- * of a row is zeroed): m g - drag (v - wind) + external. The parameters are copied
- * into locals (the stores into f could otherwise alias them) and dim is a constant in
- * each instance, so the loop is straight-line code per node. */
-static inline void node_forces_dim(const ss_system *sys, size_t first, size_t last,
-                                   const double *restrict v, double *restrict f, size_t stride,
-                                   const size_t dim) {
-    const double *restrict mass = SS_DOUBLES(sys, SS_MASSES);
-    /* No external forces yet: every one is 0, and + 0.0 gives the same bits. */
-    const double *restrict external =
-        ss_array_absent(sys, SS_EXTERNAL) ? NULL : SS_DOUBLES(sys, SS_EXTERNAL);
-    const double g[3] = {sys->gravity[0], sys->gravity[1], sys->gravity[2]};
-    const double wind[3] = {sys->wind[0], sys->wind[1], sys->wind[2]};
-    const double drag = sys->drag;
-    for (size_t i = first; i < last; i++) {
-        for (size_t k = 0; k < dim; k++) {
-            const size_t ik = i * dim + k;
-            const double user = external ? external[ik] : 0.0;
-            f[i * stride + k] = mass[i] * g[k] - drag * (v[ik] - wind[k]) + user;
-        }
-        for (size_t k = dim; k < stride; k++)
-            f[i * stride + k] = 0.0;
-    }
-}
-
-static void node_forces(const ss_system *sys, size_t first, size_t last, const double *v, double *f,
-                        size_t stride) {
-    if (sys->dim == 3 && stride == 4)
-        node_forces_dim(sys, first, last, v, f, 4, 3);
-    else if (sys->dim == 2 && stride == 2)
-        node_forces_dim(sys, first, last, v, f, 2, 2);
-    else
-        node_forces_dim(sys, first, last, v, f, stride, (size_t)sys->dim);
-}
-
 /* Forces (rows `stride` apart) to accelerations a (N, dim) for nodes [first, last);
  * pinned nodes get 0. f and a may be the same array when stride == dim. */
 static void divide_by_mass(const ss_system *sys, size_t first, size_t last, const double *f,
@@ -87,51 +52,16 @@ static void divide_by_mass(const ss_system *sys, size_t first, size_t last, cons
     }
 }
 
-/* Symplectic Euler for nodes [first, last) from their forces f: a = f / m (0 if
- * pinned), v' = v + a dt, x' = x + v' dt. */
-static inline double symplectic_dim(const ss_system *sys, size_t first, size_t last,
-                                    const double *restrict f, size_t stride, double dt,
-                                    double *restrict v, double *restrict x, const size_t dim,
-                                    double *restrict save_x, double *restrict save_v,
-                                    const int check) {
-    const double *restrict inv_mass = sys->plan->inv_mass;
-    const uint8_t *restrict pinned = SS_BYTES(sys, SS_PINNED);
-    /* probe: 0 * x + 0 * v summed is 0 exactly when every value is finite (NaN
-     * otherwise), the step's blow-up check, done here while the values are in hand. */
-    double probe = 0.0;
-    for (size_t i = first; i < last; i++) {
-        const int free = !pinned[i];
-        for (size_t k = 0; k < dim; k++) {
-            const size_t ik = i * dim + k;
-            if (save_x) { /* the step's backup, taken as each node is first touched */
-                save_x[ik] = x[ik];
-                save_v[ik] = v[ik];
-            }
-            const double a = free ? f[i * stride + k] * inv_mass[i] : 0.0;
-            v[ik] = v[ik] + a * dt;
-            x[ik] = x[ik] + v[ik] * dt;
-            if (check)
-                probe += 0.0 * x[ik] + 0.0 * v[ik];
-        }
-    }
-    return probe;
-}
-
 static double symplectic_update(const evaluation *e, size_t first, size_t last, size_t stride) {
-    if (e->sys->dim == 3)
-        return e->check ? symplectic_dim(e->sys, first, last, e->forces, stride, e->dt, e->v_out,
-                                         e->x_out, 3, e->save_x, e->save_v, 1)
-                        : symplectic_dim(e->sys, first, last, e->forces, stride, e->dt, e->v_out,
-                                         e->x_out, 3, e->save_x, e->save_v, 0);
-    return symplectic_dim(e->sys, first, last, e->forces, stride, e->dt, e->v_out, e->x_out, 2,
-                          e->save_x, e->save_v, e->check);
+    return ss_node_symplectic(e->sys, first, last, e->forces, stride, e->dt, e->v_out, e->x_out,
+                              e->save_x, e->save_v, e->check);
 }
 
 /* Pass 1 for block b. */
 static void block_springs(const evaluation *e, size_t b) {
     const ss_plan *plan = e->sys->plan;
-    node_forces(e->sys, plan->node_start[b], plan->node_start[b + 1], e->v, e->forces,
-                ss_force_stride(e->sys->dim));
+    ss_node_forces(e->sys, plan->node_start[b], plan->node_start[b + 1], e->v, e->forces,
+                   ss_force_stride(e->sys->dim));
     for (size_t r = plan->run_start[b]; r < plan->run_start[b + 1]; r++)
         ss_springs_scatter(&e->springs, e->sys->dim, plan->runs[2 * r], plan->runs[2 * r + 1],
                            e->forces);
@@ -164,7 +94,7 @@ static void block_finish(const evaluation *e, size_t b) {
     if (e->finish == SS_FINISH_SYMPLECTIC) {
         plan->block_probe[b] = symplectic_update(e, first, last, stride);
     } else if (e->then) {
-        const ss_node_forces rows = {e->forces, stride, plan->inv_mass, SS_BYTES(sys, SS_PINNED)};
+        const ss_force_rows rows = {e->forces, stride, plan->inv_mass, SS_BYTES(sys, SS_PINNED)};
         e->then(e->context, &rows, first, last);
     } else {
         divide_by_mass(sys, first, last, e->forces, stride, e->out);
@@ -271,7 +201,7 @@ int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double
 
 void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a) {
     const size_t dim = (size_t)sys->dim;
-    node_forces(sys, 0, sys->num_nodes, v, a, dim);
+    ss_node_forces(sys, 0, sys->num_nodes, v, a, dim);
     ss_pressure_add_forces(sys, x, a, dim);
     divide_by_mass(sys, 0, sys->num_nodes, a, dim, a);
 }

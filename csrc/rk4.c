@@ -26,7 +26,7 @@ typedef struct {
 /* One stage for nodes [first, last); dim, stride and stage are constants in each
  * instance below. */
 static inline __attribute__((always_inline)) void
-rk4_stage_dim(const rk4_state *r, const ss_node_forces *rows, size_t first, size_t last,
+rk4_stage_dim(const rk4_state *r, const ss_force_rows *rows, size_t first, size_t last,
               const size_t dim, const size_t stride, const int stage) {
     const double *restrict f = rows->forces, *restrict inv_mass = rows->inv_mass;
     const uint8_t *restrict pinned = rows->pinned;
@@ -68,7 +68,7 @@ rk4_stage_dim(const rk4_state *r, const ss_node_forces *rows, size_t first, size
 }
 
 #define RK4_STAGE(stage)                                                                           \
-    static void rk4_stage##stage(void *context, const ss_node_forces *rows, size_t first,          \
+    static void rk4_stage##stage(void *context, const ss_force_rows *rows, size_t first,           \
                                  size_t last) {                                                    \
         const rk4_state *r = context;                                                              \
         const size_t dim = r->dim;                                                                 \

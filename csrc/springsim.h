@@ -467,17 +467,28 @@ typedef struct {
     size_t stride;
     const double *inv_mass;
     const uint8_t *pinned;
-} ss_node_forces;
+} ss_force_rows;
 
 /* The same evaluation without the accelerations array: then(context, forces, first,
  * last) for each range of nodes whose forces are complete, while they are in cache
  * (any thread may call it; the ranges cover every node once). It may write only those
  * nodes' entries of arrays the evaluation does not read from other nodes: it runs
  * while other ranges are still being finished. */
-typedef void (*ss_node_finish)(void *context, const ss_node_forces *forces, size_t first,
+typedef void (*ss_node_finish)(void *context, const ss_force_rows *forces, size_t first,
                                size_t last);
 void ss_forces_then(ss_system *sys, const double *x, const double *v, ss_node_finish then,
                     void *context);
+
+/* node_pass.c: the node forces m g - drag (v - wind) + external of nodes [first, last)
+ * into f's rows (`stride` doubles apart, the rest of each row zeroed); and the fused
+ * symplectic Euler update of those nodes from their force rows, first saving x and v
+ * into save_x, save_v if they are not NULL, returning the finiteness probe if check
+ * (0 when every updated value is finite, NaN otherwise). On the SIMD path in use. */
+void ss_node_forces(const ss_system *sys, size_t first, size_t last, const double *v, double *f,
+                    size_t stride);
+double ss_node_symplectic(const ss_system *sys, size_t first, size_t last, const double *f,
+                          size_t stride, double dt, double *v, double *x, double *save_x,
+                          double *save_v, int check);
 
 /* rk4.c: one classical RK4 substep of dt, its four evaluations fused with the stage
  * updates; scratch holds ss_rk4_scratch_doubles(sys) doubles. */

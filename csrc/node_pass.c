@@ -1,0 +1,168 @@
+/* node_pass.c - the per-node loops of a force evaluation: the node forces that start
+ * each force row (m g - drag (v - wind) + external) and the fused symplectic Euler
+ * update that ends it (a = f / m, v' = v + a dt, x' = x + v' dt).
+ *
+ * On a string (one spring per node) these loops weigh as much as the springs, so they
+ * have the spring pass's paths (spring_pass.c): a portable one and, on x86-64, an
+ * AVX2 one chosen with it (ss_simd_get). Both make the same IEEE operations on each
+ * component in the same order (no FMA: the build turns contraction off), so they give
+ * the same bits. */
+#include "springsim.h"
+
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define SS_X86_SIMD 1
+#include <immintrin.h>
+#endif
+
+/* ---- Node forces ------------------------------------------------------- */
+
+/* Node forces of nodes [first, last) into f's rows (`stride` doubles apart; the rest of
+ * a row is zeroed). The parameters are copied into locals (the stores into f could
+ * otherwise alias them) and dim is a constant in each instance, so the loop is
+ * straight-line code per node. No external forces yet: every one is 0, and + 0.0
+ * gives the same bits (it turns -0.0 into +0.0 in every path alike). */
+static inline __attribute__((always_inline)) void
+node_forces_dim(const ss_system *sys, size_t first, size_t last, const double *restrict v,
+                double *restrict f, size_t stride, const size_t dim) {
+    const double *restrict mass = SS_DOUBLES(sys, SS_MASSES);
+    const double *restrict external =
+        ss_array_absent(sys, SS_EXTERNAL) ? NULL : SS_DOUBLES(sys, SS_EXTERNAL);
+    const double g[3] = {sys->gravity[0], sys->gravity[1], sys->gravity[2]};
+    const double wind[3] = {sys->wind[0], sys->wind[1], sys->wind[2]};
+    const double drag = sys->drag;
+    for (size_t i = first; i < last; i++) {
+        for (size_t k = 0; k < dim; k++) {
+            const size_t ik = i * dim + k;
+            const double user = external ? external[ik] : 0.0;
+            f[i * stride + k] = mass[i] * g[k] - drag * (v[ik] - wind[k]) + user;
+        }
+        for (size_t k = dim; k < stride; k++)
+            f[i * stride + k] = 0.0;
+    }
+}
+
+#ifdef SS_X86_SIMD
+#define SS_AVX2 __attribute__((target("avx2")))
+
+/* 3D, rows of 4: one 256-bit load of a node's (vx, vy, vz) (and the next node's vx,
+ * whose lane is then zeroed; the kernel pads its arrays, so the last load stays inside
+ * the allocation), the same operations lane by lane, one store per row. */
+SS_AVX2 static void node_forces_avx2_3d(const ss_system *sys, size_t first, size_t last,
+                                        const double *v, double *f) {
+    const double *mass = SS_DOUBLES(sys, SS_MASSES);
+    const double *external =
+        ss_array_absent(sys, SS_EXTERNAL) ? NULL : SS_DOUBLES(sys, SS_EXTERNAL);
+    const __m256d g = _mm256_setr_pd(sys->gravity[0], sys->gravity[1], sys->gravity[2], 0.0);
+    const __m256d wind = _mm256_setr_pd(sys->wind[0], sys->wind[1], sys->wind[2], 0.0);
+    const __m256d drag = _mm256_set1_pd(sys->drag), zero = _mm256_setzero_pd();
+    for (size_t i = first; i < last; i++) {
+        const __m256d vi = _mm256_loadu_pd(v + 3 * i);
+        const __m256d user = external ? _mm256_loadu_pd(external + 3 * i) : zero;
+        const __m256d r = _mm256_add_pd(_mm256_sub_pd(_mm256_mul_pd(_mm256_set1_pd(mass[i]), g),
+                                                      _mm256_mul_pd(drag, _mm256_sub_pd(vi, wind))),
+                                        user);
+        _mm256_storeu_pd(f + 4 * i, _mm256_blend_pd(r, zero, 0x8));
+    }
+}
+#endif
+
+void ss_node_forces(const ss_system *sys, size_t first, size_t last, const double *v, double *f,
+                    size_t stride) {
+    if (sys->dim == 3 && stride == 4) {
+#ifdef SS_X86_SIMD
+        if (ss_simd_get() != SS_SIMD_PORTABLE) {
+            node_forces_avx2_3d(sys, first, last, v, f);
+            return;
+        }
+#endif
+        node_forces_dim(sys, first, last, v, f, 4, 3);
+    } else if (sys->dim == 2 && stride == 2) {
+        node_forces_dim(sys, first, last, v, f, 2, 2);
+    } else {
+        node_forces_dim(sys, first, last, v, f, stride, (size_t)sys->dim);
+    }
+}
+
+/* ---- Symplectic Euler update ------------------------------------------- */
+
+/* Nodes per chunk: their accelerations go into a buffer on the stack (in L1), then v
+ * and x are updated by flat loops over the chunk's components, which vectorise. */
+#define SS_UPDATE_CHUNK 128
+
+/* a = f / m (0 if pinned) for nodes [start, end) into acc (flat, dim per node). */
+static inline __attribute__((always_inline)) void
+accelerations(const ss_system *sys, size_t start, size_t end, const double *restrict f,
+              size_t stride, const size_t dim, double *restrict acc) {
+    const double *restrict inv_mass = sys->plan->inv_mass;
+    const uint8_t *restrict pinned = SS_BYTES(sys, SS_PINNED);
+    for (size_t i = start; i < end; i++)
+        for (size_t k = 0; k < dim; k++)
+            acc[(i - start) * dim + k] = pinned[i] ? 0.0 : f[i * stride + k] * inv_mass[i];
+}
+
+/* Symplectic Euler for nodes [first, last) from their forces f. With save, x and v are
+ * first copied out (the step's backup, taken as each node is first touched); with
+ * check, the return is the finiteness probe: 0 * x + 0 * v summed is 0 exactly when
+ * every value is finite (NaN otherwise). dim, save and check are constants in each
+ * instance. */
+static inline __attribute__((always_inline)) double
+symplectic_dim(const ss_system *sys, size_t first, size_t last, const double *restrict f,
+               size_t stride, double dt, double *restrict v, double *restrict x, const size_t dim,
+               double *restrict save_x, double *restrict save_v, const int save, const int check) {
+    double probe = 0.0, acc[SS_UPDATE_CHUNK * 3];
+    for (size_t start = first; start < last; start += SS_UPDATE_CHUNK) {
+        const size_t end = last - start < SS_UPDATE_CHUNK ? last : start + SS_UPDATE_CHUNK;
+        accelerations(sys, start, end, f, stride, dim, acc);
+        const size_t base = start * dim, count = (end - start) * dim;
+        if (save)
+            for (size_t j = 0; j < count; j++) {
+                save_x[base + j] = x[base + j];
+                save_v[base + j] = v[base + j];
+            }
+        for (size_t j = 0; j < count; j++) {
+            const size_t ik = base + j;
+            v[ik] = v[ik] + acc[j] * dt;
+            x[ik] = x[ik] + v[ik] * dt;
+            if (check)
+                probe += 0.0 * x[ik] + 0.0 * v[ik];
+        }
+    }
+    return probe;
+}
+
+/* Every instance the update needs, for one set of target options. */
+#define SS_SYMPLECTIC_ALL(name, attributes)                                                        \
+    attributes static double name(const ss_system *sys, size_t first, size_t last,                 \
+                                  const double *f, size_t stride, double dt, double *v, double *x, \
+                                  double *sx, double *sv, int check) {                             \
+        if (sys->dim == 3 && stride == 4)                                                          \
+            return sx ? (check                                                                     \
+                             ? symplectic_dim(sys, first, last, f, 4, dt, v, x, 3, sx, sv, 1, 1)   \
+                             : symplectic_dim(sys, first, last, f, 4, dt, v, x, 3, sx, sv, 1, 0))  \
+                      : (check                                                                     \
+                             ? symplectic_dim(sys, first, last, f, 4, dt, v, x, 3, sx, sv, 0, 1)   \
+                             : symplectic_dim(sys, first, last, f, 4, dt, v, x, 3, sx, sv, 0, 0)); \
+        return sx ? (check                                                                         \
+                         ? symplectic_dim(sys, first, last, f, stride, dt, v, x, 2, sx, sv, 1, 1)  \
+                         : symplectic_dim(sys, first, last, f, stride, dt, v, x, 2, sx, sv, 1, 0)) \
+                  : (check                                                                         \
+                         ? symplectic_dim(sys, first, last, f, stride, dt, v, x, 2, sx, sv, 0, 1)  \
+                         : symplectic_dim(sys, first, last, f, stride, dt, v, x, 2, sx, sv, 0,     \
+                                          0));                                                     \
+    }
+
+SS_SYMPLECTIC_ALL(symplectic_portable, )
+#ifdef SS_X86_SIMD
+/* The same code with 256-bit vectors for the flat loops. */
+SS_SYMPLECTIC_ALL(symplectic_avx2, SS_AVX2)
+#endif
+
+double ss_node_symplectic(const ss_system *sys, size_t first, size_t last, const double *f,
+                          size_t stride, double dt, double *v, double *x, double *save_x,
+                          double *save_v, int check) {
+#ifdef SS_X86_SIMD
+    if (ss_simd_get() != SS_SIMD_PORTABLE)
+        return symplectic_avx2(sys, first, last, f, stride, dt, v, x, save_x, save_v, check);
+#endif
+    return symplectic_portable(sys, first, last, f, stride, dt, v, x, save_x, save_v, check);
+}
