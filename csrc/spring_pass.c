@@ -88,9 +88,8 @@ static void scatter_portable(const ss_spring_view *sv, int dim, size_t first, si
     }
 }
 
-void ss_springs_forces(const ss_spring_view *sv, int dim, const int32_t *index, size_t count,
-                       double *out) {
-    /* Few springs (those between blocks): the portable path, the same bits. */
+static void springs_forces_portable(const ss_spring_view *sv, int dim, const int32_t *index,
+                                    size_t count, double *out) {
     const size_t stride = ss_force_stride(dim);
     for (size_t q = 0; q < count; q++) {
         double F[3];
@@ -121,8 +120,10 @@ SS_AVX2 static inline void transpose_4x3(__m256d a, __m256d b, __m256d c, __m256
 }
 
 /* The magnitude of 4 springs' forces times their unit vectors, +0.0 when too short. */
-SS_AVX2 static inline void forces_avx2(const ss_spring_view *sv, size_t s, const int dim,
-                                       const __m256d d[3], const __m256d dv[3], __m256d F[3]) {
+/* The same for springs whose rest lengths, stiffnesses and dampings are given. */
+SS_AVX2 static inline void forces_avx2_of(const __m256d rest, const __m256d stiffness,
+                                          const __m256d damping, const int dim, const __m256d d[3],
+                                          const __m256d dv[3], __m256d F[3]) {
     const __m256d one = _mm256_set1_pd(1.0), shortest = _mm256_set1_pd(SS_MIN_SPRING_LENGTH2);
     __m256d l2 = _mm256_add_pd(_mm256_mul_pd(d[0], d[0]), _mm256_mul_pd(d[1], d[1]));
     if (dim == 3)
@@ -135,38 +136,76 @@ SS_AVX2 static inline void forces_avx2(const ss_spring_view *sv, size_t s, const
     __m256d closing = _mm256_add_pd(_mm256_mul_pd(dv[0], u0), _mm256_mul_pd(dv[1], u1));
     if (dim == 3)
         closing = _mm256_add_pd(closing, _mm256_mul_pd(dv[2], u2));
-    const __m256d stretch = _mm256_sub_pd(length, _mm256_loadu_pd(sv->rest + s));
+    const __m256d stretch = _mm256_sub_pd(length, rest);
     const __m256d magnitude =
-        _mm256_add_pd(_mm256_mul_pd(_mm256_loadu_pd(sv->stiffness + s), stretch),
-                      _mm256_mul_pd(_mm256_loadu_pd(sv->damping + s), closing));
+        _mm256_add_pd(_mm256_mul_pd(stiffness, stretch), _mm256_mul_pd(damping, closing));
     F[0] = _mm256_and_pd(valid, _mm256_mul_pd(magnitude, u0));
     F[1] = _mm256_and_pd(valid, _mm256_mul_pd(magnitude, u1));
     F[2] = dim == 3 ? _mm256_and_pd(valid, _mm256_mul_pd(magnitude, u2)) : _mm256_setzero_pd();
 }
 
+/* Springs s..s+3 (consecutive indices). */
+SS_AVX2 static inline void forces_avx2(const ss_spring_view *sv, size_t s, const int dim,
+                                       const __m256d d[3], const __m256d dv[3], __m256d F[3]) {
+    forces_avx2_of(_mm256_loadu_pd(sv->rest + s), _mm256_loadu_pd(sv->stiffness + s),
+                   _mm256_loadu_pd(sv->damping + s), dim, d, dv, F);
+}
+
+/* Loads and transposes the ends of springs id[0..3] (3D): d, dv are their x_j - x_i
+ * and v_j - v_i by component. */
+SS_AVX2 static inline void spring_ends_avx2_3d(const ss_spring_view *sv, const size_t id[4],
+                                               __m256d d[3], __m256d dv[3]) {
+    __m256d P[4], Q[4];
+    for (int l = 0; l < 4; l++) {
+        const size_t i = 3 * (size_t)sv->pairs[2 * id[l]], j = 3 * (size_t)sv->pairs[2 * id[l] + 1];
+        P[l] = _mm256_sub_pd(_mm256_loadu_pd(sv->x + j), _mm256_loadu_pd(sv->x + i));
+        Q[l] = _mm256_sub_pd(_mm256_loadu_pd(sv->v + j), _mm256_loadu_pd(sv->v + i));
+    }
+    transpose_4x3(P[0], P[1], P[2], P[3], &d[0], &d[1], &d[2]);
+    transpose_4x3(Q[0], Q[1], Q[2], Q[3], &dv[0], &dv[1], &dv[2]);
+}
+
+/* F by component back to one row (Fx, Fy, Fz, 0) per spring. */
+SS_AVX2 static inline void force_rows_avx2(const __m256d F[3], __m256d rows[4]) {
+    const __m256d zero = _mm256_setzero_pd();
+    const __m256d a = _mm256_unpacklo_pd(F[0], F[1]), b = _mm256_unpackhi_pd(F[0], F[1]);
+    const __m256d c = _mm256_unpacklo_pd(F[2], zero), e = _mm256_unpackhi_pd(F[2], zero);
+    rows[0] = _mm256_permute2f128_pd(a, c, 0x20);
+    rows[1] = _mm256_permute2f128_pd(b, e, 0x20);
+    rows[2] = _mm256_permute2f128_pd(a, c, 0x31);
+    rows[3] = _mm256_permute2f128_pd(b, e, 0x31);
+}
+
+/* ss_springs_forces in 3D: springs index[0..count) 4 at a time, one row each into out. */
+SS_AVX2 static void springs_forces_avx2_3d(const ss_spring_view *sv, const int32_t *index,
+                                           size_t count, double *out) {
+    size_t q = 0;
+    for (; q + 4 <= count; q += 4) {
+        const size_t id[4] = {(size_t)index[q], (size_t)index[q + 1], (size_t)index[q + 2],
+                              (size_t)index[q + 3]};
+        __m256d d[3], dv[3], F[3], rows[4];
+        spring_ends_avx2_3d(sv, id, d, dv);
+#define SS_GATHER4(a) _mm256_setr_pd((a)[id[0]], (a)[id[1]], (a)[id[2]], (a)[id[3]])
+        forces_avx2_of(SS_GATHER4(sv->rest), SS_GATHER4(sv->stiffness), SS_GATHER4(sv->damping), 3,
+                       d, dv, F);
+#undef SS_GATHER4
+        force_rows_avx2(F, rows);
+        for (int l = 0; l < 4; l++)
+            _mm256_storeu_pd(out + 4 * (q + (size_t)l), rows[l]);
+    }
+    springs_forces_portable(sv, 3, index + q, count - q, out + 4 * q);
+}
+
 SS_AVX2 static void scatter_avx2_3d(const ss_spring_view *sv, size_t first, size_t last,
                                     double *f) {
-    const double *x = sv->x, *v = sv->v;
     const int32_t *pairs = sv->pairs;
-    const __m256d zero = _mm256_setzero_pd();
     size_t s = first;
     for (; s + 4 <= last; s += 4) {
-        __m256d P[4], Q[4];
-        for (int l = 0; l < 4; l++) {
-            const size_t i = 3 * (size_t)pairs[2 * (s + l)], j = 3 * (size_t)pairs[2 * (s + l) + 1];
-            P[l] = _mm256_sub_pd(_mm256_loadu_pd(x + j), _mm256_loadu_pd(x + i));
-            Q[l] = _mm256_sub_pd(_mm256_loadu_pd(v + j), _mm256_loadu_pd(v + i));
-        }
-        __m256d d[3], dv[3], F[3];
-        transpose_4x3(P[0], P[1], P[2], P[3], &d[0], &d[1], &d[2]);
-        transpose_4x3(Q[0], Q[1], Q[2], Q[3], &dv[0], &dv[1], &dv[2]);
+        const size_t id[4] = {s, s + 1, s + 2, s + 3};
+        __m256d d[3], dv[3], F[3], rows[4];
+        spring_ends_avx2_3d(sv, id, d, dv);
         forces_avx2(sv, s, 3, d, dv, F);
-        /* Back to one row (Fx, Fy, Fz, 0) per spring. */
-        const __m256d a = _mm256_unpacklo_pd(F[0], F[1]), b = _mm256_unpackhi_pd(F[0], F[1]);
-        const __m256d c = _mm256_unpacklo_pd(F[2], zero), e = _mm256_unpackhi_pd(F[2], zero);
-        const __m256d rows[4] = {
-            _mm256_permute2f128_pd(a, c, 0x20), _mm256_permute2f128_pd(b, e, 0x20),
-            _mm256_permute2f128_pd(a, c, 0x31), _mm256_permute2f128_pd(b, e, 0x31)};
+        force_rows_avx2(F, rows);
         for (int l = 0; l < 4; l++) {
             double *fi = f + 4 * (size_t)pairs[2 * (s + l)];
             double *fj = f + 4 * (size_t)pairs[2 * (s + l) + 1];
@@ -365,6 +404,18 @@ int ss_simd_get(void) {
     if (chosen < 0)
         chosen = ss_simd_best();
     return chosen;
+}
+
+void ss_springs_forces(const ss_spring_view *sv, int dim, const int32_t *index, size_t count,
+                       double *out) {
+#ifdef SS_X86_SIMD
+    /* The springs between blocks: an eighth of a jelly's. 2D keeps the portable loop. */
+    if (dim == 3 && ss_simd_get() != SS_SIMD_PORTABLE) {
+        springs_forces_avx2_3d(sv, index, count, out);
+        return;
+    }
+#endif
+    springs_forces_portable(sv, dim, index, count, out);
 }
 
 void ss_springs_scatter(const ss_spring_view *sv, int dim, size_t first, size_t last, double *f) {
