@@ -156,6 +156,40 @@ SS_SYMPLECTIC_ALL(symplectic_portable, )
 /* The same code with 256-bit vectors for the flat loops (2D, and the 3D remainder). */
 SS_SYMPLECTIC_ALL(symplectic_avx2_flat, SS_AVX2)
 
+/* The accelerations of nodes i..i+3 (3D) from their force rows (fx, fy, fz, 0): times
+ * 1/m, 0 when pinned, packed as x and v are laid out: (a0x a0y a0z a1x),
+ * (a1y a1z a2x a2y), (a2z a3x a3y a3z). */
+SS_AVX2 static inline void pack_accelerations_avx2(const double *f, const double *inv_mass,
+                                                   const uint8_t *pinned, size_t i,
+                                                   __m256d packed[3]) {
+    __m256d a[4];
+    for (int l = 0; l < 4; l++) {
+        const __m256d row =
+            _mm256_mul_pd(_mm256_loadu_pd(f + 4 * (i + l)), _mm256_set1_pd(inv_mass[i + l]));
+        a[l] = pinned[i + l] ? _mm256_setzero_pd() : row;
+    }
+    packed[0] = _mm256_blend_pd(a[0], _mm256_permute4x64_pd(a[1], 0x00), 0x8);
+    packed[1] =
+        _mm256_blend_pd(_mm256_permute4x64_pd(a[1], 0x09), _mm256_permute4x64_pd(a[2], 0x40), 0xC);
+    packed[2] =
+        _mm256_blend_pd(_mm256_permute4x64_pd(a[2], 0x02), _mm256_permute4x64_pd(a[3], 0x90), 0xE);
+}
+
+SS_AVX2 static void accelerations_avx2_3d(const ss_force_rows *rows, size_t first, size_t last,
+                                          double *acc) {
+    size_t i = first;
+    for (; i + 4 <= last; i += 4) {
+        __m256d packed[3];
+        pack_accelerations_avx2(rows->forces, rows->inv_mass, rows->pinned, i, packed);
+        for (int q = 0; q < 3; q++)
+            _mm256_storeu_pd(acc + 3 * (i - first) + 4 * (size_t)q, packed[q]);
+    }
+    for (; i < last; i++)
+        for (size_t k = 0; k < 3; k++)
+            acc[3 * (i - first) + k] =
+                rows->pinned[i] ? 0.0 : rows->forces[4 * i + k] * rows->inv_mass[i];
+}
+
 /* 3D, 4 nodes at a time: their 12 components of x and of v are 3 full vectors; the 4
  * force rows (fx, fy, fz, 0), times 1/m (0 when pinned), are packed to match. */
 SS_AVX2 static inline double symplectic_avx2_3d(const ss_system *sys, size_t first, size_t last,
@@ -168,18 +202,8 @@ SS_AVX2 static inline double symplectic_avx2_3d(const ss_system *sys, size_t fir
     __m256d probe = zero;
     size_t i = first;
     for (; i + 4 <= last; i += 4) {
-        __m256d a[4];
-        for (int l = 0; l < 4; l++) {
-            const __m256d row =
-                _mm256_mul_pd(_mm256_loadu_pd(f + 4 * (i + l)), _mm256_set1_pd(inv_mass[i + l]));
-            a[l] = pinned[i + l] ? zero : row;
-        }
-        /* (a0x a0y a0z a1x), (a1y a1z a2x a2y), (a2z a3x a3y a3z) */
-        const __m256d packed[3] = {_mm256_blend_pd(a[0], _mm256_permute4x64_pd(a[1], 0x00), 0x8),
-                                   _mm256_blend_pd(_mm256_permute4x64_pd(a[1], 0x09),
-                                                   _mm256_permute4x64_pd(a[2], 0x40), 0xC),
-                                   _mm256_blend_pd(_mm256_permute4x64_pd(a[2], 0x02),
-                                                   _mm256_permute4x64_pd(a[3], 0x90), 0xE)};
+        __m256d packed[3];
+        pack_accelerations_avx2(f, inv_mass, pinned, i, packed);
         for (int q = 0; q < 3; q++) {
             double *vq = v + 3 * i + 4 * q, *xq = x + 3 * i + 4 * q;
             const __m256d v0 = _mm256_loadu_pd(vq), x0 = _mm256_loadu_pd(xq);
@@ -225,4 +249,18 @@ double ss_node_symplectic(const ss_system *sys, size_t first, size_t last, const
         return symplectic_avx2(sys, first, last, f, stride, dt, v, x, save_x, save_v, check);
 #endif
     return symplectic_portable(sys, first, last, f, stride, dt, v, x, save_x, save_v, check);
+}
+
+void ss_node_accelerations(const ss_force_rows *rows, size_t first, size_t last, size_t dim,
+                           double *acc) {
+#ifdef SS_X86_SIMD
+    if (dim == 3 && rows->stride == 4 && ss_simd_get() != SS_SIMD_PORTABLE) {
+        accelerations_avx2_3d(rows, first, last, acc);
+        return;
+    }
+#endif
+    for (size_t i = first; i < last; i++)
+        for (size_t k = 0; k < dim; k++)
+            acc[(i - first) * dim + k] =
+                rows->pinned[i] ? 0.0 : rows->forces[i * rows->stride + k] * rows->inv_mass[i];
 }

@@ -13,6 +13,11 @@
  * (pinned nodes: every slope is 0 and x += v dt). */
 #include "springsim.h"
 
+#if defined(__GNUC__) && (defined(__x86_64__) || defined(__i386__))
+#define SS_X86_SIMD 1
+#define SS_AVX2 __attribute__((target("avx2")))
+#endif
+
 typedef struct {
     double *x, *v, *xs, *vs, *sum_v, *sum_a;
     size_t dim;
@@ -23,26 +28,25 @@ typedef struct {
  * then the stage runs as flat loops over the chunk's components, which vectorise. */
 #define RK4_CHUNK 64
 
-/* One stage for nodes [first, last); dim, stride and stage are constants in each
- * instance below. */
-static inline __attribute__((always_inline)) void
-rk4_stage_dim(const rk4_state *r, const ss_force_rows *rows, size_t first, size_t last,
-              const size_t dim, const size_t stride, const int stage) {
-    const double *restrict f = rows->forces, *restrict inv_mass = rows->inv_mass;
-    const uint8_t *restrict pinned = rows->pinned;
+/* One stage for nodes [first, last); dim and stage are constants in each instance
+ * below. */
+static inline __attribute__((always_inline)) void rk4_stage_dim(const rk4_state *r,
+                                                                const ss_force_rows *rows,
+                                                                size_t first, size_t last,
+                                                                const size_t dim, const int stage) {
     double *restrict x = r->x, *restrict v = r->v, *restrict xs = r->xs, *restrict vs = r->vs;
     double *restrict sum_v = r->sum_v, *restrict sum_a = r->sum_a;
+    const uint8_t *restrict pinned = rows->pinned;
     const double h = r->half_dt, dt = r->dt, sixth_dt = r->sixth_dt;
     double acc[RK4_CHUNK * 3];
     uint8_t held[RK4_CHUNK * 3];
     for (size_t start = first; start < last; start += RK4_CHUNK) {
         const size_t end = last - start < RK4_CHUNK ? last : start + RK4_CHUNK;
-        for (size_t i = start; i < end; i++)
-            for (size_t k = 0; k < dim; k++) {
-                const size_t j = (i - start) * dim + k;
-                held[j] = pinned[i];
-                acc[j] = pinned[i] ? 0.0 : f[i * stride + k] * inv_mass[i];
-            }
+        ss_node_accelerations(rows, start, end, dim, acc);
+        if (stage == 4)
+            for (size_t i = start; i < end; i++)
+                for (size_t k = 0; k < dim; k++)
+                    held[(i - start) * dim + k] = pinned[i];
         const size_t base = start * dim, count = (end - start) * dim;
         for (size_t j = 0; j < count; j++) {
             const size_t ik = base + j;
@@ -67,18 +71,36 @@ rk4_stage_dim(const rk4_state *r, const ss_force_rows *rows, size_t first, size_
     }
 }
 
+/* Every instance a stage needs, for one set of target options. */
+#define RK4_STAGE_ALL(name, attributes, stage)                                                     \
+    attributes static void name(const rk4_state *r, const ss_force_rows *rows, size_t first,       \
+                                size_t last) {                                                     \
+        if (r->dim == 3)                                                                           \
+            rk4_stage_dim(r, rows, first, last, 3, stage);                                         \
+        else                                                                                       \
+            rk4_stage_dim(r, rows, first, last, 2, stage);                                         \
+    }
+
+#ifdef SS_X86_SIMD
+/* The flat loops with 256-bit vectors: the same operations element by element. */
 #define RK4_STAGE(stage)                                                                           \
+    RK4_STAGE_ALL(rk4_portable##stage, , stage)                                                    \
+    RK4_STAGE_ALL(rk4_avx2##stage, SS_AVX2, stage)                                                 \
     static void rk4_stage##stage(void *context, const ss_force_rows *rows, size_t first,           \
                                  size_t last) {                                                    \
-        const rk4_state *r = context;                                                              \
-        const size_t dim = r->dim;                                                                 \
-        if (dim == 3 && rows->stride == 4)                                                         \
-            rk4_stage_dim(r, rows, first, last, 3, 4, stage);                                      \
-        else if (dim == 2 && rows->stride == 2)                                                    \
-            rk4_stage_dim(r, rows, first, last, 2, 2, stage);                                      \
+        if (ss_simd_get() != SS_SIMD_PORTABLE)                                                     \
+            rk4_avx2##stage(context, rows, first, last);                                           \
         else                                                                                       \
-            rk4_stage_dim(r, rows, first, last, dim, rows->stride, stage);                         \
+            rk4_portable##stage(context, rows, first, last);                                       \
     }
+#else
+#define RK4_STAGE(stage)                                                                           \
+    RK4_STAGE_ALL(rk4_portable##stage, , stage)                                                    \
+    static void rk4_stage##stage(void *context, const ss_force_rows *rows, size_t first,           \
+                                 size_t last) {                                                    \
+        rk4_portable##stage(context, rows, first, last);                                           \
+    }
+#endif
 
 RK4_STAGE(1)
 RK4_STAGE(2)

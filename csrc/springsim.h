@@ -490,6 +490,11 @@ double ss_node_symplectic(const ss_system *sys, size_t first, size_t last, const
                           size_t stride, double dt, double *v, double *x, double *save_x,
                           double *save_v, int check);
 
+/* a = f / m (0 if pinned) of nodes [first, last) into acc, flat (dim per node, from
+ * acc[0]): the arithmetic of ss_forces_acceleration, on the SIMD path in use. */
+void ss_node_accelerations(const ss_force_rows *rows, size_t first, size_t last, size_t dim,
+                           double *acc);
+
 /* rk4.c: one classical RK4 substep of dt, its four evaluations fused with the stage
  * updates; scratch holds ss_rk4_scratch_doubles(sys) doubles. */
 size_t ss_rk4_scratch_doubles(const ss_system *sys);
