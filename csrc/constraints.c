@@ -93,6 +93,7 @@ static void forget_cuts(ss_system *sys) {
     ss_free(sys->cut_saved);
     sys->cut = NULL;
     sys->cut_saved = NULL;
+    sys->cut_capacity = 0;
     sys->num_cut = 0;
 }
 
@@ -109,6 +110,7 @@ ss_status ss_constraints_begin_tearing(ss_system *sys) {
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory preparing to tear springs");
     }
     memset(sys->cut, 0, m);
+    sys->cut_capacity = m;
     return SS_OK;
 }
 
@@ -198,6 +200,7 @@ ss_status ss_constraints_reserve_cuts(ss_system *sys, size_t springs) {
     ss_free(sys->cut_saved);
     sys->cut = cut;
     sys->cut_saved = saved;
+    sys->cut_capacity = springs;
     return SS_OK;
 }
 

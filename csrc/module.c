@@ -1374,7 +1374,7 @@ static PyGetSetDef System_getset[] = {
      "(1 + max_strain) times its rest length. None (the default) turns it off.",
      NULL},
     {"nbytes", (getter)get_nbytes, NULL,
-     "Bytes the kernel holds for this system: its arrays (at capacity), scratch and colouring.",
+     "Bytes the kernel holds for this system: every block it owns (arrays, scratch, plan, ...).",
      NULL},
     {"num_faces", (getter)get_count, NULL, "Number of triangles F.", (void *)SS_FACES},
     {"_verlet_valid", (getter)get_flag, (setter)set_flag,

@@ -44,15 +44,16 @@ void ss_plan_refresh_masses(ss_system *sys) {
         sys->plan->inv_mass[i] = 1.0 / mass[i]; /* the same division the node pass made */
 }
 
+/* The sizes ss_system_ensure_plan allocates, block by block. */
 size_t ss_plan_nbytes(const ss_plan *plan) {
     if (!plan)
         return 0;
-    const size_t blocks = plan->num_blocks + 1;
-    return sizeof *plan + 3 * blocks * sizeof(size_t) +
-           2 * plan->run_start[plan->num_blocks] * sizeof(size_t) +
-           plan->num_cross *
-               (sizeof(int32_t) + plan->stride * sizeof(double) + 4 * sizeof(int32_t)) +
-           (plan->num_nodes * (plan->stride + 1) + SS_PAD_DOUBLES) * sizeof(double);
+    const size_t blocks = plan->num_blocks, n = plan->num_nodes;
+    const size_t runs = plan->run_start[blocks], cross = plan->num_cross ? plan->num_cross : 1;
+    return sizeof *plan + (n * plan->stride + SS_PAD_DOUBLES) * sizeof(double) +
+           blocks * sizeof(double) + (n ? n : 1) * sizeof(double) +
+           3 * (blocks + 1) * sizeof(size_t) + (runs ? 2 * runs : 1) * sizeof(size_t) +
+           cross * (sizeof(int32_t) + plan->stride * sizeof(double) + 4 * sizeof(int32_t));
 }
 
 static size_t blocks_for(const ss_system *sys) {
@@ -187,6 +188,7 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
     ss_free(per_node);
     sys->plan = plan;
     ss_plan_refresh_masses(sys);
+    ss_system_release_free_memory(sys); /* the last large allocation of a step's set-up */
     return SS_OK;
 
 nomem:

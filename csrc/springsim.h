@@ -38,7 +38,7 @@ const char *ss_method_name(int method);
 /* The method with this name, or -1. */
 int ss_method_from_name(const char *name);
 
-/* ---- Allocation -------------------------------------------------------- */
+/* ---- Allocation (memory.c) --------------------------------------------- */
 
 /* The allocator the kernel uses for all its memory. module.c installs
  * PyMem_Raw* (thread-safe, visible to tracemalloc); the default is libc. */
@@ -203,8 +203,8 @@ typedef struct ss_system {
      * ends and ss_system_tear removes them) and their (k, c) for a rollback. */
     uint8_t *cut; /* 0 whole, 1 cut by an earlier call (tearing deferred), 2 by this call */
     double *cut_saved;
-    size_t num_cut;
-    int defer_tearing; /* keep cut springs in place across calls until ss_system_tear */
+    size_t num_cut, cut_capacity; /* cut springs; springs the marks have room for */
+    int defer_tearing;            /* keep cut springs in place across calls until ss_system_tear */
     /* Some break strain is finite: set by ss_system_validate whenever the break strains
      * may have changed, so that a step need not scan them (it stays set when springs
      * are removed: then a step only prepares to tear in vain). */
@@ -240,6 +240,8 @@ typedef struct ss_system {
      * its default (0, or inf for break strains): a feature that uses it, or a view of
      * it, makes it real (ss_system_materialize). */
     uint32_t absent;
+    /* Arrays were allocated since the heap was last trimmed (ss_system_release_free_memory). */
+    int grew;
 
     char error[1024];
 } ss_system;
@@ -294,8 +296,14 @@ ss_status ss_system_set_pinned(ss_system *sys, size_t count, const int64_t *indi
  * current rows x columns, after checking every value: nothing is written on error. */
 ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data);
 
-/* Bytes this system holds: arrays (at capacity), scratch, colouring, the struct. */
+/* Bytes this system holds (memory.c): every block it owns at its allocated size, the
+ * arrays at capacity with their padding, scratch, plan, colouring, tear marks, the
+ * broken list, gas bodies, colliders, the struct. */
 size_t ss_system_nbytes(const ss_system *sys);
+/* After a large build (the system grew since the last call and holds over 1 MiB): give
+ * the heap's free pages back to the system (glibc: malloc_trim), so that the temporaries
+ * of the build do not stay resident. See memory.c for why. */
+void ss_system_release_free_memory(ss_system *sys);
 
 /* The arrays that cost nothing until used: external forces, Verlet's history, texture
  * coordinates, break strains. */

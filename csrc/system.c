@@ -1,53 +1,11 @@
-/* system.c - storage: reference-counted arrays, adding and removing nodes and springs,
- * pins, and the validation every step relies on. */
+/* system.c - storage: the arrays of a system, adding and removing nodes and springs,
+ * pins, and the validation every step relies on (allocation is memory.c's). */
 #include "springsim.h"
 
 #include <math.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-
-/* ---- Allocation -------------------------------------------------------- */
-
-static ss_allocator allocator = {malloc, free};
-
-void ss_set_allocator(ss_allocator a) {
-    allocator = a;
-}
-
-void *ss_malloc(size_t size) {
-    return allocator.malloc(size ? size : 1);
-}
-
-void ss_free(void *ptr) {
-    if (ptr)
-        allocator.free(ptr);
-}
-
-ss_buffer *ss_buffer_new(size_t capacity) {
-    if (capacity > SIZE_MAX - sizeof(ss_buffer))
-        return NULL;
-    const size_t pad = SS_PAD_DOUBLES * sizeof(double);
-    if (capacity > SIZE_MAX - sizeof(ss_buffer) - pad)
-        return NULL;
-    ss_buffer *buf = ss_malloc(sizeof(ss_buffer) + capacity + pad);
-    if (!buf)
-        return NULL;
-    memset((char *)buf->data + capacity, 0, pad);
-    buf->refcount = 1;
-    buf->capacity = capacity;
-    return buf;
-}
-
-void ss_buffer_retain(ss_buffer *buf) {
-    buf->refcount++;
-}
-
-void ss_buffer_release(ss_buffer *buf) {
-    if (buf && --buf->refcount == 0)
-        ss_free(buf);
-}
 
 /* ---- Error messages ---------------------------------------------------- */
 
@@ -181,6 +139,7 @@ ss_system *ss_system_copy(const ss_system *src) {
         const size_t m = src->num_springs ? src->num_springs : 1;
         dst->cut = ss_malloc(m);
         dst->cut_saved = ss_malloc(2 * m * sizeof(double));
+        dst->cut_capacity = m;
         if (!dst->cut || !dst->cut_saved) {
             ss_free(dst->cut);
             ss_free(dst->cut_saved);
@@ -262,6 +221,7 @@ static ss_status reserve_rows(ss_system *sys, ss_array first, ss_array last, siz
         memcpy(fresh[a]->data, sys->arrays[a]->data, keep * row_bytes);
         ss_buffer_release(sys->arrays[a]);
         sys->arrays[a] = fresh[a];
+        sys->grew = 1;
     }
     return SS_OK;
 
@@ -392,6 +352,7 @@ ss_status ss_system_materialize(ss_system *sys, ss_array which) {
     ss_buffer_release(sys->arrays[which]);
     sys->arrays[which] = fresh;
     sys->absent &= ~(1u << which);
+    sys->grew = 1;
     return SS_OK;
 }
 
@@ -730,17 +691,4 @@ ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *in
     ss_pressure_renumber(sys, old_to_new);
     ss_free(doomed);
     return SS_OK;
-}
-
-size_t ss_system_nbytes(const ss_system *sys) {
-    size_t total = sizeof *sys + sys->scratch_doubles * sizeof(double);
-    for (int a = 0; a < SS_ARRAY_COUNT; a++)
-        total += sizeof(ss_buffer) + sys->arrays[a]->capacity;
-    for (size_t k = 0; k < sys->num_bodies; k++)
-        total += sys->bodies[k].count * (size_t)sys->dim * sizeof(int32_t);
-    total += sys->body_capacity * sizeof(ss_pressure_body) +
-             sys->collider_capacity * sizeof(ss_collider);
-    if (sys->colour_order)
-        total += sys->num_springs * sizeof(int32_t) + (SS_SERIAL_COLOUR + 2) * sizeof(size_t);
-    return total + ss_plan_nbytes(sys->plan);
 }

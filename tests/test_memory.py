@@ -1,12 +1,16 @@
-"""Nothing leaks: not systems, not views, not error paths.
+"""Nothing leaks (not systems, not views, not error paths), and sim.nbytes is what a
+system holds.
 
 The kernel allocates through PyMem_RawMalloc, so tracemalloc sees its memory as
-well as NumPy's and Python's. Each check runs a warm-up first (caches, free lists,
-interned strings) and then requires memory to stay flat over many more cycles.
+well as NumPy's and Python's. Each leak check runs a warm-up first (caches, free lists,
+interned strings) and then requires memory to stay flat over many more cycles. The
+nbytes checks compare it with the blocks tracemalloc saw allocated, and with the growth
+of a fresh process (anonymous resident memory).
 """
 
 import gc
 import math
+import sys
 import tracemalloc
 
 import numpy as np
@@ -14,6 +18,7 @@ import psutil
 import pytest
 
 import springsim as ss
+from springsim.bench.memory import process_growth
 
 WARMUP = 1_000
 CYCLES = 10_000
@@ -162,3 +167,93 @@ def test_views_outliving_the_system_are_freed_when_dropped(resize):
     finally:
         tracemalloc.stop()
     assert left < 50_000, f"{left} bytes still allocated after the last view was dropped"
+
+
+# ---------------------------------------------------------------------- what nbytes counts
+
+
+def kernel_allocations():
+    """The traced blocks allocated from this file's lines: the kernel's, made while a
+    call from here runs (not tracemalloc's snapshots, nor other threads' objects)."""
+    return tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, __file__)])
+
+
+def growths(sim, call):
+    """(sim.nbytes growth, growth of the blocks traced at this file's lines) across
+    ``call()``, tracemalloc running."""
+    gc.collect()
+    nbytes = sim.nbytes
+    before = kernel_allocations()
+    call()
+    gc.collect()
+    after = kernel_allocations()
+    return sim.nbytes - nbytes, sum(stat.size_diff for stat in after.compare_to(before, "lineno"))
+
+
+@pytest.fixture
+def tracing():
+    """tracemalloc running; a step that allocates nothing is seen to trace nothing."""
+    tracemalloc.start()
+    try:
+        warm = ss.cloth(4, 4, 1.0, 1.0, mass=1.0, stiffness=100.0)
+        for method in ss.METHODS:
+            warm.step(1e-4, method=method)
+        for method in ss.METHODS:
+            assert growths(warm, lambda method=method: warm.step(1e-4, method=method)) == (0, 0)
+        yield
+    finally:
+        tracemalloc.stop()
+
+
+def test_nbytes_counts_the_plan_and_scratch_a_step_makes(tracing):
+    # The kernel allocates through PyMem_RawMalloc: tracemalloc sees every block, at its
+    # size. A 40x40 cloth (9,202 springs) gets a plan of 4 blocks, with between-block
+    # springs, on its first step.
+    sim = ss.cloth(40, 40, 1.0, 1.0, mass=1.0, stiffness=1000.0, damping=0.01)
+    n, dim, dt = sim.num_nodes, sim.dim, 0.5 * sim.critical_dt()
+    grown, allocated = growths(sim, lambda: sim.step(dt))
+    assert grown == allocated
+    # At least the rollback copy of x and v (scratch), the force rows (4 doubles per node
+    # in 3D) and the inverse masses (plan).
+    assert grown >= (2 * n * dim + 4 * n + n) * 8
+    assert growths(sim, lambda: sim.step(dt)) == (0, 0)  # made once, then reused
+    # Other methods' scratch, and implicit Euler's spring colouring.
+    for method in ("rk4", "implicit_euler"):
+        grown, allocated = growths(sim, lambda method=method: sim.step(dt, method=method))
+        assert grown > 0 and grown == allocated, method
+    # A topology edit drops the plan and colouring; the next step makes the plan again.
+    grown, allocated = growths(sim, lambda: sim.remove_springs([0]))
+    assert grown < 0 and grown == allocated
+    grown, allocated = growths(sim, lambda: sim.step(dt))
+    assert grown > 4 * n * 8 and grown == allocated
+
+
+def test_nbytes_counts_tear_marks_and_the_broken_list(tracing):
+    sim = ss.cloth(30, 30, 1.0, 1.0, mass=1.0, stiffness=200.0, pin="top")
+    sim.break_strains = 0.3
+    sim.gravity = (0.0, -200.0, 0.0)
+    sim._defer_tearing = True  # as run() does: cut springs stay marked between calls
+    dt = 0.5 * sim.critical_dt()
+    for _ in range(100):
+        grown, allocated = growths(sim, lambda: sim.step(dt, steps=10))
+        assert grown == allocated
+        if sim.num_springs and np.any(sim.stiffness == 0.0):
+            break
+    else:
+        raise AssertionError("nothing tore")
+    grown, allocated = growths(sim, sim._tear)  # the marks go, the broken list comes
+    assert grown == allocated
+    assert len(sim.broken_springs()) > 0
+
+
+# ---------------------------------------------------------------------- the process's view
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc/self/status")
+def test_rss_growth_of_a_fresh_process_is_within_10_percent_of_nbytes():
+    # A fresh interpreter builds and steps the 100x100 cloth: its anonymous resident memory
+    # grows by sim.nbytes, give or take 10 %. Without the heap trim after a large build,
+    # the builder's freed NumPy temporaries stayed resident: 1.19x.
+    figures = process_growth("cloth_100")
+    assert figures["springs"] == 59_002
+    assert 0.9 <= figures["growth_ratio"] <= 1.10, figures

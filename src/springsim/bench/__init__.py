@@ -21,8 +21,10 @@ wall time, and each figure is the median of the rounds. Each call runs on a fres
 copy of the scene after a one-step warm-up.
 
 A *targets* section then checks the project's targets (PASS or MISS, with the
-measured value); ``--busy`` adds springsim on 1 and 2 threads while a second process
-keeps one core busy (:func:`busy_threads`).
+measured value), among them the memory of the 100×100 cloth: ``sim.nbytes`` per
+spring, and how much a fresh process grows building and stepping it
+(:mod:`~springsim.bench.memory`). ``--busy`` adds springsim on 1 and 2 threads while
+a second process keeps one core busy (:func:`busy_threads`).
 
 ``--quick`` runs everything small and short (no peers unless ``--peers``);
 ``--json FILE`` (``-`` for standard output) writes every number with a description
@@ -30,7 +32,8 @@ of the machine. The modules: :mod:`~springsim.bench.scenes`,
 :mod:`~springsim.bench.timing`, :mod:`~springsim.bench.kernel` (springsim and the
 reference), :mod:`~springsim.bench.peers` with ``peer_numba``, ``peer_warp`` and
 ``peer_taichi``, :mod:`~springsim.bench.scaling` (threads, ``--busy``),
-:mod:`~springsim.bench.targets`, :mod:`~springsim.bench.report` and
+:mod:`~springsim.bench.memory`, :mod:`~springsim.bench.targets`,
+:mod:`~springsim.bench.report` and
 :mod:`~springsim.bench.cli`.
 
 Examples
@@ -62,6 +65,7 @@ from springsim.bench.kernel import (
     string_in_one_call,
 )
 from springsim.bench.machine import get_threads, machine, set_threads, threading_available
+from springsim.bench.memory import growth_here, process_growth
 from springsim.bench.peer_numba import numba_parallel_peer, numba_peer
 from springsim.bench.peer_taichi import taichi_peer
 from springsim.bench.peer_warp import warp_peer
@@ -80,7 +84,6 @@ from springsim.bench.scenes import (
     DAMPING,
     DT_FRACTION,
     FULL_SCENES,
-    RAW_ARRAYS,
     SCENES,
     TARGET_METHOD,
     TARGET_SCENE,
@@ -91,7 +94,6 @@ from springsim.bench.scenes import (
     cloth_316,
     cloth_1000,
     jelly_20,
-    raw_bytes,
     string_10,
     string_1000,
     system_bytes,
@@ -109,7 +111,6 @@ __all__ = [
     "PEER_CONFIGS",
     "PeerConfig",
     "Problem",
-    "RAW_ARRAYS",
     "REFERENCE_IMPLICIT_MAX_NODES",
     "REFERENCE_MAX_SPRINGS",
     "REFERENCE_XPBD_MAX_SPRINGS",
@@ -129,6 +130,7 @@ __all__ = [
     "cloth_316",
     "compare",
     "get_threads",
+    "growth_here",
     "interleave",
     "jelly_20",
     "machine",
@@ -136,7 +138,7 @@ __all__ = [
     "measure",
     "numba_parallel_peer",
     "numba_peer",
-    "raw_bytes",
+    "process_growth",
     "reference_models",
     "run",
     "set_threads",

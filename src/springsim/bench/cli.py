@@ -25,7 +25,6 @@ from springsim.bench.scenes import (
     DAMPING,
     DT_FRACTION,
     FULL_SCENES,
-    RAW_ARRAYS,
     SCENES,
     TARGET_METHOD,
     peer_scene,
@@ -228,6 +227,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "thread_speedup": None,
         "string_in_one_call": None,
         "two_systems": None,
+        "memory": None,
     }
     if args.targets:
         extras.update(check_targets(bench))
@@ -251,7 +251,6 @@ def run(args: argparse.Namespace, out) -> dict:
             "spring_damping": DAMPING,
             "scenes": {name: ALL_SCENES[name].__doc__ for name in scenes},
             "methods": args.methods,
-            "raw_arrays": list(RAW_ARRAYS),
             "peer_versions": {
                 name: peer_version(name) for name in ("numba", "warp-lang", "taichi")
             },

@@ -95,19 +95,6 @@ FULL_SCENES: dict[str, Callable[[], ss.System]] = {"cloth_1000": cloth_1000}
 #: Every scene a run may name.
 ALL_SCENES = {**SCENES, **FULL_SCENES}
 
-#: The arrays a user's model consists of: the "raw" bytes of the memory target.
-RAW_ARRAYS = (
-    "positions",
-    "velocities",
-    "masses",
-    "pinned",
-    "external_forces",
-    "springs",
-    "rest_lengths",
-    "stiffness",
-    "damping",
-)
-
 
 def scene(name: str) -> ss.System:
     """A fresh copy of the scene ``name`` (a key of :data:`ALL_SCENES`)."""
@@ -117,11 +104,6 @@ def scene(name: str) -> ss.System:
 def scene_dt(sim: ss.System) -> float:
     """The bench's time step for ``sim``: :data:`DT_FRACTION` of its critical dt."""
     return DT_FRACTION * sim.critical_dt()
-
-
-def raw_bytes(sim: ss.System) -> int:
-    """Bytes of the arrays that define the model (:data:`RAW_ARRAYS`): the memory floor."""
-    return sum(getattr(sim, name).nbytes for name in RAW_ARRAYS)
 
 
 def system_bytes(sim: ss.System) -> tuple[int, str]:
@@ -134,7 +116,8 @@ def system_bytes(sim: ss.System) -> tuple[int, str]:
     if isinstance(nbytes, (int, np.integer)):
         return int(nbytes), "sim.nbytes"
     total = 0
-    for name in (*RAW_ARRAYS, "faces", "uvs", "rest_positions", "_prev_accel"):
+    names = ("positions", "velocities", "masses", "pinned", "springs", "rest_lengths")
+    for name in (*names, "stiffness", "damping", "faces", "uvs", "rest_positions"):
         with contextlib.suppress(AttributeError, ValueError, KeyError):
             total += sim._view(name).nbytes
     return total, "sum of the array views (sim.nbytes missing: no scratch, no spare capacity)"
