@@ -72,7 +72,7 @@ double ss_dissipation_power(const ss_system *sys) {
             if (!pinned[i])
                 for (size_t k = 0; k < dim; k++)
                     power += sys->drag * (v[i * dim + k] - sys->wind[k]) * v[i * dim + k];
-    return power;
+    return power + ss_aero_power(sys);
 }
 
 double ss_free_kinetic_energy(const ss_system *sys) {

@@ -1,6 +1,6 @@
 /* forces.c - springs (Hooke + axial damping), gravity, linear drag towards the wind,
- * external forces, gas pressure; turned into accelerations, or (symplectic Euler)
- * straight into the new velocities and positions.
+ * external forces, gas pressure, air on faces; turned into accelerations, or
+ * (symplectic Euler) straight into the new velocities and positions.
  *
  * One evaluation is two passes over the blocks of the spring plan (plan.c):
  *   1. per block: the node forces of its nodes, then its interior springs, in index
@@ -10,8 +10,9 @@
  *      then the division by mass (and, fused, the symplectic Euler update).
  * With threads, blocks go to whichever thread is free, and the two passes are
  * separated by one barrier; gas pressure (few elements, a sum over each body's
- * boundary) is added between them by one thread. Every node receives its forces in
- * one order whatever the number of threads, so the results are bit-identical. */
+ * boundary), then the air on faces (aero.c), are added between them by one thread.
+ * Every node receives its forces in one order whatever the number of threads, so the
+ * results are bit-identical. */
 #include "springsim.h"
 
 #include <math.h>
@@ -109,12 +110,15 @@ static void evaluate(const evaluation *e) {
     const ss_plan *plan = sys->plan;
     const size_t blocks = plan->num_blocks;
     const int threads = ss_threads_for(sys);
+    const int air = ss_aero_active(sys);
     if (threads <= 1 || blocks == 1) {
         for (size_t b = 0; b < blocks; b++)
             block_springs(e, b);
         cross_springs(e, 0, plan->num_cross);
         if (sys->num_bodies)
             ss_pressure_add_forces(sys, e->x, e->forces, ss_force_stride(sys->dim));
+        if (air)
+            ss_aero_add_forces(sys, e->x, e->v, e->forces, ss_force_stride(sys->dim));
         for (size_t b = 0; b < blocks; b++)
             block_finish(e, b);
         return;
@@ -131,9 +135,14 @@ static void evaluate(const evaluation *e) {
         for (long piece = 0; piece < SS_CROSS_PIECES; piece++)
             cross_springs(e, (size_t)(cross * piece / SS_CROSS_PIECES),
                           (size_t)(cross * (piece + 1) / SS_CROSS_PIECES));
-        if (sys->num_bodies) {
+        if (sys->num_bodies || air) {
 #pragma omp single
-            ss_pressure_add_forces(sys, e->x, e->forces, ss_force_stride(sys->dim));
+            {
+                if (sys->num_bodies)
+                    ss_pressure_add_forces(sys, e->x, e->forces, ss_force_stride(sys->dim));
+                if (air)
+                    ss_aero_add_forces(sys, e->x, e->v, e->forces, ss_force_stride(sys->dim));
+            }
         }
 #pragma omp for schedule(dynamic, 1) nowait
         for (long b = 0; b < count; b++)
@@ -164,8 +173,8 @@ static evaluation prepare(ss_system *sys, const double *x, const double *v, doub
     return e;
 }
 
-/* a = (springs + m g - drag (v - wind) + external + gas) / m  [m/s^2]; a = 0 if pinned.
- * Needs the plan (ss_system_ensure_plan). */
+/* a = (springs + m g - drag (v - wind) + external + gas + air) / m  [m/s^2]; a = 0 if
+ * pinned. Needs the plan (ss_system_ensure_plan). */
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a) {
     const evaluation e = prepare(sys, x, v, a);
     evaluate(&e);
@@ -203,5 +212,7 @@ void ss_forces_external(ss_system *sys, const double *x, const double *v, double
     const size_t dim = (size_t)sys->dim;
     ss_node_forces(sys, 0, sys->num_nodes, v, a, dim);
     ss_pressure_add_forces(sys, x, a, dim);
+    if (ss_aero_active(sys))
+        ss_aero_add_forces(sys, x, v, a, dim);
     divide_by_mass(sys, 0, sys->num_nodes, a, dim, a);
 }

@@ -5,7 +5,8 @@
  *     (M - dt df/dv - dt^2 df/dx) dv = dt (f + dt df/dx v),   v' = v + dv,  x' = x + dt v'
  * for the free nodes (pinned ones keep their velocity). df/dv is the spring damping
  * (-c u u^T per spring) and drag (-drag I); df/dx is minus the springs' projected
- * Hessian. Gas pressure, gravity and external forces enter f only (explicitly).
+ * Hessian. Gas pressure, the air on faces, gravity and external forces enter f only
+ * (explicitly).
  *
  * The Hessian of spring s = (i, j) with length l, rest length L, unit vector u:
  *     K = k [u u^T + (1 - L/l)(I - u u^T)],   blocks (i,i), (j,j) += K, (i,j), (j,i) -= K.

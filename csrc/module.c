@@ -1227,6 +1227,10 @@ static int set_flag(SystemObject *self, PyObject *value, void *closure) {
 static double *scalar_field(ss_system *sys, const char *name) {
     if (strcmp(name, "drag") == 0)
         return &sys->drag;
+    if (strcmp(name, "air_density") == 0)
+        return &sys->air_density;
+    if (strcmp(name, "drag_coefficient") == 0)
+        return &sys->drag_coeff;
     if (strcmp(name, "energy_loss") == 0)
         return &sys->energy_loss;
     if (strcmp(name, "dissipated") == 0)
@@ -1256,6 +1260,15 @@ static int set_scalar(SystemObject *self, PyObject *value, void *closure) {
     double v = PyFloat_AsDouble(value);
     if (v == -1.0 && PyErr_Occurred())
         return -1;
+    const int air = strcmp(name, "air_density") == 0, cd = strcmp(name, "drag_coefficient") == 0;
+    if (air || cd) { /* the kernel's check and message (2D refuses face air) */
+        const ss_status st =
+            ss_aero_check(sys, air ? v : sys->air_density, cd ? v : sys->drag_coeff);
+        if (st) {
+            raise_status(sys, st);
+            return -1;
+        }
+    }
     int ok = isfinite(v);
     const char *domain = "finite";
     if (strcmp(name, "drag") == 0) {
@@ -1382,12 +1395,19 @@ static PyGetSetDef System_getset[] = {
      "_verlet_valid"},
     {"drag", (getter)get_scalar, (setter)set_scalar,
      "Linear air drag coefficient, N*s/m: force -drag (v - wind) on every free node.", "drag"},
+    {"air_density", (getter)get_scalar, (setter)set_scalar,
+     "Density of the air the faces move through, kg/m^3 (default 1.2).", "air_density"},
+    {"drag_coefficient", (getter)get_scalar, (setter)set_scalar,
+     "Drag coefficient C_d of every face as a flat plate (3D); 0, the default, turns the air "
+     "on faces off.",
+     "drag_coefficient"},
     {"energy_loss", (getter)get_scalar, (setter)set_scalar,
      "Fraction of velocity kept per step, in [0, 1]; 1.0 = no loss.", "energy_loss"},
     {"time", (getter)get_scalar, (setter)set_scalar, "Simulation time, s.", "time"},
     {"dissipated", (getter)get_scalar, (setter)set_scalar,
-     "Energy, J, taken out of the motion while track_energy is on: by spring damping and drag "
-     "(trapezoid rule on their power), energy_loss and contacts. Assign 0 to restart the count.",
+     "Energy, J, taken out of the motion while track_energy is on: by spring damping, drag and "
+     "the air on faces (trapezoid rule on their power), energy_loss and contacts. Assign 0 to "
+     "restart the count.",
      "dissipated"},
     {"_defer_tearing", (getter)get_flag, (setter)set_flag,
      "Keep springs cut by a step in place (pulling nothing) until _tear() (run() uses it, so "

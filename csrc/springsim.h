@@ -153,6 +153,8 @@ typedef struct ss_system {
     double gravity[3];   /* m/s^2 */
     double wind[3];      /* m/s, the air velocity drag pulls towards */
     double drag;         /* N s/m: force -drag (v - wind) on every free node */
+    double air_density;  /* kg/m^3, the air the faces move through (aero.c) */
+    double drag_coeff;   /* C_d of every face as a flat plate, >= 0; 0 = no air on faces */
     double energy_loss;  /* fraction of velocity kept per substep, in [0, 1] */
     double time;         /* s */
     int iterations;      /* XPBD constraint passes per substep, >= 1 */
@@ -461,7 +463,8 @@ ss_status ss_system_tear(ss_system *sys);
 /* ---- Forces (forces.c) ------------------------------------------------- */
 
 /* Acceleration a (N, dim) of every node at state (x, v):
- * a = (sum of spring forces + m g - drag (v - wind) + external) / m, 0 if pinned.
+ * a = (sum of spring forces + m g - drag (v - wind) + external + gas + air on faces) / m,
+ * 0 if pinned.
  * Needs the plan (ss_system_ensure_plan); runs on ss_threads_for(sys) threads,
  * bit-identical for any number. */
 void ss_forces_acceleration(ss_system *sys, const double *x, const double *v, double *a);
@@ -516,8 +519,23 @@ int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double
                                int check);
 
 /* Acceleration from the forces on nodes that are not springs (gravity, drag,
- * external, gas pressure), 0 if pinned: what XPBD's prediction uses. */
+ * external, gas pressure, air on faces), 0 if pinned: what XPBD's prediction uses. */
 void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a);
+
+/* ---- Air on faces (aero.c) ------------------------------------------- */
+
+/* Nonzero when the faces feel the air: 3D, some faces, air_density * drag_coeff != 0. */
+int ss_aero_active(const ss_system *sys);
+/* f (rows `stride` doubles apart) += each face's pressure drag at state (x, v),
+ * -1/2 rho C_d A |u.n| (u.n) n with u = mean node velocity - wind, a third on each of
+ * its nodes, face by face. Call only when ss_aero_active. */
+void ss_aero_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                        size_t stride);
+/* Power, W, the face drag takes out of the free nodes' motion at the current state:
+ * -sum over faces and their free nodes of F/3 . v (0 when not active). */
+double ss_aero_power(const ss_system *sys);
+/* SS_ERR_VALUE unless both are finite and >= 0, and drag_coeff is 0 in 2D. */
+ss_status ss_aero_check(ss_system *sys, double air_density, double drag_coeff);
 
 /* ---- Gas pressure (pressure.c) ----------------------------------------- */
 
@@ -581,8 +599,9 @@ void ss_momentum(const ss_system *sys, double out[3]);
 void ss_center_of_mass(const ss_system *sys, double out[3]);
 void ss_spring_lengths(const ss_system *sys, double *out);
 void ss_spring_tensions(const ss_system *sys, double *out);
-/* Power, W, that spring damping and drag take out of the motion at the current state:
- * sum c ((v_j - v_i).u)^2 + sum over free nodes of drag (v - wind).v. */
+/* Power, W, that spring damping, drag and the air on faces take out of the motion at
+ * the current state: sum c ((v_j - v_i).u)^2 + sum over free nodes of drag (v - wind).v
+ * + ss_aero_power. */
 double ss_dissipation_power(const ss_system *sys);
 /* Kinetic energy of the free nodes, J (what energy_loss scales). */
 double ss_free_kinetic_energy(const ss_system *sys);

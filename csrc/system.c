@@ -85,6 +85,7 @@ ss_system *ss_system_new(int dim) {
     sys->dim = dim;
     sys->gravity[1] = -9.81;
     sys->energy_loss = 1.0;
+    sys->air_density = 1.2; /* kg/m^3: air at sea level, 20 C */
     sys->max_strain = -1.0;
     sys->iterations = 10;
     sys->method = SS_SYMPLECTIC_EULER;
@@ -393,6 +394,8 @@ ss_status ss_system_validate(ss_system *sys) {
 #undef SS_IF
     if (!isfinite(sys->drag) || sys->drag < 0)
         return ss_fail(sys, SS_ERR_VALUE, "drag is %g: must be finite and >= 0 N*s/m", sys->drag);
+    if ((st = ss_aero_check(sys, sys->air_density, sys->drag_coeff)))
+        return st;
     if (!(sys->energy_loss >= 0 && sys->energy_loss <= 1))
         return ss_fail(sys, SS_ERR_VALUE, "energy_loss is %g: must be in [0, 1]", sys->energy_loss);
     if (!isfinite(sys->time))

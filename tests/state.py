@@ -22,6 +22,8 @@ SCALARS = (
     "num_springs",
     "num_faces",
     "drag",
+    "air_density",
+    "drag_coefficient",
     "energy_loss",
     "method",
     "time",

@@ -516,6 +516,8 @@ class Fuzzer(RuleBasedStateMachine):
 
     SCALAR_PARAMETERS = (
         "drag",
+        "air_density",
+        "drag_coefficient",
         "energy_loss",
         "time",
         "iterations",

@@ -27,6 +27,7 @@ VERSION_3 = (
     "cg_tolerance",
     "cg_max_iterations",
 )
+VERSION_4 = ("air_density", "drag_coefficient")
 
 
 def assert_identical(a, b):
@@ -57,6 +58,9 @@ def rich_system(dim, verlet_history=True):
     sim.gravity = rng.normal(size=dim)
     sim.wind = rng.normal(size=dim)
     sim.drag = 0.05
+    sim.air_density = 1.1
+    if dim == 3:  # the air on faces acts in 3D only
+        sim.drag_coefficient = 0.9
     sim.energy_loss = 0.999
     sim.time = 1.25
     if verlet_history:
@@ -138,7 +142,7 @@ def test_save_replaces_a_file_and_is_plain_npz(tmp_path):
     assert_identical(load(path), sim)
     with np.load(path, allow_pickle=False) as entries:
         assert entries["format"] == "springsim.System"
-        assert entries["version"] == FORMAT_VERSION == 3
+        assert entries["version"] == FORMAT_VERSION == 4
         assert entries["dim"] == 2
 
 
@@ -769,7 +773,9 @@ def test_colliders_round_trip_and_version_1_files_load_without_them(tmp_path):
     assert np.array_equal(sim.positions, again.positions)
 
     with np.load(path) as npz:
-        entries = {key: npz[key] for key in npz.files if key not in VERSION_2 + VERSION_3}
+        entries = {
+            key: npz[key] for key in npz.files if key not in VERSION_2 + VERSION_3 + VERSION_4
+        }
     entries["version"] = np.array(1, dtype=np.int64)
     old = tmp_path / "version1.npz"
     np.savez(old, **entries)
@@ -885,7 +891,7 @@ def test_version_1_and_2_files_load_without_gas_bodies(tmp_path, version):
     sim = two_gas_bodies_after_a_removed_one()
     path = tmp_path / "gas.npz"
     save(sim, path)
-    dropped = VERSION_3 if version == 2 else VERSION_2 + VERSION_3
+    dropped = VERSION_3 + VERSION_4 if version == 2 else VERSION_2 + VERSION_3 + VERSION_4
     with np.load(path) as npz:
         entries = {key: npz[key] for key in npz.files if key not in dropped}
     entries["version"] = np.array(version, dtype=np.int64)

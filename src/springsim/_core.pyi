@@ -21,6 +21,8 @@ class System:
     max_strain: float | None
     _verlet_valid: bool
     drag: float
+    air_density: float
+    drag_coefficient: float
     energy_loss: float
     time: float
     method: str

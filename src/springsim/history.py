@@ -21,8 +21,9 @@ class History:
     kinetic, elastic, gravity, pressure : ndarray, shape (R,)
         The terms of :meth:`springsim.System.energy` at each record, J.
     dissipated : ndarray, shape (R,)
-        Energy taken out of the motion since the run started, J: by spring damping and
-        drag (trapezoid rule on their power), ``energy_loss`` and contacts. For a system
+        Energy taken out of the motion since the run started, J: by spring damping,
+        drag and the air on faces (trapezoid rule on their power), ``energy_loss`` and
+        contacts. For a system
         without external forces, ``total + dissipated`` stays constant up to the
         integrator's error (the strain limit's corrections are not counted).
     momentum : ndarray, shape (R, dim)

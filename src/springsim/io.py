@@ -44,12 +44,15 @@ key                   shape, dtype          meaning
                                             in body order; E = sum of ``pressure_counts``
 ``cg_tolerance``      (), float64           implicit_euler's CG relative residual
 ``cg_max_iterations`` (), int64             implicit_euler's CG iterations per substep
+``air_density``       (), float64           kg/m³, the air on faces
+``drag_coefficient``  (), float64           C_d of the faces (0: no air on faces)
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
 entries) load as systems without colliders, strain limit or tearing, with 10 XPBD
 iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bodies
-and the default CG settings.
+and the default CG settings. Files before version 4 (no ``air_density`` and
+``drag_coefficient``) load with no air on faces.
 
 Gas body ids are not stored: :func:`load` adds the bodies in order, numbered 0, 1, ...,
 which are the original's ids unless bodies were removed from it (ids are never
@@ -83,7 +86,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "load", "read_obj", "save", "write_obj"]
 #: The ``format`` entry of a springsim save file.
 FORMAT = "springsim.System"
 #: The version of the save format this springsim writes, and the newest it reads.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 # Per-node and per-spring arrays: name -> (dtype, columns), columns "dim" or an int
 # (None for one value per row). Their order is the order they are written in.
@@ -125,6 +128,7 @@ _KEYS_BY_VERSION[3] = _KEYS_BY_VERSION[2] | {
     "cg_tolerance",
     "cg_max_iterations",
 }
+_KEYS_BY_VERSION[4] = _KEYS_BY_VERSION[3] | {"air_density", "drag_coefficient"}
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
 
@@ -261,6 +265,8 @@ def state_arrays(sim) -> dict[str, np.ndarray]:
     arrays["cg_tolerance"] = np.array(sim.cg_tolerance, dtype=np.float64)
     arrays["cg_max_iterations"] = np.array(sim.cg_max_iterations, dtype=np.int64)
     arrays["max_strain"] = np.array(np.nan if sim.max_strain is None else sim.max_strain)
+    arrays["air_density"] = np.array(sim.air_density, dtype=np.float64)
+    arrays["drag_coefficient"] = np.array(sim.drag_coefficient, dtype=np.float64)
     arrays.update(_pressure_entries(sim))
     return arrays
 
@@ -442,6 +448,8 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
     data["cg_max_iterations"] = (
         scalar("cg_max_iterations", "iu") if version >= 3 else np.array(1000)
     )
+    for key, default in (("air_density", 1.2), ("drag_coefficient", 0.0)):
+        data[key] = scalar(key, "f") if version >= 4 else np.array(default)
     data["colliders"] = entry("colliders") if version >= 2 else np.zeros((0, 7))
     if data["colliders"].ndim != 2 or data["colliders"].shape[1] != 7:
         raise invalid(f"entry 'colliders' must have shape (K, 7), got {data['colliders'].shape}")
@@ -583,6 +591,8 @@ def system_from_arrays(data: dict, name: str = "<arrays>", cls=None) -> System:
         sim.iterations = int(data["iterations"])
         sim.cg_tolerance = float(data["cg_tolerance"])
         sim.cg_max_iterations = int(data["cg_max_iterations"])
+        sim.air_density = float(data["air_density"])
+        sim.drag_coefficient = float(data["drag_coefficient"])
         max_strain = float(data["max_strain"])
         sim.max_strain = None if math.isnan(max_strain) else max_strain
         for kind, *vector, scalar, restitution, friction in data["colliders"].tolist():

@@ -65,6 +65,10 @@ class State:
     pressure : sequence of (elements, nrt, ambient)
         Gas bodies: ``elements`` (K, dim) node indices of a closed, outward boundary
         (directed edges in 2D, triangles in 3D), then nrt and the ambient pressure.
+    faces : array_like of int, shape (F, 3), optional
+        Triangles (3D), on which the air acts (see :func:`aero_forces`).
+    air_density, drag_coefficient : float
+        ρ (kg/m³, default 1.2) and C_d (default 0: no air on faces).
     """
 
     def __init__(
@@ -85,6 +89,9 @@ class State:
         time=0.0,
         iterations=10,
         pressure=(),
+        faces=None,
+        air_density=1.2,
+        drag_coefficient=0.0,
     ):
         self.x = np.array(positions, dtype=np.float64)
         n, dim = self.x.shape
@@ -114,6 +121,10 @@ class State:
             (np.array(e, dtype=np.int64).reshape(-1, dim), float(nrt), float(ambient))
             for e, nrt, ambient in pressure
         ]
+        self.faces = np.zeros((0, 3), np.int64) if faces is None else np.array(faces, np.int64)
+        self.faces = self.faces.reshape(-1, 3)
+        self.air_density = float(air_density)
+        self.drag_coefficient = float(drag_coefficient)
 
     @classmethod
     def from_system(cls, sim) -> State:
@@ -138,6 +149,9 @@ class State:
                 (sim._pressure_elements(body), nrt, ambient)
                 for body, nrt, ambient, _volume in sim._pressure_bodies()
             ],
+            faces=sim.faces,
+            air_density=sim.air_density,
+            drag_coefficient=sim.drag_coefficient,
         )
 
 
@@ -214,15 +228,49 @@ def pressure_forces(s: State, x: np.ndarray) -> np.ndarray:
     return f
 
 
+def aero_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Air on the faces, (N, dim): each triangle's pressure drag as a flat plate.
+
+    Triangle with area A and unit normal n, moving through the air at u (its nodes'
+    mean velocity minus the wind): ``F = −½ ρ C_d A |u·n| (u·n) n``, a third on each
+    of its nodes. A degenerate triangle (A = 0) feels nothing. 3D only (zero in 2D,
+    where the kernel refuses C_d > 0).
+    """
+    f = np.zeros_like(x)
+    if s.dim != 3 or s.air_density * s.drag_coefficient == 0.0 or len(s.faces) == 0:
+        return f
+    a, b, c = (x[s.faces[:, k]] for k in range(3))
+    normal = np.cross(b - a, c - a)
+    twice_area = np.linalg.norm(normal, axis=1)
+    flat = twice_area == 0.0
+    n = normal / np.where(flat, 1.0, twice_area)[:, None]
+    u = v[s.faces].mean(axis=1) - s.wind
+    un = np.sum(u * n, axis=1)
+    area = 0.5 * twice_area
+    force = (-0.5 * s.air_density * s.drag_coefficient * area * np.abs(un) * un)[:, None] * n
+    force[flat] = 0.0
+    for k in range(3):
+        np.add.at(f, s.faces[:, k], force / 3.0)
+    return f
+
+
+def aero_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
+    """Power the air on faces takes out of the free nodes' motion, W: −Σ f·v over
+    free nodes (as ``drag``'s ``drag (v − wind)·v``: negative while a wind pushes)."""
+    f = aero_forces(s, x, v)
+    free = ~s.pinned
+    return float(-np.sum(f[free] * v[free]))
+
+
 def accelerations(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Acceleration of every node at positions ``x`` and velocities ``v``.
 
-    a = (springs + m g - drag (v - wind) + external + gas) / m, and zero for pinned
-    nodes.
+    a = (springs + m g - drag (v - wind) + external + gas + air on faces) / m, and zero
+    for pinned nodes.
     """
     f = spring_forces(s, x, v)
     f += s.m[:, None] * s.gravity - s.drag * (v - s.wind) + s.ext
-    f += pressure_forces(s, x)
+    f += pressure_forces(s, x) + aero_forces(s, x, v)
     a = f / s.m[:, None]
     a[s.pinned] = 0.0
     return a
@@ -320,6 +368,7 @@ def _xpbd(s, dt):
     x0, v0 = s.x.copy(), s.v.copy()
     m = s.m[:, None]
     a = (m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)) / m
+    a += aero_forces(s, x0, v0) / m  # and the air on faces
     a[s.pinned] = 0.0
     s.v = v0 + a * dt
     s.x = x0 + s.v * dt
@@ -387,7 +436,8 @@ def _implicit_euler(s, dt):
     # uses conjugate gradients):
     #   (M − dt ∂f/∂v − dt² ∂f/∂x) Δv = dt (f + dt ∂f/∂x v),  v += Δv, x += dt v,
     # over the free nodes; ∂f/∂x = −K with compressed springs' sideways term dropped,
-    # ∂f/∂v = −(Σ c u uᵀ blocks + drag I). Gas, gravity, external forces: explicit.
+    # ∂f/∂v = −(Σ c u uᵀ blocks + drag I). Gas, air on faces, gravity, external forces:
+    # explicit.
     x0, v0 = s.x.copy(), s.v.copy()
     n, dim = x0.shape
     u, blocks = spring_blocks(s, x0, projected=True)

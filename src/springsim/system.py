@@ -215,9 +215,18 @@ class System(_core.System):
     rest_lengths, stiffness, damping : ndarray, shape (M,)
         Metres, N/m and N·s/m (damping acts along the spring).
     gravity, wind : ndarray, shape (dim,)
-        m/s² (default (0, −9.81[, 0])) and the air velocity drag pulls towards, m/s.
+        m/s² (default (0, −9.81[, 0])) and the air velocity, m/s, that ``drag`` and
+        the air on faces act towards.
     drag : float
-        Linear air drag, N·s/m: force −drag·(v − wind) on every free node.
+        Linear air drag, N·s/m: force −drag·(v − wind) on every free node. The
+        articles' per-node knob: a mesh with more nodes feels more air.
+    drag_coefficient, air_density : float
+        The air on faces (3D), the mesh-independent air: each triangle, of area A and
+        normal n, moving through the air at u (its nodes' mean velocity − wind), feels
+        a flat plate's pressure drag −½ ρ C_d A |u·n| (u·n) n, a third on each of its
+        nodes. C_d (``drag_coefficient``, dimensionless, about 1.2 for a plate
+        face-on) is 0 by default: off; ρ (``air_density``) is 1.2 kg/m³. Its work
+        counts in :attr:`dissipated`. A 2D system refuses C_d > 0.
     energy_loss : float
         Fraction of velocity kept after each step; 1.0 (default) loses nothing.
     method : str
@@ -672,7 +681,8 @@ class System(_core.System):
         """Kinetic, elastic, gravitational and gas energy, and their total, in joules.
 
         Symplectic methods conserve the total of an undamped system (to a bounded
-        error); damping, drag, ``energy_loss`` and inelastic contact remove energy.
+        error); damping, drag, the air on faces, ``energy_loss`` and inelastic contact
+        remove energy.
 
         Examples
         --------
@@ -695,7 +705,7 @@ class System(_core.System):
         over the springs s = (i, j) at i, a pinned j counting as infinitely heavy:
         exact for one mass on a pinned spring, two free masses, and the top mode of a
         long uniform chain, and never too optimistic for a node held by many springs.
-        Damping and drag are not included; RK4 tolerates about 1.4× this, explicit
+        Damping, drag and the air on faces are not included; RK4 tolerates about 1.4× this, explicit
         Euler no undamped dt at all. Infinite when no spring acts on a free node.
 
         For steps far beyond this limit (stiff springs, long runs) use
