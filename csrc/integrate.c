@@ -103,70 +103,6 @@ static void step_rk2(ss_system *sys, double dt, double *scratch) {
         }
 }
 
-/* XPBD (Macklin, Mueller and Chentanez 2016), the xbdev cloth made stiffness-exact:
- * predict with the node forces only (gravity, drag, external: v += a dt, x += v dt),
- * then treat every spring as a distance constraint C = l - L with compliance
- * alpha = 1/k (0 for a rigid rod, k = inf) and solve them `iterations` times,
- * Gauss-Seidel in spring order:
- *     dlambda = (-C - a~ lambda - gamma grad C.(x - x_start)) / ((1 + gamma) w + a~),
- * a~ = alpha / dt^2, gamma = alpha c / dt (spring damping c as XPBD damping),
- * w = 1/m_i + 1/m_j (0 for pinned ends); the ends move by -+ w_i,j dlambda u.
- * Finally v = (x - x_start) / dt. Unconditionally stable; more iterations approach
- * the exact constraint. */
-static void step_xpbd(ss_system *sys, double dt, double *scratch) {
-    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    const double *m = SS_DOUBLES(sys, SS_MASSES), *rest = SS_DOUBLES(sys, SS_REST_LENGTHS);
-    const double *stiffness = SS_DOUBLES(sys, SS_STIFFNESS);
-    const double *damping = SS_DOUBLES(sys, SS_DAMPING);
-    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
-    const size_t n = sys->num_nodes, dim = (size_t)sys->dim, nd = n * dim;
-    const size_t springs = sys->num_springs;
-    double *a = scratch, *x_start = scratch + nd, *lambda = scratch + 2 * nd;
-    ss_forces_external(sys, x, v, a);
-    for (size_t k = 0; k < nd; k++) {
-        x_start[k] = x[k];
-        v[k] = v[k] + a[k] * dt;
-        x[k] = x[k] + v[k] * dt;
-    }
-    for (size_t s = 0; s < springs; s++)
-        lambda[s] = 0.0;
-    for (int pass = 0; pass < sys->iterations; pass++)
-        for (size_t s = 0; s < springs; s++) {
-            const size_t i = (size_t)pairs[2 * s], j = (size_t)pairs[2 * s + 1];
-            const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
-            if (wi + wj == 0.0 || stiffness[s] == 0.0) /* k = 0: infinitely compliant, no pull */
-                continue;
-            double d[3], length2 = 0.0, moved = 0.0;
-            for (size_t k = 0; k < dim; k++) {
-                d[k] = x[j * dim + k] - x[i * dim + k];
-                length2 += d[k] * d[k];
-            }
-            if (length2 < 1e-24)
-                continue;
-            const double length = sqrt(length2);
-            for (size_t k = 0; k < dim; k++) {
-                d[k] /= length;
-                moved += ((x[j * dim + k] - x_start[j * dim + k]) -
-                          (x[i * dim + k] - x_start[i * dim + k])) *
-                         d[k];
-            }
-            const double alpha = 1.0 / stiffness[s]; /* 0 for a rigid rod */
-            const double alpha_dt2 = alpha / (dt * dt), gamma = alpha * damping[s] / dt;
-            const double dlambda = (-(length - rest[s]) - alpha_dt2 * lambda[s] - gamma * moved) /
-                                   ((1.0 + gamma) * (wi + wj) + alpha_dt2);
-            lambda[s] += dlambda;
-            for (size_t k = 0; k < dim; k++) {
-                x[i * dim + k] -= wi * dlambda * d[k];
-                x[j * dim + k] += wj * dlambda * d[k];
-            }
-        }
-    for (size_t i = 0; i < n; i++) /* pinned nodes keep v: they moved by exactly v dt */
-        if (!pinned[i])
-            for (size_t k = i * dim; k < (i + 1) * dim; k++)
-                v[k] = (x[k] - x_start[k]) / dt;
-}
-
 size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
     const size_t nd = sys->num_nodes * (size_t)sys->dim;
     switch (method) {
@@ -177,7 +113,7 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
     case SS_RK4:
         return ss_rk4_scratch_doubles(sys);
     case SS_XPBD:
-        return 2 * nd + sys->num_springs;
+        return ss_xpbd_scratch_size(sys);
     case SS_IMPLICIT_EULER:
         return ss_implicit_scratch_size(sys);
     case SS_SYMPLECTIC_EULER:
@@ -222,7 +158,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         step_rk2(sys, dt, scratch);
         break;
     case SS_XPBD:
-        step_xpbd(sys, dt, scratch);
+        ss_xpbd_step(sys, dt, scratch);
         break;
     case SS_IMPLICIT_EULER:
         ss_implicit_euler_step(sys, dt, scratch);
@@ -386,6 +322,9 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
                        "shorter steps",
                        sys->time, steps, dt);
 
+    if (method == SS_XPBD && sys->num_nodes > SS_XPBD_MAX_NODES)
+        return ss_fail(sys, SS_ERR_VALUE, "xpbd steps at most %zu nodes; this system has %zu",
+                       SS_XPBD_MAX_NODES, sys->num_nodes);
     /* Scratch: the backup for a rollback (x, v, and a_prev, which only Verlet
      * changes), then the substeps' own. */
     const size_t saved = method == SS_VERLET ? 3 : 2;
@@ -393,7 +332,8 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     if ((method == SS_VERLET && (st = ss_system_materialize(sys, SS_PREV_ACCEL))) ||
         (st = ensure_scratch(sys, saved * nd + ss_integrate_scratch_size(sys, method))) ||
         (st = ss_system_ensure_plan(sys)) ||
-        (method == SS_IMPLICIT_EULER && (st = ss_system_ensure_colouring(sys))) ||
+        ((method == SS_IMPLICIT_EULER || method == SS_XPBD) &&
+         (st = ss_system_ensure_colouring(sys))) ||
         (st = ss_constraints_begin_tearing(sys)))
         return st;
     const ss_backup backup = {
@@ -411,6 +351,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         sys->prev_accel_valid = 0; /* another method breaks Verlet's history */
     sys->collapsed_body = -1;
     sys->strain_unmet = 0;
+    sys->xpbd_prepared = 0;
     if (method == SS_IMPLICIT_EULER)
         sys->cg_substeps = sys->cg_capped = 0;
 

@@ -1,6 +1,7 @@
 /* parallel.c - the thread count, and the spring colouring that lets implicit_euler's
  * threads add block products without atomics while keeping results bit-identical
- * (the force loop uses the block plan of plan.c instead).
+ * (the force loop uses the block plan of plan.c instead), and that is XPBD's solve
+ * order (xpbd.c).
  *
  * A spring scatters its force into both its nodes. Two threads adding into one node
  * at once would race, and atomics would make the order of the additions (and so the
@@ -146,10 +147,13 @@ void ss_system_topology_changed(ss_system *sys) {
     sys->plan = NULL;
 }
 
-/* Greedy edge colouring in spring order: each spring takes the lowest colour free at
- * both its nodes. A graph of maximum degree D needs at most 2D - 1 colours this way
+/* Greedy edge colouring in spring order: each spring takes the lowest colour in
+ * 0..62 free at both its nodes, or else the overflow colour SS_SERIAL_COLOUR (which
+ * marks nothing). A graph of maximum degree D needs at most 2D - 1 colours this way
  * (D or D + 1 are optimal): 12 for a cloth with shear and bend springs, whose nodes
- * have 12 springs. Within a colour, springs stay in index order (memory locality). */
+ * have 12 springs. Within a colour, springs stay in index order (memory locality).
+ * XPBD solves in this order, and springsim.reference.colour_order computes it again:
+ * change it only with both. */
 ss_status ss_system_ensure_colouring(ss_system *sys) {
     if (sys->colouring_valid)
         return SS_OK;

@@ -177,11 +177,17 @@ typedef struct ss_system {
     /* Scratch for the integrators, grown on demand, never seen from outside. */
     double *scratch;
     size_t scratch_doubles;
+    /* XPBD (xpbd.c): 1 + num_cut when the scratch holds the springs' solve order and
+     * constants, computed in the current step call with that many springs cut; 0
+     * otherwise (every step call starts from 0: masses, pins, springs or dt may have
+     * changed since the last). */
+    size_t xpbd_prepared;
 
     /* The spring colouring (parallel.c): springs in colour order, no two springs of
      * a colour sharing a node, so each colour's forces can be added by many threads
-     * at once and every node still sums its springs in one fixed order. Rebuilt
-     * before a step whenever the topology changed (colouring_valid == 0). */
+     * at once and every node still sums its springs in one fixed order; XPBD's solve
+     * order. Rebuilt before an implicit_euler or xpbd step whenever the topology
+     * changed (colouring_valid == 0). */
     int32_t *colour_order; /* (M,) spring indices, colour by colour */
     size_t *colour_start;  /* (num_colours + 1,) offsets into colour_order */
     size_t num_colours;    /* the last one may be SS_SERIAL_COLOUR's overflow */
@@ -369,8 +375,8 @@ int ss_threads_for(const ss_system *sys);
 #define SS_TUNE_CYCLE 64
 int ss_threads_begin_substep(ss_system *sys);
 void ss_threads_end_substep(ss_system *sys, double seconds);
-/* Build the colouring (implicit_euler's block product uses it) if the topology changed
- * since the last one. */
+/* Build the colouring (implicit_euler's block product and XPBD's solve order use it)
+ * if the topology changed since the last one. */
 ss_status ss_system_ensure_colouring(ss_system *sys);
 /* Free the colouring and the plan, to be rebuilt when needed (topology edits call this). */
 void ss_system_topology_changed(ss_system *sys);
@@ -574,6 +580,15 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
                           double *save_x, double *save_v);
 /* Doubles of scratch the method needs for this system. */
 size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method);
+
+/* ---- XPBD (xpbd.c) ---------------------------------------------------- */
+
+/* One XPBD substep: springs as compliant constraints, solved sys->iterations times in
+ * colour order (see xpbd.c). Needs the plan, the colouring, and at most
+ * SS_XPBD_MAX_NODES nodes (its 32-bit offsets of 64-byte node records). */
+#define SS_XPBD_MAX_NODES ((size_t)1 << 29)
+void ss_xpbd_step(ss_system *sys, double dt, double *scratch);
+size_t ss_xpbd_scratch_size(const ss_system *sys);
 
 /* ---- Implicit Euler (implicit.c) --------------------------------------- */
 

@@ -127,6 +127,7 @@ ss_system *ss_system_copy(const ss_system *src) {
     *dst = *src;
     dst->scratch = NULL;
     dst->scratch_doubles = 0;
+    dst->xpbd_prepared = 0;
     dst->colliders = NULL;
     dst->collider_capacity = 0;
     dst->broken = NULL; /* the record of torn springs stays with the original */

@@ -5,6 +5,7 @@ import pytest
 from state import assert_same, snapshot
 
 import springsim as ss
+from springsim import reference
 
 
 def rod_chain(links=5, length=0.2):
@@ -110,3 +111,101 @@ def test_a_spring_of_zero_stiffness_is_no_constraint():
     sim.gravity = (0, 0)
     sim.step(1e-2, steps=100, method="xpbd")
     np.testing.assert_allclose(sim.positions, [[-1.0, 0.0], [2.0, 0.0]], rtol=1e-12)
+
+
+# ---- The solve order: colour by colour (csrc/xpbd.c, reference.colour_order) ----------
+
+#: K4, springs in index order. Greedy colours (the lowest colour not yet taken at
+#: either end): 0-1 takes 0; 1-2 finds 0 taken at 1, takes 1; 2-3 takes 0; 3-0 finds 0
+#: taken at both, takes 1; 0-2 and 1-3 find 0 and 1 taken, take 2.
+K4 = [[0, 1], [1, 2], [2, 3], [3, 0], [0, 2], [1, 3]]
+K4_ORDER = [0, 2, 1, 3, 4, 5]  # colour 0: 0, 2; colour 1: 1, 3; colour 2: 4, 5
+
+#: A hub (node 0) with 65 spokes, then one spring between spoke ends. Spoke k takes
+#: colour k up to 62; spokes 63 and 64 find all 63 colours taken at the hub and go to
+#: the overflow colour (solved last); 64-1 finds 0 taken at node 1 and nothing at node
+#: 64 (the overflow colour marks nothing), so it takes colour 1, after spoke 1.
+STAR = [[0, k] for k in range(1, 66)] + [[64, 1]]
+STAR_ORDER = [0, 1, 65, *range(2, 63), 63, 64]
+
+
+def stretched(springs, dim, seed):
+    """Nodes at random, the springs' rest lengths 0.6 to 1.4 times their length: each
+    constraint moves its ends a lot, so the order of the solve shows in the result."""
+    rng = np.random.default_rng(seed)
+    springs = np.array(springs)
+    sim = ss.System(dim=dim)
+    n = springs.max() + 1
+    sim.add_nodes(rng.normal(size=(n, dim)), masses=rng.uniform(0.5, 2.0, size=n))
+    lengths = np.linalg.norm(sim.positions[springs[:, 1]] - sim.positions[springs[:, 0]], axis=1)
+    rest = lengths * rng.uniform(0.6, 1.4, size=len(springs))
+    sim.add_springs(springs, stiffness=rng.uniform(100, 1000, len(springs)), rest_lengths=rest)
+    sim.iterations = 3
+    return sim
+
+
+@pytest.mark.parametrize("path", [p for p, ok in ss.simd_paths().items() if ok])
+@pytest.mark.parametrize("springs, order", [(K4, K4_ORDER), (STAR, STAR_ORDER)])
+@pytest.mark.parametrize("dim", [2, 3])
+def test_springs_are_solved_in_colour_order(monkeypatch, path, springs, order, dim):
+    assert reference.colour_order(np.array(springs), max(map(max, springs)) + 1) == order
+    # The kernel against the oracle made to solve in the order written out above, and
+    # not in index order (so that the order really shows).
+    ss.set_simd(path)
+    try:
+        sim = stretched(springs, dim, seed=dim)
+        results = {}
+        for name, solve_order in (("colour", order), ("index", range(len(springs)))):
+            ref = reference.State.from_system(sim)
+            monkeypatch.setattr(reference, "colour_order", lambda s, n, o=solve_order: list(o))
+            reference.step(ref, 1e-2, steps=2, method="xpbd")
+            results[name] = ref.x
+        sim.step(1e-2, steps=2, method="xpbd")
+    finally:
+        ss.set_simd(None)
+    scale = np.abs(results["colour"]).max()
+    np.testing.assert_allclose(sim.positions, results["colour"], rtol=1e-12, atol=1e-12 * scale)
+    assert np.abs(results["index"] - results["colour"]).max() > 1e-6 * scale
+
+
+def test_the_solve_order_follows_topology_edits():
+    # Adding and removing springs and nodes recolours: the kernel still solves in the
+    # colour order of the springs it has (the oracle colours them afresh every step).
+    sim = ss.cloth(6, 6, 1.0, 1.0, mass=1.0, stiffness=500.0, damping=0.1, pin="top")
+    sim.positions = sim.positions * 1.1  # every spring stretched
+    edits = [
+        lambda: sim.add_springs([[0, 35], [7, 20], [13, 14]], stiffness=200.0),
+        lambda: sim.remove_springs([3, 10, 11, 40]),
+        lambda: sim.remove_nodes([14, 21]),
+        lambda: sim.add_nodes([[0.5, 0.5, 0.5]]),
+        lambda: sim.add_springs([[sim.num_nodes - 1, 5]], stiffness=300.0, rest_lengths=0.1),
+    ]
+    for edit in [lambda: None, *edits]:
+        edit()
+        ref = reference.State.from_system(sim)
+        sim.step(2e-3, steps=5, method="xpbd")
+        reference.step(ref, 2e-3, steps=5, method="xpbd")
+        scale = np.abs(ref.x).max()
+        np.testing.assert_allclose(sim.positions, ref.x, rtol=1e-12, atol=1e-12 * scale)
+
+
+def tearing_cloth():
+    sim = ss.cloth(8, 8, 1.0, 1.0, mass=0.1, stiffness=50.0, damping=0.1, pin="top")
+    sim.external_forces[-8:] = (0.0, -3.0, 0.0)  # a pull that tears it within 0.05 s
+    sim.break_strain = 0.15
+    sim._defer_tearing = True  # torn springs stay, with k = c = 0, until sim._tear()
+    return sim
+
+
+def test_a_spring_torn_within_a_call_pulls_no_more():
+    # A call computes its constraints once and again after each tear: 300 substeps in
+    # one call equal 300 calls of one (each computing them anew), bit for bit, while
+    # springs tear. (Removing the torn springs recolours the rest, and so changes the
+    # rounding: run() removes them at its records only, whatever its calls.)
+    whole, split = tearing_cloth(), tearing_cloth()
+    whole.step(1e-3, steps=300, method="xpbd")
+    for _ in range(300):
+        split.step(1e-3, method="xpbd")
+    torn = np.count_nonzero(whole.stiffness == 0.0)
+    assert torn > 10 and np.count_nonzero(split.stiffness == 0.0) == torn
+    assert_same(snapshot(whole), snapshot(split))

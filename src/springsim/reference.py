@@ -360,11 +360,43 @@ def _rk4(s, dt):
     _move_pinned(s, x0, v0, dt)
 
 
+#: Colours of the XPBD solve order; the last one (63) is the overflow colour.
+SERIAL_COLOUR = 63
+
+
+def colour_order(springs: np.ndarray, num_nodes: int) -> list[int]:
+    """The order in which ``xpbd`` solves the springs: colour by colour.
+
+    The springs are coloured greedily in index order: each spring takes the lowest
+    colour c in 0..62 that no earlier spring at either of its nodes took; a spring that
+    finds all 63 taken goes to the overflow colour 63, which marks nothing. The order is
+    colour 0's springs in increasing index, then colour 1's, ..., the overflow colour's
+    last. No two springs of a colour (but the overflow) share a node.
+
+    Examples
+    --------
+    >>> colour_order(np.array([[0, 1], [1, 2], [2, 3]]), 4)
+    [0, 2, 1]
+    """
+    taken = [set() for _ in range(num_nodes)]
+    colours = []
+    for i, j in springs:
+        c = 0
+        while c < SERIAL_COLOUR and (c in taken[i] or c in taken[j]):
+            c += 1
+        if c < SERIAL_COLOUR:
+            taken[i].add(c)
+            taken[j].add(c)
+        colours.append(c)
+    return sorted(range(len(colours)), key=lambda s: (colours[s], s))
+
+
 def _xpbd(s, dt):
     # XPBD (Macklin et al. 2016): predict with the non-spring forces (gravity, drag,
     # external, gas), then solve each spring as a distance constraint C = l - L with
-    # compliance 1/k (0: rigid rod), Gauss-Seidel in spring order, `iterations` times;
-    # v = (x - x_start) / dt.
+    # compliance alpha = 1/k (0: rigid rod) and damping gamma = alpha c / dt,
+    # Gauss-Seidel in colour order (colour_order), `iterations` times;
+    # v = (x - x_start) / dt. Springs with no free end or k = 0 pull nothing.
     x0, v0 = s.x.copy(), s.v.copy()
     m = s.m[:, None]
     a = (m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)) / m
@@ -373,25 +405,31 @@ def _xpbd(s, dt):
     s.v = v0 + a * dt
     s.x = x0 + s.v * dt
     w = np.where(s.pinned, 0.0, 1.0 / s.m)
+    # Once per substep: the springs that pull, in solve order, and their constants.
+    solved = []
+    for k in colour_order(s.springs, len(s.x)):
+        i, j = s.springs[k]
+        if w[i] + w[j] == 0.0 or s.k[k] == 0.0:  # k = 0: infinitely compliant, no pull
+            continue
+        alpha = 1.0 / s.k[k]
+        alpha_dt2, gamma = alpha / (dt * dt), alpha * s.c[k] / dt
+        reciprocal = 1.0 / ((1.0 + gamma) * (w[i] + w[j]) + alpha_dt2)
+        solved.append((k, i, j, alpha_dt2, gamma, reciprocal))
     lam = np.zeros(len(s.springs))
     for _ in range(s.iterations):
-        for k, (i, j) in enumerate(s.springs):
-            if w[i] + w[j] == 0.0 or s.k[k] == 0.0:  # k = 0: infinitely compliant, no pull
-                continue
+        for k, i, j, alpha_dt2, gamma, reciprocal in solved:
             d = s.x[j] - s.x[i]
-            length = np.sqrt(d @ d)
-            if length * length < 1e-24:
+            l2 = d @ d
+            if l2 < MIN_SPRING_LENGTH**2:
                 continue
-            u = d / length
-            moved = ((s.x[j] - x0[j]) - (s.x[i] - x0[i])) @ u
-            alpha = 1.0 / s.k[k]
-            alpha_dt2, gamma = alpha / (dt * dt), alpha * s.c[k] / dt
-            dlam = (-(length - s.L[k]) - alpha_dt2 * lam[k] - gamma * moved) / (
-                (1.0 + gamma) * (w[i] + w[j]) + alpha_dt2
-            )
+            length = np.sqrt(l2)
+            u = d * (1.0 / length)
+            moved = (d - (x0[j] - x0[i])) @ u  # the ends' motion apart, this substep
+            dlam = ((s.L[k] - length) - alpha_dt2 * lam[k] - gamma * moved) * reciprocal
             lam[k] += dlam
-            s.x[i] -= w[i] * dlam * u
-            s.x[j] += w[j] * dlam * u
+            delta = dlam * u
+            s.x[i] -= w[i] * delta
+            s.x[j] += w[j] * delta
     free = ~s.pinned
     s.v[free] = (s.x[free] - x0[free]) / dt
     _move_pinned(s, x0, v0, dt)
