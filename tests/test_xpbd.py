@@ -51,6 +51,36 @@ def test_one_rod_pendulum_period():
     assert abs(period / (2 * np.pi * np.sqrt(length / g)) - 1) < 5e-3
 
 
+def large_swing_period(dt):
+    """Period of a rigid-rod pendulum released at 170 degrees, stepped by xpbd."""
+    length, theta = 1.0, np.radians(170.0)
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [length * np.sin(theta), -length * np.cos(theta)]])
+    sim.pin(0)
+    sim.add_springs([0, 1], stiffness=np.inf)
+    chunk = 20  # record every 20 substeps: the crossing is interpolated within 20 dt
+    xs = []
+    for _ in range(int(7.0 / (chunk * dt))):
+        sim.step(dt, steps=chunk, method="xpbd")
+        xs.append(sim.positions[1, 0])
+    xs = np.array(xs)
+    cross = np.flatnonzero(np.sign(xs[:-1]) != np.sign(xs[1:]))
+    t = (cross + xs[cross] / (xs[cross] - xs[cross + 1]) + 1) * chunk * dt
+    return 2.0 * np.diff(t)[:2].mean()  # two half periods after the first crossing
+
+
+def test_xpbd_damping_shortens_a_large_swing_at_first_order():
+    # The README's documented limit: XPBD loses amplitude, so a 170-degree pendulum's
+    # period, T = 4 sqrt(L/g) K(sin^2(theta0/2)) (complete elliptic integral of the first
+    # kind), comes out short, and the error halves with dt (first order).
+    from scipy.special import ellipk
+
+    exact = 4.0 * np.sqrt(1.0 / 9.81) * ellipk(np.sin(np.radians(85.0)) ** 2)
+    coarse, fine = (large_swing_period(dt) / exact - 1.0 for dt in (1e-4, 5e-5))
+    assert -0.10 < coarse < fine < -0.02  # short, and less so at the smaller step
+    assert 1.5 < coarse / fine < 2.3  # first order: halving dt about halves the error
+
+
 def test_cloth_stretches_less_with_more_iterations():
     stretch = []
     for iterations in (1, 5, 20, 50):
