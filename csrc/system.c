@@ -201,6 +201,8 @@ ss_system *ss_system_copy(const ss_system *src) {
         memcpy(dst->colliders, src->colliders, src->num_colliders * sizeof *dst->colliders);
         dst->collider_capacity = src->num_colliders;
     }
+    /* What the contacts keep is rebuilt on the copy's first step, like the plan. */
+    memset(&dst->contact, 0, sizeof dst->contact);
     dst->plan = NULL;         /* rebuilt on the copy's first step */
     dst->unchecked = ~0u;     /* the original may hold unchecked writes: check once */
     dst->colour_order = NULL; /* likewise */
@@ -742,5 +744,5 @@ size_t ss_system_nbytes(const ss_system *sys) {
              sys->collider_capacity * sizeof(ss_collider);
     if (sys->colour_order)
         total += sys->num_springs * sizeof(int32_t) + (SS_SERIAL_COLOUR + 2) * sizeof(size_t);
-    return total + ss_plan_nbytes(sys->plan);
+    return total + ss_plan_nbytes(sys->plan) + ss_collide_nbytes(sys);
 }
