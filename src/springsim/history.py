@@ -24,7 +24,8 @@ class History:
         Energy taken out of the motion since the run started, J: by spring damping and
         drag (trapezoid rule on their power), ``energy_loss`` and contacts. For a system
         without external forces, ``total + dissipated`` stays constant up to the
-        integrator's error (the strain limit's corrections are not counted).
+        integrator's error (the strain limit's corrections are not counted, nor the
+        work of colliders moved between steps).
     momentum : ndarray, shape (R, dim)
         Σ m v at each record, kg·m/s.
     frame_times : ndarray, shape (F,)
