@@ -1,5 +1,40 @@
 /* collide.c - planes and spheres (circles in 2D) that nodes cannot enter, with
- * restitution and Coulomb friction, applied after every substep of every method. */
+ * restitution and Coulomb friction, applied after every substep of every method.
+ *
+ * A free node found inside a collider after a substep's integration (at x1, depth d,
+ * unit normal n into free space) is put back on the surface. If it moves inwards,
+ * v_n = v.n < 0, it has hit the surface:
+ *
+ * - Impact at the surface. Putting the node back costs the potential energy
+ *   dU = U(surface) - U(x1) (gravity -m g.dx; its springs' 1/2 k (l - L)^2, exactly; the
+ *   gas, to first order -F_gas.dx; every other node where it is) less the work W that its
+ *   dampers and drag do over the move. Energy conservation gives the normal speed it
+ *   meets the surface with, 1/2 m v_s^2 = 1/2 m v_n^2 - (dU - W) (v_s = 0 if that is
+ *   negative), and the impact law acts on it: the node leaves with e v_s along n, and
+ *   the impact dissipates 1/2 m (1 - e^2) v_s^2. Its normal velocity changes by
+ *   dv_n = e v_s - v_n > 0 (about (1 + e)|v_n| for a fast impact).
+ * - Coulomb friction: |v_t| drops by mu dv_n, to 0 at most (sticking), never reversing.
+ *   Friction acts from where the node touched the surface, a fraction f of the way from
+ *   its place x0 at the start of the substep to x1 (0 if it started on or inside), and
+ *   the node ends on the surface where it would be had it slid from there with its
+ *   braked velocity: a node that sticks stays exactly where it touched, so static
+ *   friction does not creep. Friction dissipates the kinetic energy it takes, less the
+ *   potential energy (and the dampers' work) of that move, never less than 0.
+ *
+ * The books. The integration counted the dampers' and drag's dissipation along the way
+ * into the surface, which the contact undoes: W goes back to their account (at most
+ * what they were counted in the substep), so `dissipated` never decreases, and a
+ * contact with e = 1 and mu = 0 of a node without dampers adds exactly 0. A contact
+ * changes total + dissipated by exactly 0 except for a node with less normal kinetic
+ * energy than putting it back costs (v_s = 0: a node resting on, or pressed into, the
+ * surface): that difference, of order m a^2 dt^2 per substep, is the time step's error,
+ * like the integrator's own (for symplectic Euler it cancels it: a node lying on a floor
+ * keeps its energy exactly). A node found inside but moving out (placed there, or
+ * reached by a moving collider) is only put back on the surface: the work of a moving
+ * collider is not counted.
+ *
+ * dU and W matter to the motion only when the node bounces (e > 0); with e = 0 they are
+ * evaluated only for the books (track_energy). */
 #include "springsim.h"
 
 #include <float.h>
@@ -118,69 +153,300 @@ ss_status ss_system_remove_collider(ss_system *sys, long id) {
     return SS_OK;
 }
 
-/* Velocity response at a contact with unit normal n (pointing into free space):
- * a node moving inwards (v.n < 0) has its normal velocity reflected with restitution
- * e, a change dv_n = (1 + e)|v.n|, and its tangential velocity reduced by Coulomb
- * friction mu dv_n, at most to zero (friction stops sliding, never reverses it). */
-static void respond(double *v, const double *n, int dim, double e, double mu) {
-    double vn = 0.0;
+/* ---- What contacts keep ------------------------------------------------ */
+
+void ss_collide_forget(ss_system *sys) {
+    ss_free(sys->contact.first);
+    ss_free(sys->contact.springs);
+    ss_free(sys->contact.start);
+    ss_free(sys->contact.gas);
+    memset(&sys->contact, 0, sizeof sys->contact);
+}
+
+size_t ss_collide_nbytes(const ss_system *sys) {
+    const ss_contact *c = &sys->contact;
+    const size_t rows = c->nodes * (size_t)sys->dim * sizeof(double);
+    return (c->first ? (c->nodes + 1) * sizeof(size_t) + 2 * sys->num_springs * sizeof(int32_t)
+                     : 0) +
+           (c->start ? rows : 0) + (c->gas ? rows : 0);
+}
+
+/* Each node's springs in index order: a counting sort of the spring ends by node. */
+static ss_status build_adjacency(ss_system *sys) {
+    const size_t n = sys->num_nodes, m = sys->num_springs;
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    size_t *first = ss_malloc((n + 1) * sizeof *first);
+    int32_t *springs = ss_malloc(2 * m * sizeof *springs);
+    if (!first || !springs) {
+        ss_free(first);
+        ss_free(springs);
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory preparing the contacts");
+    }
+    memset(first, 0, (n + 1) * sizeof *first);
+    for (size_t q = 0; q < 2 * m; q++)
+        first[pairs[q] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        first[i + 1] += first[i];
+    for (size_t s = 0; s < m; s++) /* first[i] runs ahead while filling, then steps back */
+        for (int end = 0; end < 2; end++)
+            springs[first[pairs[2 * s + end]]++] = (int32_t)s;
+    for (size_t i = n; i > 0; i--)
+        first[i] = first[i - 1];
+    first[0] = 0;
+    sys->contact.first = first;
+    sys->contact.springs = springs;
+    return SS_OK;
+}
+
+ss_status ss_collide_prepare(ss_system *sys) {
+    ss_contact *c = &sys->contact;
+    c->sticky = 0;
+    if (!sys->num_colliders)
+        return SS_OK;
+    if (c->nodes != sys->num_nodes)
+        ss_collide_forget(sys); /* a safety net: topology edits forget it already */
+    c->nodes = sys->num_nodes;
+    for (size_t k = 0; k < sys->num_colliders; k++)
+        if (sys->colliders[k].friction > 0.0)
+            c->sticky = 1;
+    const size_t bytes = sys->num_nodes * (size_t)sys->dim * sizeof(double);
+    ss_status st = c->first ? SS_OK : build_adjacency(sys);
+    if (!st && c->sticky && !c->start && !(c->start = ss_malloc(bytes)))
+        st = ss_fail(sys, SS_ERR_NOMEM, "out of memory preparing the contacts");
+    if (!st && sys->num_bodies && !c->gas && !(c->gas = ss_malloc(bytes)))
+        st = ss_fail(sys, SS_ERR_NOMEM, "out of memory preparing the contacts");
+    return st;
+}
+
+void ss_collide_begin_substep(ss_system *sys) {
+    if (sys->contact.sticky && sys->num_colliders)
+        memcpy(sys->contact.start, SS_DOUBLES(sys, SS_POSITIONS),
+               sys->num_nodes * (size_t)sys->dim * sizeof(double));
+}
+
+/* ---- Contact ------------------------------------------------------------ */
+
+/* Whether p is inside the collider (plane: offset - n.p > 0; sphere: |p - c|^2 < r^2);
+ * if so, or if `always`, also how far inside it is (m, negative outside), the nearest
+ * point of the surface and the unit normal there (into free space; from a sphere's very
+ * centre, +y). */
+static int locate(const ss_collider *col, int dim, const double *p, int always, double *depth,
+                  double *surface, double *normal) {
+    int inside;
+    if (col->kind == SS_PLANE) {
+        double d = col->offset;
+        for (int k = 0; k < dim; k++)
+            d -= col->normal[k] * p[k];
+        inside = d > 0.0;
+        if (inside || always)
+            for (int k = 0; k < dim; k++) {
+                surface[k] = p[k] + d * col->normal[k];
+                normal[k] = col->normal[k];
+            }
+        *depth = d;
+        return inside;
+    }
+    double r2 = 0.0;
+    for (int k = 0; k < dim; k++) {
+        normal[k] = p[k] - col->center[k];
+        r2 += normal[k] * normal[k];
+    }
+    inside = r2 < col->radius * col->radius;
+    if (!inside && !always)
+        return 0;
+    const double r = sqrt(r2);
+    if (r > 0.0)
+        for (int k = 0; k < dim; k++)
+            normal[k] /= r;
+    else
+        normal[1] = 1.0, normal[0] = normal[2] = 0.0;
     for (int k = 0; k < dim; k++)
-        vn += v[k] * n[k];
-    if (vn >= 0.0)
-        return;
-    const double dvn = -(1.0 + e) * vn;
-    double vt[3], speed2 = 0.0;
+        surface[k] = col->center[k] + col->radius * normal[k];
+    *depth = col->radius - r;
+    return inside;
+}
+
+/* locate()'s test alone, for the loop over every node. */
+static inline int touches(const ss_collider *col, int dim, const double *p) {
+    double d = 0.0;
+    if (col->kind == SS_PLANE) {
+        d = col->offset;
+        for (int k = 0; k < dim; k++)
+            d -= col->normal[k] * p[k];
+        return d > 0.0;
+    }
+    for (int k = 0; k < dim; k++)
+        d += (p[k] - col->center[k]) * (p[k] - col->center[k]);
+    return d < col->radius * col->radius;
+}
+
+/* J: the change of potential energy when free node i moves from a to b, every other
+ * node staying where it is: gravity -m g.(b - a), each of its springs
+ * 1/2 k (l_b - L)^2 - 1/2 k (l_a - L)^2 = 1/2 k (l_b - l_a)(l_b + l_a - 2 L) exactly
+ * (a rigid rod stores none), and the gas -F_gas.(b - a) to first order. */
+static double potential_change(const ss_system *sys, const double *gas, size_t i, const double *a,
+                               const double *b) {
+    const size_t dim = (size_t)sys->dim;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *m = SS_DOUBLES(sys, SS_MASSES);
+    const double *rest = SS_DOUBLES(sys, SS_REST_LENGTHS);
+    const double *stiffness = SS_DOUBLES(sys, SS_STIFFNESS);
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    double change = 0.0;
+    for (size_t k = 0; k < dim; k++) {
+        const double moved = b[k] - a[k];
+        change -= m[i] * sys->gravity[k] * moved;
+        if (gas)
+            change -= gas[i * dim + k] * moved;
+    }
+    for (size_t q = sys->contact.first[i]; q < sys->contact.first[i + 1]; q++) {
+        const size_t s = (size_t)sys->contact.springs[q];
+        if (stiffness[s] == 0.0 || isinf(stiffness[s]))
+            continue;
+        const size_t j =
+            (size_t)pairs[2 * s] == i ? (size_t)pairs[2 * s + 1] : (size_t)pairs[2 * s];
+        double la = 0.0, lb = 0.0;
+        for (size_t k = 0; k < dim; k++) {
+            la += (a[k] - x[j * dim + k]) * (a[k] - x[j * dim + k]);
+            lb += (b[k] - x[j * dim + k]) * (b[k] - x[j * dim + k]);
+        }
+        la = sqrt(la), lb = sqrt(lb);
+        change += 0.5 * stiffness[s] * (lb - la) * (lb + la - 2.0 * rest[s]);
+    }
+    return change;
+}
+
+/* N: the force of free node i's spring dampers and of drag on it at position p with the
+ * current velocities, c ((v_j - v_i).u) u summed over its springs (u from p towards the
+ * other end) and -drag (v_i - wind). */
+static void resisting_force(const ss_system *sys, size_t i, const double *p, double *out) {
+    const size_t dim = (size_t)sys->dim;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const double *damping = SS_DOUBLES(sys, SS_DAMPING);
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    for (size_t k = 0; k < dim; k++)
+        out[k] = -sys->drag * (v[i * dim + k] - sys->wind[k]);
+    for (size_t q = sys->contact.first[i]; q < sys->contact.first[i + 1]; q++) {
+        const size_t s = (size_t)sys->contact.springs[q];
+        if (damping[s] == 0.0)
+            continue;
+        const size_t j =
+            (size_t)pairs[2 * s] == i ? (size_t)pairs[2 * s + 1] : (size_t)pairs[2 * s];
+        double u[3], length = 0.0, closing = 0.0;
+        for (size_t k = 0; k < dim; k++) {
+            u[k] = x[j * dim + k] - p[k];
+            length += u[k] * u[k];
+        }
+        length = sqrt(length);
+        if (!(length >= SS_MIN_SPRING_LENGTH))
+            continue;
+        for (size_t k = 0; k < dim; k++)
+            closing += (v[j * dim + k] - v[i * dim + k]) * u[k] / length;
+        for (size_t k = 0; k < dim; k++)
+            out[k] += damping[s] * closing * u[k] / length;
+    }
+}
+
+/* The response of free node i, which the integrator left at `reached`, `depth` inside
+ * the collider, moving inwards (v.n = vn < 0), and which is now on the surface (normal
+ * n). Sets its velocity (and, if it sticks, its position); returns the energy the
+ * contact dissipates, J (see the file comment). */
+static double respond(ss_system *sys, const ss_collider *col, size_t i, const double *reached,
+                      double depth, const double *n, double vn, const double *gas) {
+    const int dim = sys->dim;
+    const double m = SS_DOUBLES(sys, SS_MASSES)[i];
+    double *x = SS_DOUBLES(sys, SS_POSITIONS) + i * (size_t)dim;
+    double *v = SS_DOUBLES(sys, SS_VELOCITIES) + i * (size_t)dim;
+    const double e = col->restitution, mu = col->friction;
+    /* The normal speed at the surface, 1/2 m vs^2 = 1/2 m vn^2 - cost, the cost of putting
+     * the node back being dU - W (the dampers' work W returns to their account). */
+    const int weigh = e > 0.0 || sys->track_energy;
+    double resist[3] = {0.0, 0.0, 0.0}, work = 0.0;
+    if (weigh)
+        resisting_force(sys, i, reached, resist);
+    for (int k = 0; k < dim; k++)
+        work += resist[k] * (x[k] - reached[k]);
+    const double cost = weigh ? potential_change(sys, gas, i, reached, x) - work : 0.0;
+    const double vs2 = vn * vn - 2.0 * cost / m;
+    const double vs = cost == 0.0 ? -vn : vs2 > 0.0 ? sqrt(vs2) : 0.0;
+    const double out = e * vs, dvn = out - vn;
+    double taken = 0.5 * m * (1.0 - e * e) * vs * vs - work;
+    double vt[3] = {0.0, 0.0, 0.0}, speed2 = 0.0;
     for (int k = 0; k < dim; k++) {
         vt[k] = v[k] - vn * n[k];
         speed2 += vt[k] * vt[k];
     }
-    const double speed = sqrt(speed2);
-    const double keep = speed > mu * dvn ? 1.0 - mu * dvn / speed : 0.0;
+    /* Coulomb: |v_t| drops by mu dv_n, to 0 at most (then the node sticks). */
+    const double speed = sqrt(speed2), cap = mu * dvn;
+    const double keep = speed > cap ? 1.0 - cap / speed : 0.0;
+    double normal[3] = {n[0], n[1], n[2]};
+    double lost = 0.5 * m * speed2 * (1.0 - keep * keep);
+    if (mu > 0.0) {
+        /* Friction acted from where the node touched the surface, a fraction
+         * f = h0 / (h0 + depth) of the way from its place x0 at the start of the substep
+         * to `reached` (h0: how far outside it started; f = 0 if on or inside): it slid
+         * from there keep times as far as it would have without friction (as its velocity
+         * was braked), and ends on the surface. Sticking (keep = 0): where it touched. */
+        const double *x0 = sys->contact.start + i * (size_t)dim;
+        double d0, touch[3], anchor[3];
+        const int started_inside = locate(col, dim, x0, 1, &d0, anchor, normal);
+        const double h0 = started_inside || !(d0 < 0.0) ? 0.0 : -d0;
+        const double f = h0 > 0.0 ? h0 / (h0 + depth) : 0.0;
+        for (int k = 0; k < dim; k++) {
+            touch[k] = x0[k] + f * (reached[k] - x0[k]);
+            touch[k] += keep * (reached[k] - touch[k]);
+        }
+        locate(col, dim, touch, 1, &d0, anchor, normal);
+        if (sys->track_energy) { /* moving it there costs that, as above */
+            double slid = 0.0;
+            for (int k = 0; k < dim; k++)
+                slid += resist[k] * (anchor[k] - x[k]);
+            lost -= potential_change(sys, gas, i, x, anchor) - slid;
+            taken -= slid;
+        }
+        for (int k = 0; k < dim; k++)
+            x[k] = anchor[k];
+    }
+    taken += lost > 0.0 ? lost : 0.0;
     for (int k = 0; k < dim; k++)
-        v[k] = -e * vn * n[k] + keep * vt[k];
+        v[k] = out * normal[k] + keep * vt[k];
+    return taken;
 }
 
-/* Push every free node out of every collider and apply the velocity response. */
-void ss_collide(ss_system *sys) {
+void ss_collide(ss_system *sys, double damped) {
     const size_t n = sys->num_nodes;
     const int dim = sys->dim;
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    double *gas = NULL; /* evaluated at the first impact, if there is gas */
+    double taken = 0.0;
     for (size_t c = 0; c < sys->num_colliders; c++) {
         const ss_collider *col = &sys->colliders[c];
         for (size_t i = 0; i < n; i++) {
             if (pinned[i])
                 continue;
             double *xi = x + i * (size_t)dim, *vi = v + i * (size_t)dim;
-            double normal[3] = {0.0, 0.0, 0.0};
-            if (col->kind == SS_PLANE) {
-                double depth = col->offset; /* how far inside: offset - n.x */
-                for (int k = 0; k < dim; k++)
-                    depth -= col->normal[k] * xi[k];
-                if (!(depth > 0.0))
-                    continue;
-                for (int k = 0; k < dim; k++) {
-                    xi[k] += depth * col->normal[k];
-                    normal[k] = col->normal[k];
-                }
-            } else {
-                double r2 = 0.0;
-                for (int k = 0; k < dim; k++) {
-                    normal[k] = xi[k] - col->center[k];
-                    r2 += normal[k] * normal[k];
-                }
-                if (!(r2 < col->radius * col->radius))
-                    continue;
-                const double r = sqrt(r2);
-                if (r > 0.0)
-                    for (int k = 0; k < dim; k++)
-                        normal[k] /= r;
-                else /* at the very centre: out along +y, the up direction */
-                    normal[1] = 1.0, normal[0] = normal[2] = 0.0;
-                for (int k = 0; k < dim; k++)
-                    xi[k] = col->center[k] + col->radius * normal[k];
+            double depth, surface[3], normal[3] = {0.0, 0.0, 0.0}, reached[3];
+            if (!touches(col, dim, xi))
+                continue;
+            locate(col, dim, xi, 1, &depth, surface, normal);
+            double vn = 0.0;
+            for (int k = 0; k < dim; k++)
+                vn += vi[k] * normal[k];
+            if (vn < 0.0 && !gas && sys->num_bodies &&
+                (col->restitution > 0.0 || sys->track_energy)) { /* as the integration left it */
+                gas = sys->contact.gas;
+                memset(gas, 0, n * (size_t)dim * sizeof(double));
+                ss_pressure_add_forces(sys, x, gas, (size_t)dim);
             }
-            respond(vi, normal, dim, col->restitution, col->friction);
+            for (int k = 0; k < dim; k++) {
+                reached[k] = xi[k];
+                xi[k] = surface[k];
+            }
+            if (vn < 0.0) /* moving in: an impact; moving out: only put back */
+                taken += respond(sys, col, i, reached, depth, normal, vn, gas);
         }
     }
+    /* The dampers get back at most what they were counted in this substep. */
+    if (sys->track_energy)
+        sys->dissipated += damped > 0.0 ? fmax(taken, -damped) : fmax(taken, 0.0);
 }

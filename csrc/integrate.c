@@ -141,6 +141,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         memcpy(save_v, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
     }
     sys->known_finite = 0;
+    ss_collide_begin_substep(sys);
     switch (method) {
     case SS_EULER:
         step_euler(sys, dt, scratch);
@@ -171,23 +172,25 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     /* Damping and drag: the trapezoid rule on their power over the integration, from
      * the state it started from to the one it reached (before contacts and
      * energy_loss, which count their own losses exactly). */
+    double damped = 0.0; /* J, by damping and drag in this substep */
     if (sys->track_energy) {
         const double power = ss_dissipation_power(sys);
-        sys->dissipated += 0.5 * dt * (sys->power + power);
+        damped = 0.5 * dt * (sys->power + power);
+        sys->dissipated += damped;
         sys->power = power;
     }
-    /* Contacts and the strain limit move nodes and change velocities: what they take
-     * (or give) is the change of the whole energy across them. */
-    const int corrected = sys->num_colliders || sys->max_strain >= 0.0;
+    /* The strain limit moves nodes: what it takes (or gives) is the change of the whole
+     * energy across it. Contacts count what they dissipate themselves (collide.c). */
+    const int limited = sys->max_strain >= 0.0, corrected = limited || sys->num_colliders;
     if (corrected || sys->energy_loss != 1.0)
         sys->known_finite = 0; /* what moved the nodes after the check is checked again */
     double before = 0.0;
-    if (sys->track_energy && corrected)
+    if (sys->track_energy && limited)
         before = total_energy(sys);
     ss_constraints_limit_strain(sys);
-    ss_collide(sys);
-    if (sys->track_energy && corrected)
+    if (sys->track_energy && limited)
         sys->dissipated += before - total_energy(sys);
+    ss_collide(sys, damped);
     const size_t cut_before = sys->num_cut;
     ss_constraints_cut(sys); /* tear: per substep, so chunking a run changes nothing */
     /* Free nodes keep the fraction energy_loss of their velocity. */
@@ -334,7 +337,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         (st = ss_system_ensure_plan(sys)) ||
         ((method == SS_IMPLICIT_EULER || method == SS_XPBD) &&
          (st = ss_system_ensure_colouring(sys))) ||
-        (st = ss_constraints_begin_tearing(sys)))
+        (st = ss_constraints_begin_tearing(sys)) || (st = ss_collide_prepare(sys)))
         return st;
     const ss_backup backup = {
         sys->scratch,         sys->scratch + nd, saved == 3 ? sys->scratch + 2 * nd : NULL,

@@ -79,7 +79,7 @@ size_t ss_system_nbytes(const ss_system *sys) {
         total += block(sys->bodies[k].count * (size_t)sys->dim * sizeof(int32_t));
     if (sys->colliders)
         total += block(sys->collider_capacity * sizeof(ss_collider));
-    return total + ss_plan_nbytes(sys->plan);
+    return total + ss_plan_nbytes(sys->plan) + ss_collide_nbytes(sys);
 }
 
 /* ---- Giving freed memory back ------------------------------------------

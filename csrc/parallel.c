@@ -145,6 +145,7 @@ void ss_system_topology_changed(ss_system *sys) {
     drop_colouring(sys);
     ss_plan_free(sys->plan);
     sys->plan = NULL;
+    ss_collide_forget(sys);
 }
 
 /* Greedy edge colouring in spring order: each spring takes the lowest colour in

@@ -107,6 +107,19 @@ typedef struct {
     double friction;    /* Coulomb coefficient >= 0 */
 } ss_collider;
 
+/* What contacts keep between substeps (collide.c), all derived from the system and
+ * rebuilt when missing (every topology edit drops it): each node's springs, for the
+ * potential energy that putting a node back on a surface costs, and the scratch of a
+ * substep. */
+typedef struct {
+    size_t nodes;     /* N this was built for */
+    size_t *first;    /* (N + 1,) node i's springs are springs[first[i] .. first[i + 1]) */
+    int32_t *springs; /* (2 M,) spring indices, node by node, in index order */
+    double *start;    /* (N, dim) m, positions at the start of the substep (for sticking) */
+    double *gas;      /* (N, dim) N, gas forces at the end of the substep's integration */
+    int sticky;       /* some collider has friction: start is saved every substep */
+} ss_contact;
+
 /* A closed body of ideal gas (pressure.c): its boundary is a closed, consistently
  * oriented loop of edges (2D, elements of 2 nodes) or surface of triangles (3D,
  * elements of 3 nodes), stored outward (enclosing a positive area or volume). */
@@ -233,6 +246,7 @@ typedef struct ss_system {
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;
     long last_collider_id;
+    ss_contact contact;
 
     ss_pressure_body *bodies; /* gas bodies, in the order added */
     size_t num_bodies, body_capacity;
@@ -434,8 +448,19 @@ ss_status ss_system_add_collider(ss_system *sys, ss_collider c, long *id);
 ss_status ss_system_set_collider(ss_system *sys, ss_collider c);
 ss_status ss_system_remove_collider(ss_system *sys, long id);
 ss_collider *ss_system_find_collider(ss_system *sys, long id);
-/* Project free nodes out of every collider; reflect and brake their velocities. */
-void ss_collide(ss_system *sys);
+/* Before a step call: build what ss_collide needs (nothing without colliders). */
+ss_status ss_collide_prepare(ss_system *sys);
+/* At the start of every substep: note where the nodes are (for sticking friction). */
+void ss_collide_begin_substep(ss_system *sys);
+/* After a substep's integration: put free nodes found inside a collider back on its
+ * surface and apply restitution and Coulomb friction; adds what the contacts take to
+ * sys->dissipated when track_energy (see collide.c for how it is counted), `damped` J
+ * being what damping and drag were counted to dissipate in this substep. */
+void ss_collide(ss_system *sys, double damped);
+/* Free what ss_collide_prepare built (on topology edits and when the system goes). */
+void ss_collide_forget(ss_system *sys);
+/* Bytes held by sys->contact. */
+size_t ss_collide_nbytes(const ss_system *sys);
 
 /* ---- Constraints (constraints.c) --------------------------------------- */
 

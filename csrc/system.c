@@ -162,6 +162,8 @@ ss_system *ss_system_copy(const ss_system *src) {
         memcpy(dst->colliders, src->colliders, src->num_colliders * sizeof *dst->colliders);
         dst->collider_capacity = src->num_colliders;
     }
+    /* What the contacts keep is rebuilt on the copy's first step, like the plan. */
+    memset(&dst->contact, 0, sizeof dst->contact);
     dst->plan = NULL;         /* rebuilt on the copy's first step */
     dst->unchecked = ~0u;     /* the original may hold unchecked writes: check once */
     dst->colour_order = NULL; /* likewise */

@@ -45,7 +45,8 @@ class _Collider:
 
     @property
     def restitution(self) -> float:
-        """Fraction of the normal speed kept (reversed) at impact, in [0, 1]."""
+        """Fraction of the speed a node meets the surface with that it leaves with, in
+        [0, 1]; the impact dissipates ½ m (1 − e²) v² of its kinetic energy."""
         return self._values()[2]
 
     @restitution.setter
@@ -54,7 +55,9 @@ class _Collider:
 
     @property
     def friction(self) -> float:
-        """Coulomb friction coefficient μ >= 0."""
+        """Coulomb friction coefficient μ >= 0: the tangential velocity changes by at
+        most μ times the normal velocity change; a node it stops sticks where it
+        touched the surface."""
         return self._values()[3]
 
     @friction.setter

@@ -25,7 +25,8 @@ class History:
         drag and the air on faces (trapezoid rule on their power), ``energy_loss`` and
         contacts. For a system
         without external forces, ``total + dissipated`` stays constant up to the
-        integrator's error (the strain limit's corrections are not counted).
+        integrator's error (the strain limit's corrections are not counted, nor the
+        work of colliders moved between steps).
     momentum : ndarray, shape (R, dim)
         Σ m v at each record, kg·m/s.
     frame_times : ndarray, shape (F,)

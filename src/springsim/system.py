@@ -1086,10 +1086,14 @@ class System(_core.System):
         """Add a plane that nodes cannot pass: the half-space n·x >= offset is free.
 
         After every substep, of every method, a free node found behind the plane is
-        moved onto it; if it was moving inwards, its normal velocity is reversed and
-        scaled by ``restitution`` e, and its tangential velocity is reduced by
-        Coulomb friction, μ times the normal velocity change (1 + e)|v·n|, at most
-        to zero. Pinned nodes are left alone.
+        moved onto it; if it was moving inwards, it leaves with ``restitution`` e
+        times the speed it met the plane with (its normal speed, less what climbing
+        back out costs in potential energy), and Coulomb friction reduces its
+        tangential velocity by μ times the normal velocity change (about
+        (1 + e)|v·n|), at most to zero. A node that friction stops stays where it
+        touched the plane: static friction holds without creeping. What contacts
+        take goes into :attr:`dissipated` (the README's "How contact energy is
+        counted"). Pinned nodes are left alone.
 
         Parameters
         ----------
