@@ -403,7 +403,13 @@ ss_status ss_system_validate(ss_system *sys) {
         return ss_fail(sys, SS_ERR_VALUE, "energy_loss is %g: must be in [0, 1]", sys->energy_loss);
     if (!isfinite(sys->time))
         return ss_fail(sys, SS_ERR_VALUE, "time is %g: must be finite", sys->time);
-    sys->unchecked = 0;
+    /* An array a view still shows stays marked: the view can be written after this
+     * check and dropped before the next one, which must then still read it. */
+    uint32_t viewed = 0;
+    for (int a = 0; a < SS_ARRAY_COUNT; a++)
+        if (sys->arrays[a]->refcount > 1)
+            viewed |= 1u << a;
+    sys->unchecked = viewed;
     return SS_OK;
 }
 

@@ -149,6 +149,39 @@ def test_view_taken_before_steps_writes_into_later_steps(name):
     assert np.max(np.abs(ignored.x - ref.x)) > 1e-6, "the write made no difference"
 
 
+@pytest.mark.parametrize("name", list(WRITES))
+def test_a_view_written_then_dropped_between_steps_is_still_read(name):
+    """Written after one step and dropped before the next: the next step still sees
+    (and checks) the write, as if the view were alive."""
+    index, value = WRITES[name]
+    p = chain_params()
+    sim = build(p)
+    view = getattr(sim, name)
+    sim.step(DT, steps=10)
+    view[index] = value
+    del view
+    sim.step(DT, steps=10)
+
+    ref = reference.State(**p)
+    reference.step(ref, DT, steps=10)
+    getattr(ref, REFERENCE_ATTR[name])[index] = value
+    reference.step(ref, DT, steps=10)
+    np.testing.assert_allclose(sim.positions, ref.x, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(sim.velocities, ref.v, rtol=1e-12, atol=1e-12)
+
+
+def test_a_bad_value_written_through_a_dropped_view_is_refused():
+    sim = build(chain_params())
+    view = sim.masses
+    sim.step(DT)
+    view[1] = -1.0
+    del view
+    before = sim.positions.copy()
+    with pytest.raises(ValueError, match="mass"):
+        sim.step(DT)
+    np.testing.assert_array_equal(sim.positions, before)
+
+
 # ---- views share the kernel's memory --------------------------------------------
 
 
