@@ -303,3 +303,9 @@ def test_every_way_of_moving_a_pin_is_held_by_the_next_step(route, tmp_path):
     s.step(1e-3, steps=10)
     np.testing.assert_array_equal(s.positions[nodes], list(pins.values()))
     np.testing.assert_array_equal(s.velocities[nodes], 0.0)
+
+
+def test_dragging_no_nodes_adds_no_drive():
+    s = anchored_string()
+    s.pin([], velocity=(1.0, 0.0))
+    assert not s.__dict__.get("_drives") and not s._driven

@@ -738,8 +738,9 @@ class System(_core.System):
         if not np.all(np.isfinite(v)):
             raise ValueError("velocity must be finite")
         self._set_pinned(idx, True)
-        self.drive(idx, _Line(np.array(self.positions[idx]), v.copy(), self.time))
-        self.velocities[idx] = v
+        if idx.size:  # no nodes, no drive (a drive makes every step return to Python)
+            self.drive(idx, _Line(np.array(self.positions[idx]), v.copy(), self.time))
+            self.velocities[idx] = v
 
     def unpin(self, indices) -> None:
         """Release pinned nodes: forces act on them again.
