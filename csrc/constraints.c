@@ -1,4 +1,4 @@
-/* constraints.c - strain limiting (Provot 1995) and tearing. */
+/* constraints.c - pins, strain limiting (Provot 1995) and tearing. */
 #include "springsim.h"
 
 #include <math.h>
@@ -86,6 +86,78 @@ void ss_constraints_limit_strain(ss_system *sys) {
         last = excess;
     }
     sys->strain_unmet++;
+}
+
+/* Nonzero when a velocity (dim components, m/s) is not exactly zero (NaN included). */
+static int is_moving(const double *v, size_t dim) {
+    for (size_t k = 0; k < dim; k++)
+        if (v[k] != 0.0)
+            return 1;
+    return 0;
+}
+
+/* Nonzero while a NumPy view shows the velocities or the pin flags: it may write a
+ * pinned velocity after this call and be dropped before the next, which would then see
+ * no sign of it (ss_system_validate marks only arrays viewed since it last ran, or
+ * still viewed), so the pins are looked at again next time. */
+static int pins_shown(const ss_system *sys) {
+    return sys->arrays[SS_VELOCITIES]->refcount > 1 || sys->arrays[SS_PINNED]->refcount > 1;
+}
+
+/* A pinned node has zero acceleration in every method, so it moves by exactly v dt per
+ * substep: held (v = 0) it stays where it is, dragged it moves at v. */
+ss_status ss_constraints_hold_pins(ss_system *sys) {
+    sys->num_held = 0;
+    if (sys->drag_pins) {
+        sys->pins_unheld = 1; /* the drives give their nodes velocities */
+        return SS_OK;
+    }
+    if (!sys->pins_unheld)
+        return SS_OK; /* the usual case: nothing wrote a pinned velocity since the last call */
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    double *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    size_t moving = 0;
+    for (size_t i = 0; i < n; i++)
+        if (pinned[i])
+            moving += (size_t)is_moving(v + i * dim, dim);
+    if (moving == 0) {
+        sys->pins_unheld = pins_shown(sys);
+        return SS_OK;
+    }
+    if (moving > sys->held_capacity) {
+        size_t *held = ss_malloc(moving * sizeof *held);
+        double *held_v = ss_malloc(moving * dim * sizeof *held_v);
+        if (!held || !held_v) {
+            ss_free(held);
+            ss_free(held_v);
+            return ss_fail(sys, SS_ERR_NOMEM, "out of memory holding the pinned nodes");
+        }
+        ss_free(sys->held);
+        ss_free(sys->held_v);
+        sys->held = held;
+        sys->held_v = held_v;
+        sys->held_capacity = moving;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (pinned[i] && is_moving(v + i * dim, dim)) {
+            sys->held[sys->num_held] = i;
+            memcpy(sys->held_v + sys->num_held * dim, v + i * dim, dim * sizeof(double));
+            memset(v + i * dim, 0, dim * sizeof(double));
+            sys->num_held++;
+        }
+    sys->pins_unheld = pins_shown(sys);
+    return SS_OK;
+}
+
+void ss_constraints_release_pins(ss_system *sys) {
+    const size_t dim = (size_t)sys->dim;
+    double *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    for (size_t h = 0; h < sys->num_held; h++)
+        memcpy(v + sys->held[h] * dim, sys->held_v + h * dim, dim * sizeof(double));
+    if (sys->num_held)
+        sys->pins_unheld = 1;
+    sys->num_held = 0;
 }
 
 static void forget_cuts(ss_system *sys) {

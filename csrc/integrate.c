@@ -3,7 +3,8 @@
  *
  * Each integrator updates sys's positions x and velocities v in place. Pinned nodes
  * have zero acceleration and move with their own velocity, exactly x += v dt, in
- * every method. springsim/reference.py is the same mathematics in NumPy. */
+ * every method: zero (a step call holds them first) unless drive() drags them.
+ * springsim/reference.py is the same mathematics in NumPy. */
 #include "springsim.h"
 
 #include <math.h>
@@ -259,6 +260,7 @@ typedef struct {
 static void restore(ss_system *sys, const ss_backup *b) {
     memcpy(SS_DOUBLES(sys, SS_POSITIONS), b->x, b->bytes);
     memcpy(SS_DOUBLES(sys, SS_VELOCITIES), b->v, b->bytes);
+    ss_constraints_release_pins(sys);
     if (b->a_prev)
         memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), b->a_prev, b->bytes);
     ss_constraints_uncut(sys);
@@ -348,6 +350,8 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
      * node just before it moves it: no pass of its own). */
     if (backup.a_prev)
         memcpy(backup.a_prev, SS_DOUBLES(sys, SS_PREV_ACCEL), backup.bytes);
+    if ((st = ss_constraints_hold_pins(sys))) /* before anything reads v */
+        return st;
     if (sys->track_energy)
         sys->power = ss_dissipation_power(sys);
     if (method != SS_VERLET)

@@ -1201,6 +1201,8 @@ static int *flag_field(ss_system *sys, const char *name) {
         return &sys->defer_tearing;
     if (strcmp(name, "_hold_cuts") == 0)
         return &sys->hold_cuts;
+    if (strcmp(name, "_drag_pins") == 0)
+        return &sys->drag_pins;
     return &sys->prev_accel_valid;
 }
 
@@ -1413,6 +1415,10 @@ static PyGetSetDef System_getset[] = {
      "Keep springs cut by a step in place (pulling nothing) until _tear() (run() uses it, so "
      "that how it groups substeps into calls changes nothing).",
      "_defer_tearing"},
+    {"_drag_pins", (getter)get_flag, (setter)set_flag,
+     "Let pinned nodes keep their velocities in step calls (a driven step sets them before "
+     "each substep); off, a step call first holds every pinned node (velocity 0).",
+     "_drag_pins"},
     {"_driven", (getter)get_driven, (setter)set_driven,
      "Nodes are driven: step() hands over to the Python method _driven_step.", NULL},
     {"_hold_cuts", (getter)get_flag, (setter)set_flag,

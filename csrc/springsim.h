@@ -78,7 +78,7 @@ typedef enum {
     SS_POSITIONS = 0,            /* (N, dim) double, m */
     SS_VELOCITIES,               /* (N, dim) double, m/s */
     SS_MASSES,                   /* (N,) double, kg > 0 */
-    SS_PINNED,                   /* (N,) uint8, 1 = ignores forces, moves with its own velocity */
+    SS_PINNED,                   /* (N,) uint8, 1 = held: ignores forces, v = 0 unless dragged */
     SS_EXTERNAL,                 /* (N, dim) double, N, added at every evaluation */
     SS_PREV_ACCEL,               /* (N, dim) double, m/s^2, Verlet's last acceleration */
     SS_UVS,                      /* (N, 2) double, texture coordinates (cold: never stepped) */
@@ -242,6 +242,16 @@ typedef struct ss_system {
      * (known_finite), which spares a pass. */
     int check_finite, known_finite;
     size_t num_broken, broken_capacity;
+    /* Pins (constraints.c): a step call holds every pinned node (v = 0) before its first
+     * substep, unless drag_pins is set (drive()'s substeps, which set the velocities of
+     * the nodes they move). The nodes it stopped and their velocities before, m/s, for a
+     * rollback. pins_unheld: some pinned node may be moving (set by whatever may
+     * write a pinned node's velocity or pin a node; cleared by holding them), so that a
+     * call that finds it clear does nothing. */
+    int drag_pins, pins_unheld;
+    size_t *held;   /* (num_held,) node indices */
+    double *held_v; /* (num_held, dim) */
+    size_t num_held, held_capacity;
 
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;
@@ -468,6 +478,12 @@ size_t ss_collide_nbytes(const ss_system *sys);
  * to that length, moving its free ends by inverse mass, and remove the separating
  * part of their relative velocity. Gauss-Seidel passes in spring order. */
 void ss_constraints_limit_strain(ss_system *sys);
+/* Before a step call's first substep: hold the pinned nodes, v = 0, so that a pinned node
+ * moves only when its position is written or it is dragged (nothing when drag_pins is
+ * set). Allocates only when some pinned node is moving. */
+ss_status ss_constraints_hold_pins(ss_system *sys);
+/* On a rollback: give the nodes the call held their velocities back. */
+void ss_constraints_release_pins(ss_system *sys);
 /* Before a step call: get ready to cut springs (allocates only when some break
  * strain is finite). */
 ss_status ss_constraints_begin_tearing(ss_system *sys);

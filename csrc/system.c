@@ -115,6 +115,8 @@ void ss_system_free(ss_system *sys) {
     ss_free(sys->broken);
     ss_free(sys->cut);
     ss_free(sys->cut_saved);
+    ss_free(sys->held);
+    ss_free(sys->held_v);
     ss_pressure_free(sys);
     ss_system_topology_changed(sys);
     ss_free(sys);
@@ -137,6 +139,10 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->cut = NULL;
     dst->cut_saved = NULL;
     dst->hold_cuts = 0;
+    dst->drag_pins = 0;
+    dst->held = NULL; /* a step call's own */
+    dst->held_v = NULL;
+    dst->num_held = dst->held_capacity = 0;
     if (src->cut) {
         const size_t m = src->num_springs ? src->num_springs : 1;
         dst->cut = ss_malloc(m);
@@ -403,6 +409,8 @@ ss_status ss_system_validate(ss_system *sys) {
         return ss_fail(sys, SS_ERR_VALUE, "energy_loss is %g: must be in [0, 1]", sys->energy_loss);
     if (!isfinite(sys->time))
         return ss_fail(sys, SS_ERR_VALUE, "time is %g: must be finite", sys->time);
+    if (unchecked(sys, SS_VELOCITIES) || unchecked(sys, SS_PINNED))
+        sys->pins_unheld = 1; /* written through a view: the next step call looks */
     /* An array a view still shows stays marked: the view can be written after this
      * check and dropped before the next one, which must then still read it. */
     uint32_t viewed = 0;
@@ -491,6 +499,7 @@ ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, con
     for (size_t i = 0; i < count; i++)
         SS_BYTES(sys, SS_PINNED)[n + i] = pinned ? (pinned[i] != 0) : 0;
     sys->num_nodes = n + count;
+    sys->pins_unheld |= v && pinned; /* a new pinned node may be moving */
     ss_system_topology_changed(sys); /* the plan's blocks and force rows cover N nodes */
     sys->prev_accel_valid = 0;       /* the new nodes have no Verlet history */
     return SS_OK;
@@ -512,6 +521,8 @@ ss_status ss_system_set_pinned(ss_system *sys, size_t count, const int64_t *indi
             return st;
     for (size_t k = 0; k < count; k++)
         SS_BYTES(sys, SS_PINNED)[indices[k]] = value ? 1 : 0;
+    if (value)
+        sys->pins_unheld = 1; /* the node may be moving */
     return SS_OK;
 }
 

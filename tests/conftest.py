@@ -94,11 +94,17 @@ class Model:
     def time(self):
         return float(self.sim.time)
 
-    def step(self, dt, steps=1, method="symplectic_euler"):
+    def step(self, dt, steps=1, method="symplectic_euler", drag_pins=False):
+        """``drag_pins``: pinned nodes keep their velocities (as in drive()'s substeps)
+        instead of being held."""
         if self.backend == "kernel":
-            self.sim.step(dt, steps, method=method)
+            self.sim._drag_pins = drag_pins
+            try:
+                self.sim.step(dt, steps, method=method)
+            finally:
+                self.sim._drag_pins = False
         else:
-            reference.step(self.sim, dt, steps=steps, method=method)
+            reference.step(self.sim, dt, steps=steps, method=method, drag_pins=drag_pins)
 
     def energy(self):
         if self.backend == "kernel":

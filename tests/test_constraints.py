@@ -51,8 +51,8 @@ def test_tearing_pulls_a_cloth_apart_and_reports_exactly_the_removed_pairs():
     sim = ss.cloth(10, 10, 1.0, 1.0, mass=0.1, stiffness=200.0, damping=0.01, pin="top_corners")
     sim.break_strain = 0.1
     left, right = np.flatnonzero(sim.pinned)
-    sim.velocities[left] = (-1.0, 0.0, 0.0)
-    sim.velocities[right] = (1.0, 0.0, 0.0)
+    sim.pin(left, velocity=(-1.0, 0.0, 0.0))  # drag the corners apart
+    sim.pin(right, velocity=(1.0, 0.0, 0.0))
     before = {tuple(p) for p in sim.springs.tolist()}
     old_view = sim.springs
     old_copy = old_view.copy()
@@ -109,8 +109,8 @@ def pulled_cloth():
     sim = ss.cloth(10, 10, 1.0, 1.0, mass=0.1, stiffness=200.0, damping=0.01, pin="top_corners")
     sim.break_strain = 0.05
     left, right = np.flatnonzero(sim.pinned)
-    sim.velocities[left] = (-1.0, 0.0, 0.0)
-    sim.velocities[right] = (1.0, 0.0, 0.0)
+    sim.pin(left, velocity=(-1.0, 0.0, 0.0))  # drag the corners apart
+    sim.pin(right, velocity=(1.0, 0.0, 0.0))
     return sim
 
 

@@ -447,9 +447,18 @@ class Fuzzer(RuleBasedStateMachine):
     @rule(data=st.data(), pin=st.booleans())
     def pin_or_unpin(self, data, pin):
         indices = self.nodes(data)
-        self.attempt(
-            "pin" if pin else "unpin", lambda: (self.sim.pin if pin else self.sim.unpin)(indices)
+        if not pin:
+            self.attempt("unpin", lambda: self.sim.unpin(indices))
+            return
+        # held, or dragged at a velocity (one for all, per node, or not one at all)
+        velocity = data.draw(
+            st.none()
+            | numbers
+            | st.lists(numbers, min_size=self.sim.dim, max_size=self.sim.dim)
+            | st.sampled_from([[[0.5, -1.0, 0.25][: self.sim.dim]] * len(indices), "up"])
         )
+        label = "pin" if velocity is None else "pin (dragged)"
+        self.attempt(label, lambda: self.sim.pin(indices, velocity=velocity))
 
     # ---- values -------------------------------------------------------------------------
 

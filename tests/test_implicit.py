@@ -123,13 +123,17 @@ def test_last_solve_before_any_implicit_step():
     assert sim.last_solve().substeps == 0
 
 
-def test_pinned_nodes_keep_their_velocity():
+def test_pinned_nodes_are_held_or_dragged():
     cloth = horizontal_cloth(n=10)
     corners = np.flatnonzero(cloth.pinned)
-    cloth.velocities[corners] = (0.1, 0.0, 0.0)
+    cloth.velocities[corners] = (0.1, 0.0, 0.0)  # held: the step sets it to zero
     x0 = cloth.positions[corners].copy()
     cloth.step(1e-2, steps=10, method="implicit_euler")
-    np.testing.assert_array_equal(cloth.velocities[corners], [[0.1, 0.0, 0.0]] * 2)
+    np.testing.assert_array_equal(cloth.velocities[corners], 0.0)
+    np.testing.assert_array_equal(cloth.positions[corners], x0)
+    cloth.pin(corners, velocity=(0.1, 0.0, 0.0))  # dragged: not unknowns of the solve
+    cloth.step(1e-2, steps=10, method="implicit_euler")
+    np.testing.assert_allclose(cloth.velocities[corners], [[0.1, 0.0, 0.0]] * 2, rtol=1e-12)
     np.testing.assert_allclose(cloth.positions[corners], x0 + [0.1 * 0.1, 0, 0], rtol=1e-14)
 
 

@@ -426,16 +426,11 @@ def test_normal_modes_of_a_chain_between_pinned_ends(model, method, n):
 # ---------------------------------------------------------------------------- pins
 
 
-@pytest.mark.parametrize("method", METHODS)
-def test_pinned_nodes_move_exactly_with_their_velocity(model, method):
-    # Pinned nodes ignore every force (springs, gravity, drag, wind, their own external
-    # force) and energy_loss: after each step x += v dt, v unchanged. The same float
-    # operations in NumPy must give the same bits.
-    x0 = np.array([[0.0, 0.0], [0.5, -0.8], [1.0, 0.1]])
-    v0 = np.array([[0.3, -0.2], [0.0, 0.0], [-0.1, 0.05]])
-    body = model(
-        positions=x0,
-        velocities=v0,
+def pinned_pair(model):
+    """Nodes 0 and 2 pinned, with velocities; node 1 free between them; every force on."""
+    return model(
+        positions=[[0.0, 0.0], [0.5, -0.8], [1.0, 0.1]],
+        velocities=[[0.3, -0.2], [0.0, 0.0], [-0.1, 0.05]],
         masses=[1.0, 0.5, 2.0],
         pinned=[True, False, True],
         springs=[[0, 1], [1, 2]],
@@ -448,8 +443,35 @@ def test_pinned_nodes_move_exactly_with_their_velocity(model, method):
         energy_loss=0.95,
         external_forces=[[5.0, 5.0], [0.0, 0.0], [-5.0, 3.0]],
     )
+
+
+@pytest.mark.parametrize("method", reference.METHODS)
+def test_pinned_nodes_are_held_whatever_their_velocity(model, method):
+    # A pin holds its node: every step call starts by zeroing the pinned nodes'
+    # velocities (here set to nonzero values), and no force (springs, gravity, drag,
+    # wind, their own external force) or energy_loss moves them: they stay exactly
+    # where they are, at rest, and add nothing to the kinetic energy or momentum.
+    body = pinned_pair(model)
+    x0 = body.x
+    body.step(0.01, 50, method)
+    np.testing.assert_array_equal(body.x[[0, 2]], x0[[0, 2]])
+    np.testing.assert_array_equal(body.v[[0, 2]], 0.0)
+    assert not np.allclose(body.x[1], x0[1])  # the free node did feel the forces
+    kinetic = body.energy()[0]
+    assert kinetic == pytest.approx(0.5 * 0.5 * np.sum(body.v[1] ** 2), rel=1e-15)
+    if model.backend == "kernel":
+        np.testing.assert_allclose(body.sim.momentum(), 0.5 * body.v[1], rtol=1e-15)
+
+
+@pytest.mark.parametrize("method", reference.METHODS)
+def test_dragged_pinned_nodes_move_exactly_with_their_velocity(model, method):
+    # Dragged (drive()'s substeps), pinned nodes keep their velocity and ignore every
+    # force and energy_loss: after each step x += v dt, v unchanged. The same float
+    # operations in NumPy must give the same bits.
+    body = pinned_pair(model)
+    x0, v0 = body.x, body.v
     dt, n = 0.01, 50
-    body.step(dt, n, method)
+    body.step(dt, n, method, drag_pins=True)
     expected = x0.copy()
     for _ in range(n):
         expected = expected + v0 * dt

@@ -26,6 +26,7 @@ from springsim.gas import Gas
 from springsim.history import History
 from springsim.io import load, read_obj
 from springsim.modes import Modes
+from springsim.obj import MeshWarning
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 from springsim.sweep import SweepResult, sweep
 from springsim.system import Energy, Solve, System
@@ -41,6 +42,7 @@ __all__ = [
     "METHODS",
     "Modes",
     "ConvergenceWarning",
+    "MeshWarning",
     "EXPLICIT_METHODS",
     "Energy",
     "Gas",

@@ -59,26 +59,28 @@ which are the original's ids unless bodies were removed from it (ids are never
 reused, so the bodies after a removed one get new, lower ids).
 
 :func:`read_obj` builds a mesh system from an OBJ file as modelling programs write it,
-and :func:`write_obj` writes a frame that Blender or MeshLab opens.
+and :func:`write_obj` writes a frame that Blender or MeshLab opens (both live in
+:mod:`springsim.obj`).
 
 Every problem with a file's content raises ValueError naming the file (and, for an OBJ,
-the line); nothing is half-loaded. A missing file raises the usual OSError.
+the line: ``path:line: problem``); nothing is half-loaded. A missing file raises the
+usual OSError.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import os
-import re
-import threading
 import zipfile
 import zlib
 
 import numpy as np
 
 from springsim import _core
-from springsim.shapes import mesh
+from springsim._files import path_name as _path_name
+from springsim._files import quote as _quote
+from springsim._files import write_atomically as _write_atomically
+from springsim.obj import read_obj, write_obj
 from springsim.system import System
 
 __all__ = ["FORMAT", "FORMAT_VERSION", "load", "read_obj", "save", "write_obj"]
@@ -155,27 +157,6 @@ def _pressure_entries(sim) -> dict[str, np.ndarray]:
             [np.zeros((0, sim.dim), dtype=np.int32), *elements]
         ).astype(np.int32, copy=False),
     }
-
-
-def _path_name(path) -> str:
-    """``path`` (str or os.PathLike) as a str, else TypeError."""
-    if not isinstance(path, (str, os.PathLike)):
-        raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
-    return os.fsdecode(os.fspath(path))
-
-
-def _write_atomically(name: str, write) -> None:
-    """Call ``write(file)`` on a temporary file next to ``name``, then rename it to
-    ``name``: an interrupted or failed write never leaves a half-written file."""
-    temporary = f"{name}.{os.getpid()}-{threading.get_ident()}.tmp"
-    try:
-        with open(temporary, "wb") as file:
-            write(file)
-        os.replace(temporary, name)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.remove(temporary)
-        raise
 
 
 def _check_savable(sim: _core.System, name: str) -> None:
@@ -612,333 +593,3 @@ def system_from_arrays(data: dict, name: str = "<arrays>", cls=None) -> System:
             raise
         raise invalid(f"invalid content: {error}") from None
     return sim
-
-
-# ---- Wavefront OBJ ---------------------------------------------------------------
-
-_INDEX = re.compile(r"[+-]?[0-9]+")
-# Vertex coordinates beyond this would give squared distances (rest lengths) that
-# overflow to inf: (2e150)² times 3 is still finite, (2e155)² is not.
-_LARGEST_COORDINATE = 1e150
-_LINE_BREAK = re.compile(r"\r\n?|\n")
-
-
-class _ObjError(ValueError):
-    """A problem on one line of an OBJ file (turned into ValueError with the name)."""
-
-    def __init__(self, line: int, problem: str):
-        super().__init__(problem)
-        self.line = line
-
-
-def _obj_statements(text: str):
-    """(line number, tokens) of each statement: comments stripped, continuation lines
-    (ending in a backslash) joined and numbered by their first line, blanks skipped."""
-    lines = _LINE_BREAK.split(text)
-    k = 0
-    while k < len(lines):
-        first = k + 1
-        piece = lines[k].split("#", 1)[0].rstrip()
-        k += 1
-        pieces = []  # joined once at the end: linear time however many lines
-        while piece.endswith("\\") and k < len(lines):
-            pieces.append(piece[:-1])
-            piece = lines[k].split("#", 1)[0].rstrip()
-            k += 1
-        pieces.append(piece)
-        tokens = " ".join(pieces).rstrip("\\").split()
-        if tokens:
-            yield first, tokens
-
-
-def _quote(text: str, limit: int = 80) -> str:
-    """``repr`` of at most ``limit`` characters of ``text``, then "..." if it was cut:
-    an error message never embeds a whole (possibly huge) line."""
-    return repr(text) if len(text) <= limit else repr(text[:limit]) + "..."
-
-
-def _statement(tokens: list[str], limit: int = 80) -> str:
-    """A statement, quoted for an error message (at most ``limit`` characters)."""
-    # limit // 2 + 1 tokens make more than ``limit`` characters: enough to show, and
-    # the rest of a huge line is never copied.
-    return _quote(" ".join(tokens[: limit // 2 + 1]), limit)
-
-
-def _numbers(
-    line: int, tokens: list[str], least: int, most: int, form: str, largest: float = math.inf
-) -> list[float]:
-    """The numbers after a statement's keyword: between ``least`` and ``most``, finite,
-    the first three at most ``largest`` in magnitude."""
-    values = tokens[1:]
-    if not least <= len(values) <= most:
-        raise _ObjError(
-            line, f"{tokens[0]} needs {form}, got {len(values)} values: {_statement(tokens)}"
-        )
-    numbers = []
-    for token in values:
-        try:
-            if "_" in token:  # float() reads "1_000"; OBJ does not
-                raise ValueError(token)
-            number = float(token)
-        except ValueError:
-            raise _ObjError(
-                line, f"{_quote(token)} is not a number in {_statement(tokens)}"
-            ) from None
-        if not math.isfinite(number):
-            raise _ObjError(line, f"{_quote(token)} is not a finite number in {_statement(tokens)}")
-        if len(numbers) < 3 and abs(number) > largest:
-            raise _ObjError(
-                line,
-                f"{_quote(token)} is too large in {_statement(tokens)}: coordinates must be "
-                f"within ±{largest:g} (beyond, squared distances overflow)",
-            )
-        numbers.append(number)
-    return numbers
-
-
-def _obj_index(line: int, token: str, what: str, defined: int) -> int:
-    """A 0-based index from an OBJ index (1-based, or negative: -1 is the last one
-    defined so far). Positive indices are checked against the file's total later."""
-    if not _INDEX.fullmatch(token):
-        raise _ObjError(line, f"{_quote(token)} is not an integer {what} index")
-    index = int(token)
-    if index == 0:
-        raise _ObjError(line, f"{what} index 0: OBJ indices start at 1 (or -1 for the last)")
-    if index < 0:
-        if -index > defined:
-            raise _ObjError(
-                line, f"{what} index {index} is out of range: {defined} defined before this line"
-            )
-        return defined + index
-    return index - 1
-
-
-def _parse_obj(text: str):
-    """Vertices (N, 3), polygons (lists of 0-based vertex indices) and uvs (N, 2)."""
-    vertices: list[list[float]] = []
-    uv_table: list[tuple[float, float]] = []
-    normals = 0
-    faces = []  # (line, vertex indices, uv indices or None, largest normal index)
-    for line, tokens in _obj_statements(text):
-        keyword = tokens[0]
-        if keyword == "v":
-            form = "3 numbers, x y z [w]"
-            vertices.append(_numbers(line, tokens, 3, 7, form, _LARGEST_COORDINATE)[:3])
-        elif keyword == "vt":
-            u, v = ([*_numbers(line, tokens, 1, 3, "1 to 3 numbers, u [v [w]]"), 0.0])[:2]
-            uv_table.append((u, v))
-        elif keyword == "vn":
-            _numbers(line, tokens, 3, 3, "3 numbers, x y z")
-            normals += 1
-        elif keyword == "f":
-            if len(tokens) < 4:
-                raise _ObjError(
-                    line,
-                    f"a face needs at least 3 vertices, got {len(tokens) - 1}: "
-                    f"{_statement(tokens)}",
-                )
-            corners, uvs, normal = [], [], -1
-            for corner in tokens[1:]:
-                parts = corner.split("/")
-                if len(parts) > 3 or not parts[0]:
-                    raise _ObjError(
-                        line, f"{_quote(corner)} is not a face corner v, v/vt, v//vn or v/vt/vn"
-                    )
-                corners.append(_obj_index(line, parts[0], "vertex", len(vertices)))
-                has_uv = len(parts) > 1 and parts[1]
-                uvs.append(_obj_index(line, parts[1], "texture", len(uv_table)) if has_uv else None)
-                if len(parts) > 2 and parts[2]:
-                    normal = max(normal, _obj_index(line, parts[2], "normal", normals))
-            faces.append((line, corners, uvs, normal))
-        # Anything else (o, g, s, usemtl, mtllib, l, curves, ...) does not make a mesh.
-    n = len(vertices)
-    uv_of = np.zeros((n, 2))
-    has_uv = np.zeros(n, dtype=bool)
-    for line, corners, uvs, normal in faces:
-        if normal >= normals:
-            raise _ObjError(
-                line, f"normal index {normal + 1} is out of range: the file defines {normals}"
-            )
-        for vertex, uv in zip(corners, uvs, strict=True):
-            if vertex >= n:
-                raise _ObjError(
-                    line, f"vertex index {vertex + 1} is out of range: the file defines {n}"
-                )
-            if uv is not None and uv >= len(uv_table):
-                raise _ObjError(
-                    line,
-                    f"texture index {uv + 1} is out of range: the file defines {len(uv_table)}",
-                )
-        if len(set(corners)) < len(corners):
-            shown = _statement([str(c + 1) for c in corners[:41]])  # enough for 80 chars
-            raise _ObjError(line, f"the face uses a vertex twice: {shown}")
-        for vertex, uv in zip(corners, uvs, strict=True):
-            if uv is not None and not has_uv[vertex]:
-                uv_of[vertex] = uv_table[uv]
-                has_uv[vertex] = True
-    positions = np.array(vertices, dtype=np.float64).reshape(n, 3)
-    return positions, [face[1] for face in faces], uv_of
-
-
-def read_obj(path, mass, stiffness, damping=0.0, bend=False) -> System:
-    """A 3D mesh system from a Wavefront OBJ file: one node per vertex, one spring per edge.
-
-    Reads OBJ as modelling programs write it: ``v x y z [w]`` (w and any vertex
-    colours after it are ignored), ``vt u [v [w]]``, ``vn``, and faces ``f`` whose
-    corners are ``v``, ``v/vt``, ``v//vn`` or ``v/vt/vn``, with 1-based or negative
-    (relative: -1 is the last defined so far) indices. Quads and n-gons are
-    fan-triangulated (:func:`springsim.shapes.triangulate`). Comments, blank lines,
-    lines continued with a trailing backslash (joined in linear time, however many),
-    and every other statement (``o``, ``g``, ``s``, ``usemtl``, ``mtllib``, ``l``,
-    ...) are accepted and ignored. The
-    system is then built exactly as :func:`springsim.mesh` builds it from the
-    vertices and faces; each vertex's uv is that of the first face corner (in file
-    order) that gives it one, else (0, 0).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The ``.obj`` file (UTF-8 or ASCII text).
-    mass : float or array_like, shape (N,)
-        Total mass, kg, spread equally over the vertices; or per-vertex masses.
-    stiffness, damping : float or array_like
-        Spring stiffness (N/m) and axial damping (N·s/m).
-    bend : bool
-        Also add a spring across each interior edge (see :func:`springsim.mesh`).
-
-    Returns
-    -------
-    System
-        A 3D system whose ``faces`` are the file's triangles, ``uvs`` its texture
-        coordinates, rest lengths the edges' lengths.
-
-    Raises
-    ------
-    TypeError
-        ``path`` is not a path.
-    ValueError
-        A malformed or truncated line (``v 1 2``, ``f 1 x 3``, ``f 1 2``, an index 0
-        or out of range, a face using a vertex twice, a non-finite number, a vertex
-        coordinate beyond ±1e150, whose squared distances would overflow), a binary
-        file, or a file without vertices: the message names the file and the line
-        (``model.obj, line 12: ...``) and quotes at most 80 characters of it. No
-        system is returned.
-    OSError
-        The file cannot be read.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> from springsim.io import read_obj
-    >>> square = '''# a unit square, one quad
-    ... o square
-    ... v 0 0 0
-    ... v 1 0 0
-    ... v 1 1 0
-    ... v 0 1 0
-    ... vt 0 0
-    ... vt 1 0
-    ... vt 1 1
-    ... vt 0 1
-    ... f 1/1 2/2 3/3 4/4
-    ... '''
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = os.path.join(folder, "square.obj")
-    ...     with open(path, "w") as file:
-    ...         _ = file.write(square)
-    ...     sim = read_obj(path, mass=1.0, stiffness=100.0)
-    >>> sim.num_nodes, sim.num_springs, sim.faces.tolist()
-    (4, 5, [[0, 1, 2], [0, 2, 3]])
-    >>> sim.uvs[2].tolist()
-    [1.0, 1.0]
-    """
-    name = _path_name(path)
-    with open(name, "rb") as file:
-        data = file.read()
-    if b"\0" in data:
-        line = data.count(b"\n", 0, data.index(b"\0")) + 1
-        raise ValueError(f"{name}, line {line}: a NUL byte: this is a binary file, not an OBJ")
-    text = data.decode("utf-8-sig", errors="replace")
-    try:
-        vertices, polygons, uvs = _parse_obj(text)
-    except _ObjError as error:
-        raise ValueError(f"{name}, line {error.line}: {error}") from None
-    if len(vertices) == 0:
-        raise ValueError(f"{name}: no vertices ('v' lines): not an OBJ mesh")
-    sim = mesh(vertices, polygons, mass, stiffness, damping=damping, bend=bend)
-    sim.uvs = uvs
-    return sim
-
-
-def write_obj(sim: _core.System, path) -> None:
-    """Write a system's current shape as a Wavefront OBJ file (opens in Blender, MeshLab).
-
-    Writes a header comment naming springsim, then one ``v x y z`` per node
-    (z = 0 for a 2D system), one ``vt u v`` per node (its :attr:`~springsim.System.uvs`)
-    and one ``f i/i j/j k/k`` per face (1-based). Numbers are written with ``repr``,
-    the shortest text that reads back as the same float, so :func:`read_obj` recovers
-    positions and uvs exactly. Springs are not written (OBJ has faces, not springs):
-    ``read_obj`` rebuilds them from the faces' edges. The file is written to exactly
-    ``path``, through a temporary file renamed into place when complete.
-
-    Parameters
-    ----------
-    sim : System
-        The system to write (it is not changed).
-    path : str or os.PathLike
-        The file to write; replaced if it exists. Call once per frame, with names
-        like ``frame_0001.obj``, for an animation.
-
-    Raises
-    ------
-    TypeError
-        ``sim`` is not a System, or ``path`` not a path.
-    ValueError
-        A position or uv is not finite (no viewer could read it); nothing is written.
-    OSError
-        The file cannot be written.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> import springsim as ss
-    >>> from springsim.io import write_obj
-    >>> sim = ss.mesh([[0, 0], [1, 0], [0, 1]], [[0, 1, 2]], mass=1.0, stiffness=100.0)
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = os.path.join(folder, "frame.obj")
-    ...     write_obj(sim, path)
-    ...     with open(path) as file:
-    ...         print(file.read())  # doctest: +ELLIPSIS
-    # springsim ... Wavefront OBJ: vertices 3, faces 1, time 0.0 s
-    o springsim
-    v 0.0 0.0 0.0
-    v 1.0 0.0 0.0
-    v 0.0 1.0 0.0
-    vt 0.0 0.0
-    vt 0.0 0.0
-    vt 0.0 0.0
-    f 1/1 2/2 3/3
-    <BLANKLINE>
-    """
-    from springsim import __version__
-
-    if not isinstance(sim, _core.System):
-        raise TypeError(f"sim must be a springsim.System, not {type(sim).__name__}")
-    name = _path_name(path)
-    positions, uvs = np.array(sim._view("positions")), np.array(sim._view("uvs"))
-    faces = sim._view("faces") + 1
-    for array, values in (("positions", positions), ("uvs", uvs)):
-        if not np.all(np.isfinite(values)):
-            raise ValueError(f"cannot write {name}: {array} must be finite")
-    if sim.dim == 2:
-        positions = np.column_stack([positions, np.zeros(len(positions))])
-    lines = [
-        f"# springsim {__version__} Wavefront OBJ: vertices {len(positions)}, "
-        f"faces {len(faces)}, time {sim.time!r} s",
-        "o springsim",
-    ]
-    lines += [f"v {x!r} {y!r} {z!r}" for x, y, z in positions.tolist()]
-    lines += [f"vt {u!r} {v!r}" for u, v in uvs.tolist()]
-    lines += [f"f {a}/{a} {b}/{b} {c}/{c}" for a, b, c in faces.tolist()]
-    text = "\n".join(lines) + "\n"
-    _write_atomically(name, lambda file: file.write(text.encode("utf-8")))

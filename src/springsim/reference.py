@@ -51,7 +51,8 @@ class State:
     velocities, external_forces : array_like, shape (N, dim), optional
         Zero if omitted.
     pinned : array_like of bool, shape (N,), optional
-        Pinned nodes ignore forces and move with their own velocity.
+        Pinned nodes ignore forces and move with their own velocity, which
+        :func:`step` sets to zero first (they are held) unless they are dragged.
     gravity, wind : array_like, shape (dim,), optional
         Gravity defaults to (0, -9.81[, 0]); wind to zero.
     drag : float
@@ -277,7 +278,8 @@ def accelerations(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def _move_pinned(s: State, x0: np.ndarray, v0: np.ndarray, dt: float) -> None:
-    """Pinned nodes move with their own velocity, exactly x += v dt, whatever the method."""
+    """Pinned nodes move with their own velocity, exactly x += v dt, whatever the method
+    (zero, so they stay put, unless they are dragged)."""
     p = s.pinned
     s.x[p] = x0[p] + v0[p] * dt
     s.v[p] = v0[p]
@@ -506,13 +508,32 @@ _STEPPERS = {
 }
 
 
-def step(s: State, dt: float, steps: int = 1, method: str = "symplectic_euler") -> None:
+def hold_pins(s: State) -> None:
+    """Hold the pinned nodes: zero the velocity of each that has a nonzero component
+    (a node whose components are all ±0 keeps them: the kernel writes only those
+    it must)."""
+    moving = s.pinned & np.any(s.v != 0.0, axis=1)
+    s.v[moving] = 0.0
+
+
+def step(
+    s: State,
+    dt: float,
+    steps: int = 1,
+    method: str = "symplectic_euler",
+    drag_pins: bool = False,
+) -> None:
     """Advance ``s`` in place by ``steps`` substeps of ``dt`` seconds.
 
-    After each substep the free nodes' velocities are scaled by ``energy_loss``.
+    First the pinned nodes are held (:func:`hold_pins`), unless ``drag_pins``: then
+    they keep their velocities and move with them (what ``System.drive`` does in
+    each substep). After each substep the free nodes' velocities are scaled by
+    ``energy_loss``.
     """
     if method not in _STEPPERS:
         raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    if steps > 0 and not drag_pins:
+        hold_pins(s)
     if method != "verlet":
         s.prev_accel = None
     stepper = _STEPPERS[method]

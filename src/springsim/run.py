@@ -138,6 +138,13 @@ def run(
     springs = renumber[np.asarray(sim.springs, dtype=np.int64)]
     edges = springs[np.all(springs >= 0, axis=1)]
 
+    # The first step call would set the held pins' velocities to zero: do it before the
+    # first record, so that it holds the energy the run starts with (undone if the run
+    # fails before its first substep, which then changes nothing).
+    start_nodes, start_time = sim.num_nodes, sim.time
+    stopped = np.flatnonzero(sim._held() & np.any(sim.velocities != 0.0, axis=1))
+    stopped_velocities = np.array(sim.velocities[stopped])
+    sim.velocities[stopped] = 0.0
     was_tracking, start_dissipated = sim.track_energy, sim.dissipated
     sim.track_energy = True
     # The C calls are sized by the clock; torn springs leave only at the records (the
@@ -238,6 +245,8 @@ def run(
     except Exception as error:
         # A blow-up (UnstableError: step rolled back its call) or a failing callback:
         # the error carries what was recorded.
+        if done == 0 and sim.time == start_time and sim.num_nodes == start_nodes:
+            sim.velocities[stopped] = stopped_velocities  # nothing stepped
         _attach_history(error, history())
         raise
     finally:

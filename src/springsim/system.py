@@ -174,6 +174,19 @@ class _Drive:
         return value if self.rows is None else value[self.rows]
 
 
+class _Line:
+    """A picklable drive path: ``start + velocity (t − t0)``, what ``pin(velocity=...)``
+    drags nodes along."""
+
+    __slots__ = ("start", "velocity", "t0")
+
+    def __init__(self, start: np.ndarray, velocity: np.ndarray, t0: float):
+        self.start, self.velocity, self.t0 = start, velocity, t0
+
+    def __call__(self, t: float) -> np.ndarray:
+        return self.start + self.velocity * (t - self.t0)
+
+
 def _view_property(name: str, doc: str) -> property:
     """A property returning a fresh zero-copy view; assignment copies into it."""
 
@@ -209,7 +222,9 @@ class System(_core.System):
     masses : ndarray, shape (N,)
         Kilograms, > 0.
     pinned : ndarray of bool, shape (N,)
-        Pinned nodes ignore forces and move with their own velocity.
+        Pinned nodes ignore forces and are held still (velocity zero): they move only
+        when you write their positions, :meth:`drive` them or drag them with
+        :meth:`pin` ``(..., velocity=...)``.
     springs : ndarray of int32, shape (M, 2), read-only
         Node index pairs; edit topology with :meth:`add_springs` / :meth:`remove_springs`.
     rest_lengths, stiffness, damping : ndarray, shape (M,)
@@ -668,14 +683,106 @@ class System(_core.System):
         """
         self._remove_springs(_as_indices(indices))
 
-    def pin(self, indices) -> None:
-        """Pin nodes: they ignore forces and move with their own velocity (zero
-        unless you set it). Drag a model by writing a pinned node's position."""
-        self._set_pinned(_as_indices(indices), True)
+    def pin(self, indices, velocity=None) -> None:
+        """Pin nodes: hold them where they are, or drag them at a constant velocity.
+
+        A pinned node ignores every force (springs, gravity, drag, contacts) and
+        ``energy_loss``. Held (``velocity=None``), its velocity is zero and it stays
+        where it is until you move it: write its position (``sim.positions[i] = ...``:
+        it is then held there) or :meth:`drive` it. A velocity written to a held node
+        does not move it: every :meth:`step` call (and :meth:`run`) starts by setting
+        the velocity of each held node to zero. Held nodes therefore add nothing to
+        the kinetic energy or the momentum.
+
+        With ``velocity``, the nodes are dragged: from where they are now they move
+        in a straight line at that velocity, x(t) = x(t0) + v (t − t0), which is
+        :meth:`drive` along that line; their velocity is v, so spring damping,
+        energies and momentum see it. Pin them again without a velocity to stop them.
+
+        Pinning nodes that are driven ends their drive (other nodes of the same
+        drive carry on).
+
+        Parameters
+        ----------
+        indices : int or array_like of int, shape (k,)
+            The nodes.
+        velocity : array_like, shape (dim,) or (k, dim), optional
+            Drag velocity, m/s, finite: one for all the nodes or one per node.
+
+        Raises
+        ------
+        TypeError
+            Non-integer indices, a non-numeric velocity.
+        ValueError
+            An index out of range, a velocity of the wrong shape or not finite.
+            Nothing changes.
+
+        Examples
+        --------
+        An anchor stays put, whatever velocity the string is given, until it is
+        dragged:
+
+        >>> import springsim as ss
+        >>> s = ss.string(10, length=1.0, mass=0.1, stiffness=100.0, dim=2)
+        >>> s.velocities = (0.5, 0.0)  # every node, the anchor too
+        >>> s.step(1e-3, steps=2000)
+        >>> s.positions[0].tolist(), s.velocities[0].tolist()
+        ([0.0, 0.0], [0.0, 0.0])
+        >>> s.pin(0, velocity=(0.5, 0.0))  # drag it: 0.5 m/s along x
+        >>> s.step(1e-3, steps=2000)
+        >>> round(float(s.positions[0, 0]), 9), round(float(s.velocities[0, 0]), 6)
+        (1.0, 0.5)
+        >>> s.pin(0)  # held again, where it is
+        >>> s.step(1e-3, steps=100)
+        >>> round(float(s.positions[0, 0]), 9)
+        1.0
+        """
+        idx = _as_indices(indices)
+        if velocity is None:
+            self._set_pinned(idx, True)  # checks the indices first: no change if one is bad
+            self._undrive(idx)
+            self.velocities[idx] = 0.0
+            return
+        v = _as_numbers(velocity, "velocity", np.float64, (idx.size, self.dim))
+        if not np.all(np.isfinite(v)):
+            raise ValueError("velocity must be finite")
+        self._set_pinned(idx, True)
+        if idx.size:  # no nodes, no drive (a drive makes every step return to Python)
+            self.drive(idx, _Line(np.array(self.positions[idx]), v.copy(), self.time))
+            self.velocities[idx] = v
 
     def unpin(self, indices) -> None:
-        """Release pinned nodes: forces act on them again."""
-        self._set_pinned(_as_indices(indices), False)
+        """Release pinned nodes: forces act on them again.
+
+        They keep the velocity they have (zero if they were held; a dragged or
+        driven node flies on at its last velocity), and a drive on them ends.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Non-integer indices, an index out of range; nothing changes.
+        """
+        idx = _as_indices(indices)
+        self._set_pinned(idx, False)
+        self._undrive(idx)
+
+    def _undrive(self, idx: np.ndarray) -> None:
+        """Stop driving nodes ``idx`` (valid indices); the rest of their drives go on."""
+        drives = self.__dict__.get("_drives")
+        if not drives or idx.size == 0:
+            return
+        remaining = np.arange(self.num_nodes)
+        remaining[idx] = -1
+        kept = (d.renumbered(remaining) for d in drives)
+        self._set_drives([d for d in kept if d is not None])
+
+    def _held(self) -> np.ndarray:
+        """Which nodes a step call holds (velocity set to zero): the pinned ones that
+        are not driven."""
+        held = np.array(self.pinned)
+        for d in self.__dict__.get("_drives", []):
+            held[d.indices] = False
+        return held
 
     def energy(self) -> Energy:
         """Kinetic, elastic, gravitational and gas energy, and their total, in joules.
@@ -857,7 +964,9 @@ class System(_core.System):
 
         The nodes are pinned. Before every substep their velocity is set to
         (target − x)/dt, so the step moves them onto the target at the end of the
-        substep, and forces and energies see the velocity they really have.
+        substep, and forces and energies see the velocity they really have (the
+        other pinned nodes are held still, as in any step). For a constant velocity,
+        :meth:`pin` ``(indices, velocity=v)`` is the shorthand.
 
         Parameters
         ----------
@@ -868,7 +977,7 @@ class System(_core.System):
             targets at time t (s); or an array of per-substep targets, shape
             (steps, k, dim) (or broadcastable), used one per substep and then held
             at the last; or None to stop driving these nodes (they stay pinned, at
-            rest).
+            rest). Nodes of earlier drives that are not in ``indices`` keep theirs.
 
         Raises
         ------
@@ -912,13 +1021,12 @@ class System(_core.System):
             if not np.all(np.isfinite(targets)):
                 raise ValueError("path targets must be finite")
             new = _Drive(idx, None, targets)
-        drives = [d for d in self.__dict__.get("_drives", []) if not np.isin(d.indices, idx).any()]
-        self.pin(idx)
+        self._set_pinned(idx, True)
+        self._undrive(idx)
         if new is None:
             self.velocities[idx] = 0.0
         else:
-            drives.append(new)
-        self._set_drives(drives)
+            self._set_drives([*self.__dict__.get("_drives", []), new])
 
     def _set_drives(self, drives) -> None:
         # The kernel's step hands over to _driven_step while any node is driven.
@@ -946,6 +1054,10 @@ class System(_core.System):
         counters = [d.counter for d in drives]
         defer = self._defer_tearing
         self._defer_tearing = self._hold_cuts = True
+        # The kernel holds no pins in these calls (the drives set their nodes'
+        # velocities): the other pinned nodes are held here, once.
+        self.velocities[self._held()] = 0.0
+        self._drag_pins = True
         done = False
         try:
             for _ in range(steps):
@@ -958,7 +1070,7 @@ class System(_core.System):
                     d.counter += 1
             done = True
         finally:
-            self._hold_cuts = False
+            self._drag_pins = self._hold_cuts = False
             self._settle_cuts(done)
             self._defer_tearing = defer
             if not done:
