@@ -27,6 +27,7 @@ VERSION_3 = (
     "cg_tolerance",
     "cg_max_iterations",
 )
+VERSION_4 = ("divergence_factor",)
 
 
 def assert_identical(a, b):
@@ -138,7 +139,7 @@ def test_save_replaces_a_file_and_is_plain_npz(tmp_path):
     assert_identical(load(path), sim)
     with np.load(path, allow_pickle=False) as entries:
         assert entries["format"] == "springsim.System"
-        assert entries["version"] == FORMAT_VERSION == 3
+        assert entries["version"] == FORMAT_VERSION == 4
         assert entries["dim"] == 2
 
 
@@ -769,7 +770,9 @@ def test_colliders_round_trip_and_version_1_files_load_without_them(tmp_path):
     assert np.array_equal(sim.positions, again.positions)
 
     with np.load(path) as npz:
-        entries = {key: npz[key] for key in npz.files if key not in VERSION_2 + VERSION_3}
+        entries = {
+            key: npz[key] for key in npz.files if key not in VERSION_2 + VERSION_3 + VERSION_4
+        }
     entries["version"] = np.array(1, dtype=np.int64)
     old = tmp_path / "version1.npz"
     np.savez(old, **entries)
@@ -885,7 +888,7 @@ def test_version_1_and_2_files_load_without_gas_bodies(tmp_path, version):
     sim = two_gas_bodies_after_a_removed_one()
     path = tmp_path / "gas.npz"
     save(sim, path)
-    dropped = VERSION_3 if version == 2 else VERSION_2 + VERSION_3
+    dropped = VERSION_3 + VERSION_4 + (VERSION_2 if version == 1 else ())
     with np.load(path) as npz:
         entries = {key: npz[key] for key in npz.files if key not in dropped}
     entries["version"] = np.array(version, dtype=np.int64)
@@ -1005,3 +1008,18 @@ def test_saving_an_inside_out_gas_body_raises_and_writes_nothing(tmp_path):
         save(sim, path)
     assert str(path) in str(error.value)
     assert not os.listdir(tmp_path)
+
+
+def test_version_3_files_load_with_the_default_divergence_factor(tmp_path):
+    sim = ss.string(5, length=1.0, mass=1.0, stiffness=10.0)
+    sim.divergence_factor = None
+    path = tmp_path / "s.npz"
+    save(sim, path)
+    with np.load(path) as npz:
+        entries = {key: npz[key] for key in npz.files if key not in VERSION_4}
+    entries["version"] = np.array(3, dtype=np.int64)
+    np.savez(tmp_path / "v3.npz", **entries)
+    old = load(tmp_path / "v3.npz")
+    assert old.divergence_factor == 100.0
+    old.divergence_factor = None
+    assert_identical(old, sim)

@@ -44,12 +44,13 @@ key                   shape, dtype          meaning
                                             in body order; E = sum of ``pressure_counts``
 ``cg_tolerance``      (), float64           implicit_euler's CG relative residual
 ``cg_max_iterations`` (), int64             implicit_euler's CG iterations per substep
+``divergence_factor`` (), float64           the divergence watch's factor; NaN for None
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
 entries) load as systems without colliders, strain limit or tearing, with 10 XPBD
 iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bodies
-and the default CG settings.
+and the default CG settings; files before version 4 with the default divergence factor.
 
 Gas body ids are not stored: :func:`load` adds the bodies in order, numbered 0, 1, ...,
 which are the original's ids unless bodies were removed from it (ids are never
@@ -83,7 +84,7 @@ __all__ = ["FORMAT", "FORMAT_VERSION", "load", "read_obj", "save", "write_obj"]
 #: The ``format`` entry of a springsim save file.
 FORMAT = "springsim.System"
 #: The version of the save format this springsim writes, and the newest it reads.
-FORMAT_VERSION = 3
+FORMAT_VERSION = 4
 
 # Per-node and per-spring arrays: name -> (dtype, columns), columns "dim" or an int
 # (None for one value per row). Their order is the order they are written in.
@@ -106,6 +107,8 @@ _SPRING_ARRAYS = {
 _FACE_ARRAYS = {"faces": (np.int32, 3)}
 _VECTORS = ("gravity", "wind")
 _FLOATS = ("drag", "energy_loss", "time")
+#: The divergence factor of a System that files before version 4 did not hold.
+_DEFAULT_FACTOR = 100.0
 _KEYS_BY_VERSION = {
     1: frozenset(
         ["format", "version", "dim", "method", "_verlet_valid", *_VECTORS, *_FLOATS]
@@ -125,6 +128,7 @@ _KEYS_BY_VERSION[3] = _KEYS_BY_VERSION[2] | {
     "cg_tolerance",
     "cg_max_iterations",
 }
+_KEYS_BY_VERSION[4] = _KEYS_BY_VERSION[3] | {"divergence_factor"}
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
 
@@ -261,6 +265,8 @@ def state_arrays(sim) -> dict[str, np.ndarray]:
     arrays["cg_tolerance"] = np.array(sim.cg_tolerance, dtype=np.float64)
     arrays["cg_max_iterations"] = np.array(sim.cg_max_iterations, dtype=np.int64)
     arrays["max_strain"] = np.array(np.nan if sim.max_strain is None else sim.max_strain)
+    factor = sim.divergence_factor
+    arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
     arrays.update(_pressure_entries(sim))
     return arrays
 
@@ -442,6 +448,9 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
     data["cg_max_iterations"] = (
         scalar("cg_max_iterations", "iu") if version >= 3 else np.array(1000)
     )
+    data["divergence_factor"] = (
+        scalar("divergence_factor", "f") if version >= 4 else np.array(_DEFAULT_FACTOR)
+    )
     data["colliders"] = entry("colliders") if version >= 2 else np.zeros((0, 7))
     if data["colliders"].ndim != 2 or data["colliders"].shape[1] != 7:
         raise invalid(f"entry 'colliders' must have shape (K, 7), got {data['colliders'].shape}")
@@ -585,6 +594,8 @@ def system_from_arrays(data: dict, name: str = "<arrays>", cls=None) -> System:
         sim.cg_max_iterations = int(data["cg_max_iterations"])
         max_strain = float(data["max_strain"])
         sim.max_strain = None if math.isnan(max_strain) else max_strain
+        factor = float(data["divergence_factor"])
+        sim.divergence_factor = None if math.isnan(factor) else factor
         for kind, *vector, scalar, restitution, friction in data["colliders"].tolist():
             if kind not in (0.0, 1.0):
                 raise ValueError(f"unknown collider kind {kind}")
