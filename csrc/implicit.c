@@ -172,7 +172,9 @@ static void inverse_diagonal(const ss_system *sys, double dt, block_data blocks,
 
 /* Preconditioned CG for A x = b from x = 0, stopping when |r| <= tol |b| (the
  * recursively updated residual) or after max_iterations. Records the iterations and
- * |r| / |b| in sys. Work: r, z, p, Ap (4 nd doubles). */
+ * |r| / |b| in sys. A solve that breaks down (b or A p not finite: forces or k dt^2
+ * beyond double precision) returns x = NaN, so that the step fails and rolls back
+ * instead of leaving the velocities unchanged. Work: r, z, p, Ap (4 nd doubles). */
 static void solve(ss_system *sys, double dt, block_data blocks, const double *b,
                   const double *inv_diag, double *x, double *work) {
     const size_t nd = sys->num_nodes * (size_t)sys->dim;
@@ -190,7 +192,7 @@ static void solve(ss_system *sys, double dt, block_data blocks, const double *b,
         while (iterations < sys->cg_max_iterations && residual > sys->cg_tolerance) {
             apply_matrix(sys, dt, blocks, p, ap);
             const double curvature = dot(p, ap, nd);
-            if (!(curvature > 0.0)) { /* only with non-finite values: the step rolls back */
+            if (!(curvature > 0.0) || !isfinite(curvature)) { /* non-finite values */
                 residual = NAN;
                 break;
             }
@@ -212,6 +214,9 @@ static void solve(ss_system *sys, double dt, block_data blocks, const double *b,
                 p[q] = z[q] + beta * p[q];
         }
     }
+    if (!(b_norm < INFINITY) || isnan(residual))
+        for (size_t q = 0; q < nd; q++)
+            x[q] = NAN; /* broke down: the step rolls back */
     sys->last_cg_iterations = iterations;
     sys->last_cg_residual = residual;
     sys->cg_substeps++;

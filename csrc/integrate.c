@@ -1,5 +1,5 @@
 /* integrate.c - the explicit integrators, and ss_system_step: validation, the substep
- * loop, the finiteness check and the rollback.
+ * loop, the finiteness and divergence checks (divergence.c) and the rollback.
  *
  * Each integrator updates sys's positions x and velocities v in place. Pinned nodes
  * have zero acceleration and move with their own velocity, exactly x += v dt, in
@@ -8,6 +8,7 @@
 #include "springsim.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <string.h>
 #include <time.h>
 
@@ -271,11 +272,23 @@ static void restore(ss_system *sys, const ss_backup *b) {
 
 /* After a rollback: the UnstableError message, with a dt to try. */
 static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, double failed_at,
-                               double time0) {
+                               double time0, int diverged) {
     double limit = INFINITY;
     if (ss_critical_dt(sys, &limit) != SS_OK)
         limit = INFINITY; /* out of memory: fall back to a tenth of dt */
     const double suggest = isfinite(limit) && limit < dt ? 0.5 * limit : 0.1 * dt;
+    char why[400] = "", off[80] = "";
+    if (diverged) { /* the divergence watch's figures (divergence.c) */
+        double motion, available, opened;
+        ss_books_failure(sys, &motion, &available, &opened);
+        snprintf(why, sizeof why,
+                 ": its motion's kinetic + elastic energy reached %.3g J, more than "
+                 "divergence_factor = %g times the most energy available to it (%.3g J: what it "
+                 "had at t = %g s plus what gravity, external forces, wind, gas and moving pins "
+                 "put in since)",
+                 motion, sys->divergence_factor, available, opened);
+        snprintf(off, sizeof off, ". (divergence_factor = None turns this check off.)");
+    }
     if (sys->collapsed_body >= 0)
         return ss_fail(sys, SS_ERR_UNSTABLE,
                        "pressure body %ld turned inside out (its %s reached <= 0) during a "
@@ -286,16 +299,18 @@ static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, doub
                        sys->collapsed_body, sys->dim == 2 ? "area" : "volume",
                        ss_method_name(method), failed_at, dt, time0, suggest, limit);
     return ss_fail(sys, SS_ERR_UNSTABLE,
-                   "the %s step became non-finite by t = %g s with dt = %g s; the system was "
-                   "rolled back to t = %g s. The estimated explicit limit critical_dt() is "
-                   "%g s: try dt = %.3g s or smaller%s",
-                   ss_method_name(method), failed_at, dt, time0, limit, suggest,
+                   "the %s step %s by t = %g s with dt = %g s%s; the system was rolled back to "
+                   "t = %g s. The estimated explicit limit critical_dt() is %g s: try dt = "
+                   "%.3g s or smaller%s%s",
+                   ss_method_name(method), diverged ? "diverged" : "became non-finite", failed_at,
+                   dt, why, time0, limit, suggest,
                    method == SS_EULER ? " (or a stable method: explicit euler gains energy "
                                         "on undamped springs at any dt)"
                    : method != SS_IMPLICIT_EULER && dt > 2.0 * limit
                        ? ", or keep dt and use method='implicit_euler', which is stable "
                          "at any dt (it damps the fast motions)"
-                       : "");
+                       : "",
+                   off);
 }
 
 static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
@@ -311,13 +326,15 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
 
 static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
                                    const ss_poll *poll) {
+    const int books_mode = sys->books_mode; /* every call resets it */
+    sys->books_mode = SS_BOOKS_CALL;
     if (!(dt > 0.0) || !isfinite(dt))
         return ss_fail(sys, SS_ERR_VALUE, "dt is %g: must be a positive, finite time in seconds",
                        dt);
     if ((int)method < 0 || method >= SS_METHOD_COUNT)
         return ss_fail(sys, SS_ERR_VALUE, "unknown method %d", (int)method);
     ss_status st = ss_system_validate(sys);
-    if (st || steps == 0)
+    if (st || (st = ss_system_refuse_rigid(sys, method)) || steps == 0)
         return st;
     /* The clock must stay finite: time + steps dt (the sum of the substeps' dt is within
      * a few ulps of this) below the largest double. */
@@ -361,6 +378,9 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     sys->xpbd_prepared = 0;
     if (method == SS_IMPLICIT_EULER)
         sys->cg_substeps = sys->cg_capped = 0;
+    int watched;
+    if ((st = ss_books_begin(sys, books_mode, method, steps, dt, &watched)))
+        return st;
 
     /* The clock is read about every 2^16 node and spring updates (a few tens of
      * microseconds), so that reading it costs nothing next to the substeps, and the
@@ -380,26 +400,34 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
             ss_integrate_substep(sys, dt, method, substep_scratch, save_x, save_v);
         }
         sys->time += dt;
+        const int books_due = watched && ss_books_tick(sys, dt, s + 1 == steps);
 
         if (poll && (s + 1) % clock_every == 0 && s + 1 != steps && wall_seconds() >= next_poll) {
             if (poll->stop(poll->context)) {
                 restore(sys, &backup);
+                ss_books_close(sys);
                 return SS_ERR_INTERRUPTED; /* the caller knows why: no message */
             }
             next_poll = wall_seconds() + SS_POLL_SECONDS;
         }
-        if ((s + 1) % SS_FINITE_CHECK_EVERY != 0 && s + 1 != steps)
+        if ((s + 1) % SS_FINITE_CHECK_EVERY != 0 && s + 1 != steps && !books_due)
             continue;
         /* Contacts and strain limiting run after the last force evaluation: they can
          * leave a gas body inside out that no force has seen yet. */
         if (sys->collapsed_body < 0 && sys->num_bodies)
             sys->collapsed_body = ss_pressure_first_collapsed(sys);
-        if ((sys->known_finite || state_is_finite(sys)) && sys->collapsed_body < 0)
+        const int finite = sys->known_finite || state_is_finite(sys);
+        const int diverged = finite && books_due && ss_books_diverged(sys, backup.x);
+        if (finite && sys->collapsed_body < 0 && !diverged)
             continue;
         const double failed_at = sys->time;
         restore(sys, &backup);
-        return fail_unstable(sys, dt, method, failed_at, backup.time);
+        ss_books_close(sys);
+        return fail_unstable(sys, dt, method, failed_at, backup.time,
+                             diverged && sys->collapsed_body < 0);
     }
+    if (watched)
+        ss_books_end(sys, backup.x);
     if (!sys->hold_cuts)
         ss_constraints_keep_cuts(sys);
     return SS_OK;

@@ -79,6 +79,9 @@ size_t ss_system_nbytes(const ss_system *sys) {
         total += block(sys->bodies[k].count * (size_t)sys->dim * sizeof(int32_t));
     if (sys->colliders)
         total += block(sys->collider_capacity * sizeof(ss_collider));
+    if (sys->books) /* the divergence watch's */
+        total += sizeof *sys->books +
+                 (sys->books->pin_springs ? block(sys->books->pin_capacity * sizeof(int32_t)) : 0);
     return total + ss_plan_nbytes(sys->plan) + ss_collide_nbytes(sys);
 }
 

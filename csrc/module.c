@@ -667,44 +667,70 @@ static int set_iterations(SystemObject *self, PyObject *value, void *closure) {
     return sys ? int_setting(value, "iterations", 1, 100000, &sys->iterations) : -1;
 }
 
-static PyObject *get_max_strain(SystemObject *self, void *closure) {
-    (void)closure;
+/* Optional settings, None when off: max_strain >= 0 (off: -1), divergence_factor > 1
+ * (off: inf). */
+static double *optional_field(ss_system *sys, const char *name, double *off) {
+    if (strcmp(name, "max_strain") == 0) {
+        *off = -1.0;
+        return &sys->max_strain;
+    }
+    *off = INFINITY;
+    return &sys->divergence_factor;
+}
+
+static PyObject *get_optional(SystemObject *self, void *closure) {
     ss_system *sys = readable_system(self);
     if (!sys)
         return NULL;
-    if (sys->max_strain < 0.0)
+    double off;
+    const double value = *optional_field(sys, closure, &off);
+    if (value == off)
         Py_RETURN_NONE;
-    return PyFloat_FromDouble(sys->max_strain);
+    return PyFloat_FromDouble(value);
 }
 
-static int set_max_strain(SystemObject *self, PyObject *value, void *closure) {
-    (void)closure;
+static int set_optional(SystemObject *self, PyObject *value, void *closure) {
+    const char *name = closure;
     ss_system *sys = writable_system(self);
     if (!sys)
         return -1;
     if (!value) {
-        PyErr_SetString(PyExc_AttributeError, "cannot delete max_strain (set it to None)");
+        PyErr_Format(PyExc_AttributeError, "cannot delete %s (set it to None)", name);
         return -1;
     }
+    double off, *field = optional_field(sys, name, &off);
     if (value == Py_None) {
-        sys->max_strain = -1.0;
+        *field = off;
         return 0;
     }
     if (PyBool_Check(value) || !PyNumber_Check(value)) {
-        PyErr_Format(PyExc_TypeError, "max_strain must be a number or None, not %.100s",
+        PyErr_Format(PyExc_TypeError, "%s must be a number or None, not %.100s", name,
                      Py_TYPE(value)->tp_name);
         return -1;
     }
     double v = PyFloat_AsDouble(value);
     if (v == -1.0 && PyErr_Occurred())
         return -1;
-    if (!(v >= 0.0) || !isfinite(v)) {
-        PyErr_Format(PyExc_ValueError, "max_strain must be finite and >= 0 (or None), got %R",
-                     value);
+    const int strain = field == &sys->max_strain;
+    if (!(strain ? v >= 0.0 : v > 1.0) || !isfinite(v)) {
+        PyErr_Format(PyExc_ValueError, "%s must be finite and %s (or None), got %R", name,
+                     strain ? ">= 0" : "> 1", value);
         return -1;
     }
-    sys->max_strain = v;
+    *field = v;
     return 0;
+}
+
+static PyObject *get_books(SystemObject *self, void *closure) {
+    (void)closure;
+    ss_system *sys = readable_system(self);
+    return sys ? PyLong_FromLong(sys->books_mode) : NULL;
+}
+
+static int set_books(SystemObject *self, PyObject *value, void *closure) {
+    (void)closure;
+    ss_system *sys = writable_system(self);
+    return sys ? int_setting(value, "_books", 0, 7, &sys->books_mode) : -1;
 }
 
 static PyObject *System_set_pinned(SystemObject *self, PyObject *args) {
@@ -769,8 +795,10 @@ static const char step_doc[] =
     "\n"
     "All substeps run in C without the GIL, unless nodes are driven\n"
     "(:meth:`drive`): then each substep returns to Python to place them. A step\n"
-    "whose result is not finite raises :class:`springsim.UnstableError` and leaves\n"
-    "the system as it was before the call.\n"
+    "whose result is not finite, or that diverges (its motion's energy outgrows\n"
+    "what was put in by :attr:`divergence_factor`, checked every 64 substeps of a\n"
+    "call of 64 or more), raises :class:`springsim.UnstableError` and leaves the\n"
+    "system as it was before the call.\n"
     "\n"
     "``method=\"implicit_euler\"`` is linearised backward Euler (Baraff & Witkin\n"
     "1998): each substep solves\n"
@@ -801,10 +829,12 @@ static const char step_doc[] =
     "Raises\n"
     "------\n"
     "TypeError, ValueError\n"
-    "    A bad argument, or a bad value written into a view; nothing has run.\n"
+    "    A bad argument, or a bad value written into a view; a rigid rod (stiffness\n"
+    "    inf) with any method but ``\"xpbd\"`` (the message names the rods); nothing\n"
+    "    has run.\n"
     "springsim.UnstableError\n"
-    "    The state became non-finite, or a gas body ended a substep inside out: the\n"
-    "    system is rolled back to the state before the call.\n"
+    "    The state became non-finite or diverged, or a gas body ended a substep\n"
+    "    inside out: the system is rolled back to the state before the call.\n"
     "KeyboardInterrupt\n"
     "    Ctrl-C, answered within about 0.05 s (the kernel polls for signals while it\n"
     "    runs; one substep is never cut short): the state before the call is restored.\n";
@@ -1384,9 +1414,20 @@ static PyGetSetDef System_getset[] = {
      NULL},
     {"iterations", (getter)get_iterations, (setter)set_iterations,
      "Constraint passes per substep of method 'xpbd' (default 10).", NULL},
-    {"max_strain", (getter)get_max_strain, (setter)set_max_strain,
+    {"max_strain", (getter)get_optional, (setter)set_optional,
      "Strain limit (Provot): after every substep no spring is longer than "
      "(1 + max_strain) times its rest length. None (the default) turns it off.",
+     "max_strain"},
+    {"divergence_factor", (getter)get_optional, (setter)set_optional,
+     "The divergence watch: a step raises UnstableError (and rolls back) when the motion's "
+     "kinetic + elastic energy exceeds divergence_factor (> 1, default 100) times the most "
+     "energy available to it (what it had plus what gravity, external forces, wind, gas and "
+     "moving pins put in). Checked every 64 substeps of a step call (or of a run()). None "
+     "turns it off.",
+     "divergence_factor"},
+    {"_books", (getter)get_books, (setter)set_books,
+     "How the next step call keeps the divergence watch's books (SS_BOOKS_* in "
+     "springsim.h); each call resets it to 0.",
      NULL},
     {"nbytes", (getter)get_nbytes, NULL,
      "Bytes the kernel holds for this system: every block it owns (arrays, scratch, plan, ...).",

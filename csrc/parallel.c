@@ -142,6 +142,7 @@ static void drop_colouring(ss_system *sys) {
 }
 
 void ss_system_topology_changed(ss_system *sys) {
+    sys->topology_edits++;
     drop_colouring(sys);
     ss_plan_free(sys->plan);
     sys->plan = NULL;

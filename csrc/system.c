@@ -93,6 +93,7 @@ ss_system *ss_system_new(int dim) {
     sys->cg_tolerance = 1e-8;
     sys->cg_max_iterations = 1000;
     sys->last_cg_residual = NAN; /* no solve yet */
+    sys->divergence_factor = SS_DIVERGENCE_FACTOR;
     sys->unchecked = ~0u;
     sys->absent = SS_COLD_ARRAYS;
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
@@ -118,6 +119,7 @@ void ss_system_free(ss_system *sys) {
     ss_free(sys->held);
     ss_free(sys->held_v);
     ss_pressure_free(sys);
+    ss_books_free(sys->books);
     ss_system_topology_changed(sys);
     ss_free(sys);
 }
@@ -170,6 +172,8 @@ ss_system *ss_system_copy(const ss_system *src) {
     }
     /* What the contacts keep is rebuilt on the copy's first step, like the plan. */
     memset(&dst->contact, 0, sizeof dst->contact);
+    dst->books = NULL; /* a copy starts its own books */
+    dst->books_mode = SS_BOOKS_CALL;
     dst->plan = NULL;         /* rebuilt on the copy's first step */
     dst->unchecked = ~0u;     /* the original may hold unchecked writes: check once */
     dst->colour_order = NULL; /* likewise */
@@ -295,6 +299,33 @@ static ss_status check_stiffness(ss_system *sys, const double *k, size_t n) {
     return SS_OK;
 }
 
+ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method) {
+    if (method == SS_XPBD || !sys->rigid)
+        return SS_OK;
+    const double *k = SS_DOUBLES(sys, SS_STIFFNESS);
+    size_t count = 0;
+    char springs[160] = "";
+    for (size_t s = 0; s < sys->num_springs; s++)
+        if (isinf(k[s]) && count++ < 8) {
+            const size_t used = strlen(springs);
+            snprintf(springs + used, sizeof springs - used, "%s%zu", used ? ", " : "", s);
+        }
+    if (count == 0) {
+        sys->rigid = 0; /* the rods were removed or given a finite stiffness */
+        return SS_OK;
+    }
+    char more[48] = "";
+    if (count > 8)
+        snprintf(more, sizeof more, " and %zu more", count - 8);
+    return ss_fail(sys, SS_ERR_VALUE,
+                   "%s %s%s %s (stiffness inf), which method '%s' cannot step: it integrates "
+                   "spring forces, and a rod has no finite force law. Use method='xpbd', which "
+                   "holds rigid rods at their rest length, or give %s a finite stiffness",
+                   count == 1 ? "spring" : "springs", springs, more,
+                   count == 1 ? "is a rigid rod" : "are rigid rods", ss_method_name(method),
+                   count == 1 ? "it" : "them");
+}
+
 static ss_status check_vector(ss_system *sys, const char *what, const double *v) {
     if (first_non_finite(v, (size_t)sys->dim) < (size_t)sys->dim)
         return ss_fail(sys, SS_ERR_VALUE, "%s must be finite", what);
@@ -392,6 +423,7 @@ ss_status ss_system_validate(ss_system *sys) {
         SS_IF(SS_REST_LENGTHS, check_spring_values(sys, "rest length", "m",
                                                    SS_DOUBLES(sys, SS_REST_LENGTHS), m, 0)) ||
         SS_IF(SS_STIFFNESS, check_stiffness(sys, SS_DOUBLES(sys, SS_STIFFNESS), m)) ||
+        (unchecked(sys, SS_STIFFNESS) && (sys->rigid = 1, 0)) || /* a step looks for rods */
         SS_IF(SS_DAMPING,
               check_spring_values(sys, "damping", "N*s/m", SS_DOUBLES(sys, SS_DAMPING), m, 0)) ||
         SS_IF(SS_BREAK_STRAINS, check_break_strains(sys, SS_DOUBLES(sys, SS_BREAK_STRAINS), m)) ||
@@ -575,6 +607,7 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
         SS_INT32S(sys, SS_SPRINGS)[2 * (m + s)] = i;
         SS_INT32S(sys, SS_SPRINGS)[2 * (m + s) + 1] = j;
         SS_DOUBLES(sys, SS_STIFFNESS)[m + s] = stiffness[s];
+        sys->rigid |= isinf(stiffness[s]);
         SS_DOUBLES(sys, SS_DAMPING)[m + s] = damping[s];
         if (!ss_array_absent(sys, SS_BREAK_STRAINS))
             SS_DOUBLES(sys, SS_BREAK_STRAINS)[m + s] = INFINITY;

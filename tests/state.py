@@ -30,6 +30,7 @@ SCALARS = (
     "_verlet_valid",
     "iterations",
     "max_strain",
+    "divergence_factor",
     "cg_tolerance",
     "cg_max_iterations",
 )

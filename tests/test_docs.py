@@ -33,6 +33,15 @@ def test_readme_example_runs(block, tmp_path, monkeypatch):
     assert out.getvalue().strip(), "every README example prints what it shows"
 
 
+def test_readme_sweep_reports_twice_the_critical_step_unstable():
+    # It used to print "2.0 ok" for a run whose energy reached 3.4e44 J.
+    (block,) = [b for b in PYTHON_BLOCKS if "ss.sweep(" in b]
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        exec(compile(block, "README.md", "exec"), {"__name__": "__main__"})
+    assert out.getvalue().split() == ["0.5", "ok", "2.0", "unstable"]
+
+
 def test_readme_first_simulation_is_the_documented_one():
     # The first example: a 0.5 kg mass on a damped spring (k = 100 N/m) below a pin.
     # After 1 s of lightly damped oscillation about the equilibrium 1 + m g / k, the

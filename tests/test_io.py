@@ -27,7 +27,7 @@ VERSION_3 = (
     "cg_tolerance",
     "cg_max_iterations",
 )
-VERSION_4 = ("air_density", "drag_coefficient")
+VERSION_4 = ("air_density", "drag_coefficient", "divergence_factor")
 
 
 def assert_identical(a, b):
@@ -778,3 +778,18 @@ def test_saving_an_inside_out_gas_body_raises_and_writes_nothing(tmp_path):
         save(sim, path)
     assert str(path) in str(error.value)
     assert not os.listdir(tmp_path)
+
+
+def test_version_3_files_load_with_the_default_divergence_factor(tmp_path):
+    sim = ss.string(5, length=1.0, mass=1.0, stiffness=10.0)
+    sim.divergence_factor = None
+    path = tmp_path / "s.npz"
+    save(sim, path)
+    with np.load(path) as npz:
+        entries = {key: npz[key] for key in npz.files if key not in VERSION_4}
+    entries["version"] = np.array(3, dtype=np.int64)
+    np.savez(tmp_path / "v3.npz", **entries)
+    old = load(tmp_path / "v3.npz")
+    assert old.divergence_factor == 100.0
+    old.divergence_factor = None
+    assert_identical(old, sim)

@@ -19,6 +19,8 @@ class System:
     nbytes: int
     iterations: int
     max_strain: float | None
+    divergence_factor: float | None
+    _books: int
     _verlet_valid: bool
     drag: float
     air_density: float

@@ -46,13 +46,15 @@ key                   shape, dtype          meaning
 ``cg_max_iterations`` (), int64             implicit_euler's CG iterations per substep
 ``air_density``       (), float64           kg/m³, the air on faces
 ``drag_coefficient``  (), float64           C_d of the faces (0: no air on faces)
+``divergence_factor`` (), float64           the divergence watch's factor; NaN for None
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
 entries) load as systems without colliders, strain limit or tearing, with 10 XPBD
 iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bodies
-and the default CG settings. Files before version 4 (no ``air_density`` and
-``drag_coefficient``) load with no air on faces.
+and the default CG settings. Files before version 4 (no ``air_density``,
+``drag_coefficient`` and ``divergence_factor``) load with no air on faces and the
+default divergence factor.
 
 Gas body ids are not stored: :func:`load` adds the bodies in order, numbered 0, 1, ...,
 which are the original's ids unless bodies were removed from it (ids are never
@@ -111,6 +113,8 @@ _SPRING_ARRAYS = {
 _FACE_ARRAYS = {"faces": (np.int32, 3)}
 _VECTORS = ("gravity", "wind")
 _FLOATS = ("drag", "energy_loss", "time")
+#: The divergence factor of a System that files before version 4 did not hold.
+_DEFAULT_FACTOR = 100.0
 _KEYS_BY_VERSION = {
     1: frozenset(
         ["format", "version", "dim", "method", "_verlet_valid", *_VECTORS, *_FLOATS]
@@ -130,7 +134,7 @@ _KEYS_BY_VERSION[3] = _KEYS_BY_VERSION[2] | {
     "cg_tolerance",
     "cg_max_iterations",
 }
-_KEYS_BY_VERSION[4] = _KEYS_BY_VERSION[3] | {"air_density", "drag_coefficient"}
+_KEYS_BY_VERSION[4] = _KEYS_BY_VERSION[3] | {"air_density", "drag_coefficient", "divergence_factor"}
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
 
@@ -248,6 +252,8 @@ def state_arrays(sim) -> dict[str, np.ndarray]:
     arrays["max_strain"] = np.array(np.nan if sim.max_strain is None else sim.max_strain)
     arrays["air_density"] = np.array(sim.air_density, dtype=np.float64)
     arrays["drag_coefficient"] = np.array(sim.drag_coefficient, dtype=np.float64)
+    factor = sim.divergence_factor
+    arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
     arrays.update(_pressure_entries(sim))
     return arrays
 
@@ -431,6 +437,9 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
     )
     for key, default in (("air_density", 1.2), ("drag_coefficient", 0.0)):
         data[key] = scalar(key, "f") if version >= 4 else np.array(default)
+    data["divergence_factor"] = (
+        scalar("divergence_factor", "f") if version >= 4 else np.array(_DEFAULT_FACTOR)
+    )
     data["colliders"] = entry("colliders") if version >= 2 else np.zeros((0, 7))
     if data["colliders"].ndim != 2 or data["colliders"].shape[1] != 7:
         raise invalid(f"entry 'colliders' must have shape (K, 7), got {data['colliders'].shape}")
@@ -576,6 +585,8 @@ def system_from_arrays(data: dict, name: str = "<arrays>", cls=None) -> System:
         sim.drag_coefficient = float(data["drag_coefficient"])
         max_strain = float(data["max_strain"])
         sim.max_strain = None if math.isnan(max_strain) else max_strain
+        factor = float(data["divergence_factor"])
+        sim.divergence_factor = None if math.isnan(factor) else factor
         for kind, *vector, scalar, restitution, friction in data["colliders"].tolist():
             if kind not in (0.0, 1.0):
                 raise ValueError(f"unknown collider kind {kind}")

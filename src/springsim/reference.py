@@ -522,26 +522,39 @@ def step(
     steps: int = 1,
     method: str = "symplectic_euler",
     drag_pins: bool = False,
+    divergence_factor: float | None = None,
 ) -> None:
     """Advance ``s`` in place by ``steps`` substeps of ``dt`` seconds.
 
     First the pinned nodes are held (:func:`hold_pins`), unless ``drag_pins``: then
     they keep their velocities and move with them (what ``System.drive`` does in
     each substep). After each substep the free nodes' velocities are scaled by
-    ``energy_loss``.
+    ``energy_loss``. Rigid rods (stiffness inf) are refused (ValueError) by every
+    method but xpbd. With ``divergence_factor``, the call keeps the kernel's energy
+    books (see :class:`Books`): a check that fails restores ``s`` and raises
+    :class:`Diverged`.
     """
     if method not in _STEPPERS:
         raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    if method != "xpbd" and np.isinf(s.k).any():
+        rods = np.flatnonzero(np.isinf(s.k)).tolist()
+        raise ValueError(f"springs {rods} are rigid rods: use method='xpbd'")
     if steps > 0 and not drag_pins:
         hold_pins(s)
+    watched = divergence_factor is not None and method != "xpbd" and steps >= Books.EVERY
+    books = Books(s, dt, divergence_factor) if watched else None
     if method != "verlet":
         s.prev_accel = None
     stepper = _STEPPERS[method]
-    for _ in range(steps):
+    for done in range(1, steps + 1):
         stepper(s, dt)
         if s.energy_loss != 1.0:
             s.v[~s.pinned] *= s.energy_loss
         s.time += dt
+        if books is not None:
+            books.substep(s, dt)
+            if done % Books.EVERY == 0 or done == steps:
+                books.check(s)
 
 
 def energy(s: State) -> tuple[float, float, float, float]:
@@ -558,3 +571,98 @@ def energy(s: State) -> tuple[float, float, float, float]:
         volume = enclosed_volume(elements, s.x)
         gas += (-nrt * np.log(volume) if nrt else 0.0) + ambient * volume
     return float(kinetic), float(elastic), float(gravity), float(gas)
+
+
+# ---- The divergence watch ------------------------------------------------------
+
+
+class Diverged(FloatingPointError):
+    """A step's motion outgrew its energy books (the kernel raises UnstableError).
+
+    ``time`` is when the failing check ran (s); ``motion`` the kinetic + elastic
+    energy then and ``bound`` the energy it was compared with, times the factor (J).
+    """
+
+    def __init__(self, time: float, motion: float, bound: float):
+        super().__init__(f"diverged by t = {time:g} s: motion {motion:.3g} J > {bound:.3g} J")
+        self.time, self.motion, self.bound = time, motion, bound
+
+
+def motion_energy(s: State, x: np.ndarray, v: np.ndarray) -> float:
+    """The motion's energy Q, J: ½ Σ m |v|² over the free nodes plus ½ Σ k (l − L)²
+    over the springs of finite stiffness."""
+    free = ~s.pinned
+    kinetic = 0.5 * np.sum(s.m[free] * np.sum(v[free] * v[free], axis=1))
+    d = x[s.springs[:, 1]] - x[s.springs[:, 0]]
+    length = np.sqrt(np.sum(d * d, axis=1))
+    springy = np.isfinite(s.k)
+    elastic = 0.5 * np.sum(s.k[springy] * (length[springy] - s.L[springy]) ** 2)
+    return float(kinetic + elastic)
+
+
+def gas_energy(s: State, x: np.ndarray) -> float:
+    """Σ over gas bodies of −nrt ln V + ambient V, J."""
+    total = 0.0
+    for elements, nrt, ambient in s.pressure:
+        volume = enclosed_volume(elements, x)
+        total += (-nrt * np.log(volume) if nrt else 0.0) + ambient * volume
+    return total
+
+
+class Books:
+    """The energy books of one step call (csrc/divergence.c, in NumPy).
+
+    The motion's energy Q (:func:`motion_energy`) may grow only by what is put in:
+    the work of the constant node forces P = m g + F + drag·wind on the free nodes,
+    P·(x − x₀), the drop of the gas energy, and the power −F_p·v_p of the springs on
+    moving pinned nodes p (trapezoid rule per substep). A check (every EVERY substeps
+    and at the end) fails when Q > factor · max(A_max, floor), A_max the largest
+    energy available at any check and the floor ½ Σ |P|² dt² / m over the free nodes
+    plus 1e-20 · ½ Σ k L².
+    """
+
+    EVERY = 64
+
+    def __init__(self, s: State, dt: float, factor: float):
+        self.factor, self.dt = factor, dt
+        self.x0, self.v0, self.time0 = s.x.copy(), s.v.copy(), s.time
+        self.prev_accel0 = None if s.prev_accel is None else s.prev_accel.copy()
+        self.available = self.most = motion_energy(s, s.x, s.v)
+        self.gas0 = gas_energy(s, s.x)
+        self.pin_work, self.pin_power = 0.0, self._pin_power(s)
+        #: Q / max(A_max, floor) at each check so far (what the factor is compared with).
+        self.ratios: list[float] = []
+
+    @staticmethod
+    def _push(s: State) -> np.ndarray:
+        return s.m[:, None] * s.gravity + s.ext + s.drag * s.wind
+
+    @staticmethod
+    def _pin_power(s: State) -> float:
+        # Moving pins, and the air on faces where it puts energy in.
+        f = spring_forces(s, s.x, s.v)
+        air = aero_power(s, s.x, s.v)
+        return float(-np.sum(f[s.pinned] * s.v[s.pinned])) + max(-air, 0.0)
+
+    def substep(self, s: State, dt: float) -> None:
+        power = self._pin_power(s)
+        self.pin_work += 0.5 * dt * (self.pin_power + power)
+        self.pin_power = power
+
+    def check(self, s: State) -> None:
+        free = ~s.pinned
+        push = self._push(s)[free]
+        work = np.sum(push * (s.x[free] - self.x0[free]))
+        available = self.available + work + (self.gas0 - gas_energy(s, s.x)) + self.pin_work
+        self.most = max(self.most, available)
+        springy = np.isfinite(s.k)
+        floor = 0.5 * np.sum(np.sum(push * push, axis=1) / s.m[free]) * self.dt**2
+        floor += 1e-20 * 0.5 * np.sum(s.k[springy] * s.L[springy] ** 2)
+        bound = self.factor * max(self.most, floor)
+        motion = motion_energy(s, s.x, s.v)
+        self.ratios.append(motion / max(self.most, floor))
+        if motion > bound:
+            failed = s.time
+            s.x, s.v, s.time = self.x0.copy(), self.v0.copy(), self.time0
+            s.prev_accel = self.prev_accel0
+            raise Diverged(failed, motion, bound)

@@ -9,6 +9,7 @@ import time
 
 import numpy as np
 
+from springsim import divergence
 from springsim.history import ENERGY_TERMS, History
 
 #: Target wall time of one call into C, s: short enough that the progress bar moves
@@ -220,6 +221,10 @@ def run(
                     chunk = min(chunk, 16)  # a short first call measures the speed
                 started = time.perf_counter()
                 anchor = (done, sim.time)
+                # One set of divergence books over the run, checked at every call's end;
+                # what the callback (or anything between the calls) put in counts.
+                books = divergence.CONTINUE if done else divergence.START
+                sim._books = books | divergence.CHECK_END
                 sim.step(dt, chunk, method=method)
                 elapsed = time.perf_counter() - started
                 seconds_per_step = elapsed / chunk
@@ -251,6 +256,7 @@ def run(
         raise
     finally:
         bar.close()
+        sim._books = divergence.CALL  # a call that never reached the kernel left it set
         sim._defer_tearing = False
         sim._tear()
         sim.track_energy = was_tracking

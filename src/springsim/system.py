@@ -12,6 +12,7 @@ from typing import NamedTuple
 import numpy as np
 
 from springsim import _core
+from springsim.divergence import substep_books as _substep_books
 
 
 class Energy(NamedTuple):
@@ -248,6 +249,15 @@ class System(_core.System):
         Default integrator of :meth:`step`, one of :data:`springsim.METHODS`.
     time : float
         Simulation time, s.
+    divergence_factor : float or None
+        The divergence watch (> 1, default 100): a step, or a :meth:`run`, raises
+        :class:`springsim.UnstableError` (rolled back) when the kinetic energy of the
+        free nodes plus the springs' elastic energy exceeds this many times the most
+        energy ever available to the motion (what it had when the books opened plus
+        the work of gravity, external forces, wind, gas and moving pins since).
+        Checked every 64 substeps of a call of 64 substeps or more, of a run (and at
+        the end of each of its calls) and of a driven step; not for ``"xpbd"``. None
+        turns the watch off.
 
     Examples
     --------
@@ -817,7 +827,11 @@ class System(_core.System):
 
         For steps far beyond this limit (stiff springs, long runs) use
         ``method="implicit_euler"``, stable at any dt, or ``"xpbd"``. Gas pressure is
-        not included either.
+        not included either, nor the sideways stiffness k (L/l − 1) of a spring
+        squeezed below half its rest length, which buckles it faster than its
+        stretching stiffness k. A rigid rod (stiffness inf) makes it 0: only
+        ``"xpbd"`` steps rods. A step that outgrows this limit is stopped by the
+        divergence watch (:attr:`divergence_factor`).
 
         Examples
         --------
@@ -1035,7 +1049,9 @@ class System(_core.System):
 
     def _driven_step(self, dt, steps=1, method=None) -> None:
         """:meth:`step` for a system with driven nodes (the kernel's step calls this
-        when ``_driven`` is set): one kernel call per substep, undone whole on failure."""
+        when ``_driven`` is set): one kernel call per substep, undone whole on failure,
+        and watched for divergence as one call (one set of books over its substeps)."""
+        books = self._books  # how the caller (run()) keeps the books; reset by any step
         drives = self.__dict__["_drives"]
         if isinstance(steps, bool) or not isinstance(steps, (int, np.integer)):
             raise TypeError(f"steps must be an int, not {type(steps).__name__}")
@@ -1060,10 +1076,11 @@ class System(_core.System):
         self._drag_pins = True
         done = False
         try:
-            for _ in range(steps):
+            for books_mode in _substep_books(books, steps):
                 targets = [d.target(self.time + dt, self.dim) for d in drives]
                 for d, target in zip(drives, targets, strict=True):
                     self.velocities[d.indices] = (target - self.positions[d.indices]) / dt
+                self._books = books_mode
                 self._step(dt, 1, method)
                 for d, target in zip(drives, targets, strict=True):
                     self.positions[d.indices] = target
