@@ -1,8 +1,9 @@
 /* springsim.h - the kernel's own API (prefix ss_).
  *
- * Pure C11: nothing here knows about Python. module.c is the only caller that
- * does. Every function that can fail returns an ss_status and, on failure,
- * leaves the system exactly as it was and writes a message into sys->error.
+ * Pure C11: nothing here knows about Python. The CPython glue (module.c and the
+ * py_*.c files, see py_system.h) is the only caller that does. Every function that
+ * can fail returns an ss_status and, on failure, leaves the system exactly as it was
+ * and writes a message into sys->error.
  *
  * Units: metres, kilograms, seconds, newtons.
  */

@@ -368,7 +368,7 @@ static int any_finite(const ss_system *sys, size_t m) {
 }
 
 /* Nonzero when array a may hold values nobody checked: a view was made of it since the
- * last validation (module.c marks it), or one still shows it (its block is shared). */
+ * last validation (py_views.c marks it), or one still shows it (its block is shared). */
 static int unchecked(const ss_system *sys, ss_array a) {
     if (ss_array_absent(sys, a))
         return 0; /* its defaults are valid */

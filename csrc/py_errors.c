@@ -1,0 +1,53 @@
+/* py_errors.c - kernel statuses as Python exceptions, and the exceptions of our own. */
+#define NO_IMPORT_ARRAY /* module.c imports NumPy's C API: see py_system.h */
+#include "py_system.h"
+
+PyObject *ss_py_unstable_error;
+PyObject *ss_py_convergence_warning;
+
+/* Raise the Python exception for a kernel status; returns NULL for `return`. */
+PyObject *ss_py_raise_status(ss_system *sys, ss_status st) {
+    switch (st) {
+    case SS_ERR_NOMEM: /* PyErr_NoMemory() would say nothing of what ran out */
+        PyErr_SetString(PyExc_MemoryError, sys->error[0] ? sys->error : "out of memory");
+        return NULL;
+    case SS_ERR_INDEX:
+    case SS_ERR_VALUE:
+        PyErr_SetString(PyExc_ValueError, sys->error);
+        return NULL;
+    case SS_ERR_UNSTABLE:
+        PyErr_SetString(ss_py_unstable_error, sys->error);
+        return NULL;
+    default:
+        PyErr_Format(PyExc_SystemError, "springsim kernel returned status %d", (int)st);
+        return NULL;
+    }
+}
+
+/* Create springsim.UnstableError and springsim.ConvergenceWarning and add them to
+ * `module`; -1 with the exception set if that fails. */
+int ss_py_add_exceptions(PyObject *module) {
+    PyObject *bases = PyTuple_Pack(2, PyExc_FloatingPointError, PyExc_RuntimeError);
+    if (!bases)
+        return -1;
+    ss_py_unstable_error = PyErr_NewExceptionWithDoc(
+        "springsim.UnstableError",
+        "A step produced non-finite values. The system was rolled back to its state before "
+        "the call; the message suggests a smaller dt.",
+        bases, NULL);
+    Py_DECREF(bases);
+    if (!ss_py_unstable_error)
+        return -1;
+    if (PyModule_AddObjectRef(module, "UnstableError", ss_py_unstable_error) < 0)
+        return -1;
+    ss_py_convergence_warning = PyErr_NewExceptionWithDoc(
+        "springsim.ConvergenceWarning",
+        "An iterative solve (implicit_euler's conjugate gradients) stopped at its iteration cap "
+        "before reaching its tolerance. The state is finite but less accurate.",
+        PyExc_RuntimeWarning, NULL);
+    if (!ss_py_convergence_warning)
+        return -1;
+    if (PyModule_AddObjectRef(module, "ConvergenceWarning", ss_py_convergence_warning) < 0)
+        return -1;
+    return 0;
+}

@@ -1,0 +1,230 @@
+/* py_step.c - step(): argument parsing, the GIL, Ctrl-C, and the warnings a step raises. */
+#define NO_IMPORT_ARRAY /* module.c imports NumPy's C API: see py_system.h */
+#include "py_system.h"
+
+#include <stdio.h>
+
+/* ---- Stepping ---------------------------------------------------------- */
+
+/* The poll of a step running without the GIL (ss_poll): take the GIL back for a
+ * moment and run the signal handlers, so that Ctrl-C stops a long step within about
+ * SS_POLL_SECONDS. Nonzero when a handler raised (KeyboardInterrupt): the step then
+ * rolls back and returns SS_ERR_INTERRUPTED, with the exception set. */
+static int poll_signals(void *context) {
+    PyThreadState **released = context;
+    PyEval_RestoreThread(*released);
+    const int stop = PyErr_CheckSignals() < 0;
+    *released = PyEval_SaveThread();
+    return stop;
+}
+
+const char ss_py_step_doc[] =
+    "step(dt, steps=1, method=None)\n"
+    "--\n"
+    "\n"
+    "Advance by ``steps`` substeps of ``dt`` seconds with ``method``.\n"
+    "\n"
+    "All substeps run in C without the GIL, unless nodes are driven\n"
+    "(:meth:`drive`): then each substep returns to Python to place them. A step\n"
+    "whose result is not finite, or that diverges (its motion's energy outgrows\n"
+    "what was put in by :attr:`divergence_factor`, checked every 64 substeps of a\n"
+    "call of 64 or more), raises :class:`springsim.UnstableError` and leaves the\n"
+    "system as it was before the call.\n"
+    "\n"
+    "``method=\"implicit_euler\"`` is linearised backward Euler (Baraff & Witkin\n"
+    "1998): each substep solves\n"
+    "\n"
+    "    (M − dt ∂f/∂v − dt² ∂f/∂x) Δv = dt (f + dt ∂f/∂x v),\n"
+    "\n"
+    "then v += Δv, x += dt v, for the free nodes (pinned ones are not unknowns).\n"
+    "∂f/∂v holds the spring damping and drag; ∂f/∂x is minus the springs'\n"
+    "Hessian (see :meth:`stiffness_matrix`) with the sideways term of compressed\n"
+    "springs dropped (1 − L/l clamped at 0), which makes the matrix symmetric\n"
+    "positive definite: Jacobi-preconditioned conjugate gradients, in C, always\n"
+    "apply. They stop at ``cg_tolerance`` (relative residual, default 1e-8) or\n"
+    "``cg_max_iterations`` (default 1000; reaching it warns with\n"
+    ":class:`springsim.ConvergenceWarning`); :meth:`last_solve` reports them. Gas\n"
+    "pressure, gravity and external forces are explicit. It is first order and\n"
+    "stable at any dt, because it damps fast motions: amplitude × 1/√(1 + (ω dt)²)\n"
+    "per step.\n"
+    "\n"
+    "Parameters\n"
+    "----------\n"
+    "dt : float\n"
+    "    Seconds per substep, > 0 and finite.\n"
+    "steps : int\n"
+    "    Substeps, 0 <= steps < 2**63 - 1 (0 only checks the arguments and state).\n"
+    "method : str, optional\n"
+    "    One of :data:`springsim.METHODS` (default: :attr:`method`).\n"
+    "\n"
+    "Raises\n"
+    "------\n"
+    "TypeError, ValueError\n"
+    "    A bad argument, or a bad value written into a view; a rigid rod (stiffness\n"
+    "    inf) with any method but ``\"xpbd\"`` (the message names the rods); nothing\n"
+    "    has run.\n"
+    "springsim.UnstableError\n"
+    "    The state became non-finite or diverged, or a gas body ended a substep\n"
+    "    inside out: the system is rolled back to the state before the call.\n"
+    "KeyboardInterrupt\n"
+    "    Ctrl-C, answered within about 0.05 s (the kernel polls for signals while it\n"
+    "    runs; one substep is never cut short): the state before the call is restored.\n";
+
+/* The step arguments: step(dt, steps=1, method=None), positional or by keyword, parsed
+ * by hand (vectorcall): this is the hot call of a Python loop of single steps. */
+static int step_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwnames,
+                          PyObject *out[3]) {
+    static const char *const names[3] = {"dt", "steps", "method"};
+    out[0] = out[1] = NULL;
+    out[2] = Py_None;
+    if (nargs > 3) {
+        PyErr_Format(PyExc_TypeError, "step() takes at most 3 arguments (%zd given)", nargs);
+        return -1;
+    }
+    for (Py_ssize_t k = 0; k < nargs; k++)
+        out[k] = args[k];
+    const Py_ssize_t keywords = kwnames ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t k = 0; k < keywords; k++) {
+        PyObject *name = PyTuple_GET_ITEM(kwnames, k);
+        int which = 0;
+        while (which < 3 && PyUnicode_CompareWithASCIIString(name, names[which]) != 0)
+            which++;
+        if (which == 3) {
+            PyErr_Format(PyExc_TypeError, "step() got an unexpected keyword argument %R", name);
+            return -1;
+        }
+        if (which < nargs || (which == 2 ? out[2] != Py_None : out[which] != NULL)) {
+            PyErr_Format(PyExc_TypeError, "step() got multiple values for argument '%s'",
+                         names[which]);
+            return -1;
+        }
+        out[which] = args[nargs + k];
+    }
+    if (!out[0]) {
+        PyErr_SetString(PyExc_TypeError, "step() missing required argument 'dt'");
+        return -1;
+    }
+    return 0;
+}
+
+/* Node and spring updates (steps x (nodes + springs)) below which a step keeps the GIL
+ * (a few microseconds of work). */
+#define SS_KEEP_GIL_BELOW 16384
+
+static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
+                           PyObject *kwnames, int dispatch) {
+    /* Driven nodes need Python between substeps: System._driven_step (system.py). */
+    if (dispatch && self->driven) {
+        PyObject *stack[7] = {(PyObject *)self};
+        const Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
+        if (total > 6) {
+            PyErr_SetString(PyExc_TypeError, "step() takes at most 3 arguments");
+            return NULL;
+        }
+        for (Py_ssize_t k = 0; k < total; k++)
+            stack[k + 1] = args[k];
+        PyObject *name = PyUnicode_InternFromString("_driven_step");
+        if (!name)
+            return NULL;
+        PyObject *result = PyObject_VectorcallMethod(name, stack, (size_t)nargs + 1, kwnames);
+        Py_DECREF(name);
+        return result;
+    }
+    PyObject *parsed[3];
+    if (step_arguments(args, nargs, kwnames, parsed) < 0)
+        return NULL;
+    PyObject *dt_obj = parsed[0], *steps_obj = parsed[1], *method_obj = parsed[2];
+    ss_system *sys = ss_py_writable_system(self);
+    if (!sys)
+        return NULL;
+    if (!PyFloat_CheckExact(dt_obj) && !PyLong_Check(dt_obj) && !PyNumber_Check(dt_obj)) {
+        PyErr_Format(PyExc_TypeError, "dt must be a number of seconds, not %.100s",
+                     Py_TYPE(dt_obj)->tp_name);
+        return NULL;
+    }
+    double dt = PyFloat_CheckExact(dt_obj) ? PyFloat_AS_DOUBLE(dt_obj) : PyFloat_AsDouble(dt_obj);
+    if (dt == -1.0 && PyErr_Occurred())
+        return NULL;
+    Py_ssize_t steps = 1;
+    if (steps_obj) {
+        if (!PyIndex_Check(steps_obj) || PyBool_Check(steps_obj)) {
+            PyErr_Format(PyExc_TypeError, "steps must be an int, not %.100s",
+                         Py_TYPE(steps_obj)->tp_name);
+            return NULL;
+        }
+        /* NULL: out-of-range values clip to PY_SSIZE_T_MIN/MAX instead of raising
+         * OverflowError; the range checks below then say what is wrong. */
+        steps = PyNumber_AsSsize_t(steps_obj, NULL);
+        if (steps == -1 && PyErr_Occurred())
+            return NULL;
+        if (steps < 0) {
+            PyErr_Format(PyExc_ValueError, "steps must be >= 0, got %R", steps_obj);
+            return NULL;
+        }
+        if (steps == PY_SSIZE_T_MAX) {
+            PyErr_Format(PyExc_ValueError, "steps must be < %zd, got %R", PY_SSIZE_T_MAX,
+                         steps_obj);
+            return NULL;
+        }
+    }
+    int method = sys->method;
+    if (method_obj != Py_None && (method = ss_py_parse_method(method_obj)) < 0)
+        return NULL;
+
+    /* A short call keeps the GIL: releasing and taking it back costs about as much as
+     * stepping a small system once, and it ends before anyone could use the GIL. */
+    ss_status st;
+    if ((size_t)steps * (sys->num_nodes + sys->num_springs) < SS_KEEP_GIL_BELOW) {
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, NULL);
+    } else {
+        self->busy = 1;
+        PyThreadState *released = PyEval_SaveThread();
+        const ss_poll poll = {poll_signals, &released};
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, &poll);
+        PyEval_RestoreThread(released);
+        self->busy = 0;
+    }
+    if (st == SS_ERR_INTERRUPTED)
+        return NULL; /* KeyboardInterrupt (or the signal handler's error) is set */
+    if (st)
+        return ss_py_raise_status(sys, st);
+    if (sys->strain_unmet) {
+        char message[400];
+        snprintf(message, sizeof message,
+                 "max_strain = %g could not be met in %zu of %zu substeps: springs stayed longer "
+                 "than (1 + max_strain) times their rest length, and strain limiting stopped "
+                 "when its passes no longer shortened them. Pinned, driven or colliding nodes "
+                 "may be holding them apart; raise max_strain or free those nodes",
+                 sys->max_strain, sys->strain_unmet, (size_t)steps);
+        if (PyErr_WarnEx(ss_py_convergence_warning, message, 1) < 0)
+            return NULL;
+    }
+    /* Tearing moves the spring arrays to new blocks when views hold them: that
+     * touches reference counts, so it runs here, with the GIL. */
+    if (!sys->defer_tearing && (st = ss_system_tear(sys)))
+        return ss_py_raise_status(sys, st);
+    if (method == SS_IMPLICIT_EULER && sys->cg_capped) {
+        char message[400]; /* PyErr_WarnFormat has no %g */
+        snprintf(message, sizeof message,
+                 "implicit_euler: conjugate gradients stopped at cg_max_iterations = %d in %zu of "
+                 "%zu substeps (last relative residual %.3g > cg_tolerance %.3g); the state is "
+                 "finite but less accurate. Raise cg_max_iterations or take smaller steps",
+                 sys->cg_max_iterations, sys->cg_capped, sys->cg_substeps, sys->last_cg_residual,
+                 sys->cg_tolerance);
+        if (PyErr_WarnEx(ss_py_convergence_warning, message, 1) < 0)
+            return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
+PyObject *ss_py_system_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
+    return step_impl(self, args, nargs, kwnames, 1);
+}
+
+/* _step(dt, steps=1, method=None): the kernel's step, never handing over to Python's
+ * driven step (which calls this for each of its substeps). */
+PyObject *ss_py_system_kernel_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
+                                   PyObject *kwnames) {
+    return step_impl(self, args, nargs, kwnames, 0);
+}

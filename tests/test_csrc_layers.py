@@ -1,0 +1,39 @@
+"""The C sources keep their two layers apart (README, "Layout").
+
+The kernel (springsim.h and every other .c file) is pure C11 and knows nothing of
+Python; only the binding (module.c and the py_*.c files) includes Python's and NumPy's
+headers. NumPy's C API table is defined once: module.c, which calls import_array(),
+includes py_system.h as it is; every other binding file defines NO_IMPORT_ARRAY first.
+"""
+
+import pathlib
+import re
+
+CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
+
+
+def binding(path: pathlib.Path) -> bool:
+    return path.name == "module.c" or path.name.startswith("py_")
+
+
+def test_the_kernel_includes_no_python_header():
+    kernel = [p for p in sorted(CSRC.glob("*.[ch]")) if not binding(p)]
+    assert any(p.name == "springsim.h" for p in kernel)
+    for path in kernel:
+        includes = INCLUDE.findall(path.read_text())
+        python = [
+            h for h in includes if h == "Python.h" or h.startswith("numpy/") or h.startswith("py_")
+        ]
+        assert not python, f"{path.name} is kernel code but includes {python}"
+
+
+def test_numpy_api_is_imported_in_module_c_only():
+    for path in sorted(CSRC.glob("py_*.c")):
+        text = path.read_text()
+        assert "import_array" not in text, path.name
+        define = text.find("#define NO_IMPORT_ARRAY")
+        include = text.find('#include "py_system.h"')
+        assert 0 <= define < include, f"{path.name}: NO_IMPORT_ARRAY must come before py_system.h"
+    module = (CSRC / "module.c").read_text()
+    assert "#define NO_IMPORT_ARRAY" not in module and "import_array();" in module
