@@ -3,6 +3,7 @@
 import contextlib
 import doctest
 import io
+import itertools
 import pathlib
 import pkgutil
 import re
@@ -137,3 +138,55 @@ def test_plain_command_and_help(tmp_path):
         cwd=tmp_path,
     )
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+# The documentation site (docs/) is built by .ci/run, warnings as errors; these checks
+# keep its wiring honest without building it.
+DOCS = ROOT / "docs"
+
+
+def test_api_reference_documents_every_public_name():
+    api = (DOCS / "api.md").read_text()
+    documented = set(re.findall(r"^\.\. (?:auto\w+|py:data):: springsim\.(\w+)", api, flags=re.M))
+    documented |= set(re.findall(r"^\.\. automodule:: springsim\.(\w+)", api, flags=re.M))
+    assert set(springsim.__all__) <= documented, set(springsim.__all__) - documented
+
+
+def test_user_guide_includes_every_readme_section_once():
+    # The guide's pages include the README between markers ("<!-- docs: name -->" before
+    # a "## " heading); taken together, their ranges must cover the README from the
+    # first section to the end, each part once.
+    markers = re.findall(r"^<!-- docs: ([\w-]+) -->\n## ", README, flags=re.M)
+    assert README.count("<!-- docs: ") == len(markers) == len(set(markers))
+    assert README.index("<!-- docs: ") < README.index("\n## "), "a section before the first"
+    ranges = []
+    for page in sorted((DOCS / "guide").glob("*.md")):
+        for block in re.findall(
+            r"```\{include\} ../../README.md\n(.*?)```", page.read_text(), re.S
+        ):
+            after = re.search(r":start-after: <!-- docs: ([\w-]+) -->", block)
+            before = re.search(r":end-before: <!-- docs: ([\w-]+) -->", block)
+            ranges.append((after[1], before[1] if before else None))
+    order = {name: k for k, name in enumerate(markers)}
+    ranges.sort(key=lambda r: order[r[0]])
+    assert ranges[0][0] == markers[0] and ranges[-1][1] is None
+    for (_, end), (start, _) in itertools.pairwise(ranges):
+        assert end == start, f"the guide skips or repeats the README from {end!r} to {start!r}"
+
+
+def test_nothing_refers_to_files_outside_the_repository():
+    tracked = subprocess.run(
+        ["git", "ls-files"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    if tracked.returncode != 0:
+        pytest.skip("not a git checkout")
+    # Names of files outside the repository ("[k]": so that this line is no match).
+    outside = re.compile(r"\.\./shared|/wor[k]/|DESIGN\.md|STYLE\.md")
+    for name in tracked.stdout.split():
+        path = ROOT / name
+        if (
+            path.is_file()
+            and not path.is_symlink()
+            and path.suffix in {".md", ".py", ".c", ".h", ".toml", ".cff", ".ipynb", ".txt", ""}
+        ):
+            assert not outside.search(path.read_text(errors="replace")), name

@@ -116,7 +116,7 @@ def test_add_nodes_non_finite(sim, which, bad):
         {"stiffness": [5.0, -5.0]},
         {"stiffness": [math.nan, 5.0]},
         {"stiffness": 1.0, "damping": math.nan},
-        {"stiffness": 1.0, "damping": [0.0, -0.5]},  # DESIGN.md: damping >= 0
+        {"stiffness": 1.0, "damping": [0.0, -0.5]},  # damping must be >= 0
         {"stiffness": 1.0, "rest_lengths": [1.0, math.nan]},
         {"stiffness": 1.0, "rest_lengths": math.inf},
     ],
@@ -341,7 +341,7 @@ def test_pin_out_of_range(sim, method, indices):
         ("stiffness", 1, -1.0),
         ("stiffness", 3, math.nan),
         ("damping", 0, math.nan),
-        ("damping", 2, -1.0),  # DESIGN.md: damping >= 0
+        ("damping", 2, -1.0),  # damping must be >= 0
         ("rest_lengths", 4, math.nan),
         ("gravity", 1, math.nan),
         ("wind", 0, math.inf),

@@ -1,7 +1,8 @@
 """Zero-copy views: what Python writes is what the kernel steps, and views never dangle.
 
-See DESIGN.md, "Data": every array property is a fresh NumPy view of the kernel's
-memory whose base owns that memory; assignment copies in; topology is read-only.
+See docs/architecture.md, "Data model": every array property is a fresh NumPy view of
+the kernel's memory whose base owns that memory; assignment copies in; topology is
+read-only.
 """
 
 import gc

@@ -84,7 +84,7 @@ class Plane(_Collider):
         """Unit normal pointing into free space (a copy; assign to change it).
 
         An assigned vector is normalised, unless it is already a unit vector to within
-        rounding (|n|² within 8 ε of 1): then it is kept bit for bit, so that
+        rounding (``|n|²`` within 8 ε of 1): then it is kept bit for bit, so that
         ``p.normal = p.normal``, pickling and :func:`springsim.io.load` store exactly
         the normal that was read and the system steps exactly as before.
         """

@@ -32,7 +32,7 @@ class Modes(NamedTuple):
         unresisted one; a direction in which the energy decreases (λ = ω² < 0, e.g. a
         compressed spring that can buckle) is reported as −√(−λ).
     shapes : ndarray, shape (k, N, dim)
-        The mode shapes φ, mass-normalised (Σ m |φ|² = 1), zero at pinned nodes.
+        The mode shapes φ, mass-normalised (``Σ m |φ|² = 1``), zero at pinned nodes.
     """
 
     frequencies: np.ndarray

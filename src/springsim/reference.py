@@ -159,7 +159,7 @@ class State:
 def spring_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Force on each node from every spring, (N, dim).
 
-    For spring (i, j) with d = x_j - x_i, l = |d|, u = d / l:
+    For spring (i, j) with ``d = x_j - x_i``, ``l = |d|``, ``u = d / l``:
     ``F_i = (k (l - L) + c (v_j - v_i)·u) u`` and ``F_j = -F_i``.
     A spring shorter than ``MIN_SPRING_LENGTH`` exerts no force.
     """

@@ -21,7 +21,7 @@ class Energy(NamedTuple):
     Attributes
     ----------
     kinetic : float
-        ½ Σ m |v|².
+        ``½ Σ m |v|²``.
     elastic : float
         ½ Σ k (l − L)² over the springs.
     gravity : float
@@ -48,7 +48,7 @@ class Solve(NamedTuple):
     iterations : int
         CG iterations of its last substep.
     residual : float
-        |r| / |b| at the end of its last substep's solve (NaN before any solve).
+        ``|r| / |b|`` at the end of its last substep's solve (NaN before any solve).
     substeps : int
         Substeps (solves) in that call.
     capped : int
@@ -239,7 +239,7 @@ class System(_core.System):
     drag_coefficient, air_density : float
         The air on faces (3D), the mesh-independent air: each triangle, of area A and
         normal n, moving through the air at u (its nodes' mean velocity − wind), feels
-        a flat plate's pressure drag −½ ρ C_d A |u·n| (u·n) n, a third on each of its
+        a flat plate's pressure drag ``−½ ρ C_d A |u·n| (u·n) n``, a third on each of its
         nodes. C_d (``drag_coefficient``, dimensionless, about 1.2 for a plate
         face-on) is 0 by default: off; ρ (``air_density``) is 1.2 kg/m³. Its work
         counts in :attr:`dissipated`. A 2D system refuses C_d > 0.
@@ -608,7 +608,7 @@ class System(_core.System):
     def rigid_frame(self, indices=None) -> tuple[np.ndarray, np.ndarray]:
         """Centre of mass and best-fit rotation of the nodes onto their rest shape.
 
-        Finds the rotation R minimising Σ m |R (r_i − r̄) − (x_i − x̄)|² over the
+        Finds the rotation R minimising ``Σ m |R (r_i − r̄) − (x_i − x̄)|²`` over the
         nodes (r: :attr:`rest_positions`, x: positions, bars: mass-weighted means):
         the Kabsch / polar-decomposition fit, the rigid body the xbdev article
         recovers from a soft body's vertices.
