@@ -59,3 +59,15 @@ def assert_same(a, b):
     assert not changed, "state changed: " + "; ".join(
         f"{name}: {a[name]!r} -> {b[name]!r}" for name in changed
     )
+
+
+def quad_grid(dim, rng, n=4):
+    """Nodes of an n x n grid over the unit square, jittered (and, in 3D, slightly out
+    of plane), and its (n - 1)^2 quads: the small cloth the file tests round-trip."""
+    grid = np.array([[i, j] for j in range(n) for i in range(n)], dtype=float) / (n - 1)
+    x = grid + rng.normal(scale=1e-3, size=grid.shape)
+    if dim == 3:
+        x = np.column_stack([x, rng.normal(scale=1e-2, size=len(x))])
+    quads = [[j * n + i, j * n + i + 1, (j + 1) * n + i + 1, (j + 1) * n + i]
+             for j in range(n - 1) for i in range(n - 1)]  # fmt: skip
+    return x, quads

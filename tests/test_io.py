@@ -13,7 +13,7 @@ import zlib
 
 import numpy as np
 import pytest
-from state import ARRAYS, assert_same, snapshot
+from state import ARRAYS, assert_same, quad_grid, snapshot
 
 import springsim as ss
 from springsim.io import FORMAT_VERSION, load, save
@@ -39,12 +39,7 @@ def rich_system(dim, verlet_history=True):
     """A small cloth with every array and parameter away from its default."""
     rng = np.random.default_rng(dim)
     n = 4
-    grid = np.array([[i, j] for j in range(n) for i in range(n)], dtype=float) / 3
-    x = grid + rng.normal(scale=1e-3, size=grid.shape)
-    if dim == 3:
-        x = np.column_stack([x, rng.normal(scale=1e-2, size=len(x))])
-    quads = [[j * n + i, j * n + i + 1, (j + 1) * n + i + 1, (j + 1) * n + i] for j in range(3)
-             for i in range(3)]  # fmt: skip
+    x, quads = quad_grid(dim, rng, n)
     sim = ss.mesh(x, quads, mass=rng.uniform(0.5, 1.5, len(x)), stiffness=300.0, bend=True)
     m = sim.num_springs
     sim.stiffness = rng.uniform(100.0, 300.0, m)

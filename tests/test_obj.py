@@ -9,6 +9,7 @@ import warnings
 
 import numpy as np
 import pytest
+from state import quad_grid
 
 import springsim as ss
 from springsim.io import read_obj, write_obj
@@ -17,13 +18,7 @@ from springsim.io import read_obj, write_obj
 def rich_system(dim):
     """A 4 x 4 cloth of quads, slightly out of plane in 3D, with uvs."""
     rng = np.random.default_rng(dim)
-    n = 4
-    grid = np.array([[i, j] for j in range(n) for i in range(n)], dtype=float) / 3
-    x = grid + rng.normal(scale=1e-3, size=grid.shape)
-    if dim == 3:
-        x = np.column_stack([x, rng.normal(scale=1e-2, size=len(x))])
-    quads = [[j * n + i, j * n + i + 1, (j + 1) * n + i + 1, (j + 1) * n + i] for j in range(3)
-             for i in range(3)]  # fmt: skip
+    x, quads = quad_grid(dim, rng)
     sim = ss.mesh(x, quads, mass=1.0, stiffness=300.0, bend=True)
     sim.uvs = rng.uniform(size=(len(x), 2))
     return sim
