@@ -510,3 +510,26 @@ def _timed(function, *args):
     started = time.perf_counter()
     function(*args)
     return time.perf_counter() - started
+
+
+def test_a_mesh_trimesh_writes_unwelded_loads_welded_and_trimesh_reads_ours(tmp_path):
+    # An exporter's flat-shaded capsule: every triangle has its own three vertices
+    # (384 for 128 triangles). read_obj welds them back into trimesh's own 66-vertex
+    # capsule, and trimesh reads what write_obj writes as the same closed surface.
+    import trimesh  # in the [test] extra
+
+    capsule = trimesh.creation.capsule(height=1.0, radius=0.3, count=[8, 8])
+    flat = capsule.copy()
+    flat.unmerge_vertices()
+    assert (len(flat.vertices), len(flat.faces)) == (384, 128)
+    flat.export(tmp_path / "flat.obj")
+    with pytest.warns(ss.MeshWarning, match="welded 318 of 384 vertices"):
+        sim = read_obj(tmp_path / "flat.obj", mass=1.0, stiffness=100.0)
+    assert (sim.num_nodes, sim.num_faces) == (len(capsule.vertices), len(capsule.faces))
+    assert sim.num_springs == 3 * len(capsule.faces) // 2  # a closed surface's edges
+    write_obj(sim, tmp_path / "ours.obj")
+    back = trimesh.load(tmp_path / "ours.obj", process=False)
+    np.testing.assert_array_equal(back.vertices, sim.positions)
+    np.testing.assert_array_equal(back.faces, sim.faces)
+    assert back.is_watertight  # the OBJ text rounds to 8 digits: the volume to ~1e-8
+    assert back.volume == pytest.approx(capsule.volume, rel=1e-6)
