@@ -33,9 +33,11 @@ source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 myst_heading_anchors = 3
 myst_enable_extensions = ["dollarmath"]
 
-# Notebooks: one stored with outputs is shown as stored; one stored without any output
-# is executed here, in a temporary directory, so that the site shows its plots (all
-# nine take under a minute on 2 cores).
+# Notebooks: one stored with outputs is shown as stored (they all are: tools/
+# execute_notebooks.py stores them executed, and tests/test_notebooks.py checks that
+# the outputs are current); one stored without any output is executed here, in a
+# temporary directory, so that the site shows its plots (all nine take under a minute
+# on 2 cores).
 NOTEBOOKS = sorted((pathlib.Path(__file__).parent.parent / "notebooks").glob("*.ipynb"))
 
 
