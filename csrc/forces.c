@@ -137,7 +137,10 @@ static void evaluate(const evaluation *e) {
         return;
     }
 #ifdef _OPENMP
-    const long count = (long)blocks, cross = (long)plan->num_cross;
+    /* long: OpenMP 2.0 (MSVC) wants a signed loop index; cross is 64-bit even where long
+     * is 32 (Windows), so that cross * piece cannot overflow. */
+    const long count = (long)blocks;
+    const long long cross = (long long)plan->num_cross;
 #pragma omp parallel num_threads(threads)
     {
         const ss_fpstate fp = ss_fp_enter(); /* the same rounding on every thread */

@@ -21,9 +21,9 @@
  * otherwise alias them) and dim is a constant in each instance, so the loop is
  * straight-line code per node. No external forces yet: every one is 0, and + 0.0
  * gives the same bits (it turns -0.0 into +0.0 in every path alike). */
-static inline __attribute__((always_inline)) void
-node_forces_dim(const ss_system *sys, size_t first, size_t last, const double *restrict v,
-                double *restrict f, size_t stride, const size_t dim) {
+SS_ALWAYS_INLINE void node_forces_dim(const ss_system *sys, size_t first, size_t last,
+                                      const double *restrict v, double *restrict f, size_t stride,
+                                      const size_t dim) {
     const double *restrict mass = SS_DOUBLES(sys, SS_MASSES);
     const double *restrict external =
         ss_array_absent(sys, SS_EXTERNAL) ? NULL : SS_DOUBLES(sys, SS_EXTERNAL);
@@ -90,9 +90,9 @@ void ss_node_forces(const ss_system *sys, size_t first, size_t last, const doubl
 #define SS_UPDATE_CHUNK 128
 
 /* a = f / m (0 if pinned) for nodes [start, end) into acc (flat, dim per node). */
-static inline __attribute__((always_inline)) void
-accelerations(const ss_system *sys, size_t start, size_t end, const double *restrict f,
-              size_t stride, const size_t dim, double *restrict acc) {
+SS_ALWAYS_INLINE void accelerations(const ss_system *sys, size_t start, size_t end,
+                                    const double *restrict f, size_t stride, const size_t dim,
+                                    double *restrict acc) {
     const double *restrict inv_mass = sys->plan->inv_mass;
     const uint8_t *restrict pinned = SS_BYTES(sys, SS_PINNED);
     for (size_t i = start; i < end; i++)
@@ -105,10 +105,11 @@ accelerations(const ss_system *sys, size_t start, size_t end, const double *rest
  * check, the return is the finiteness probe: 0 * x + 0 * v summed is 0 exactly when
  * every value is finite (NaN otherwise). dim, save and check are constants in each
  * instance. */
-static inline __attribute__((always_inline)) double
-symplectic_dim(const ss_system *sys, size_t first, size_t last, const double *restrict f,
-               size_t stride, double dt, double *restrict v, double *restrict x, const size_t dim,
-               double *restrict save_x, double *restrict save_v, const int save, const int check) {
+SS_ALWAYS_INLINE double symplectic_dim(const ss_system *sys, size_t first, size_t last,
+                                       const double *restrict f, size_t stride, double dt,
+                                       double *restrict v, double *restrict x, const size_t dim,
+                                       double *restrict save_x, double *restrict save_v,
+                                       const int save, const int check) {
     double probe = 0.0, acc[SS_UPDATE_CHUNK * 3];
     for (size_t start = first; start < last; start += SS_UPDATE_CHUNK) {
         const size_t end = last - start < SS_UPDATE_CHUNK ? last : start + SS_UPDATE_CHUNK;

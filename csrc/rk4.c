@@ -30,10 +30,8 @@ typedef struct {
 
 /* One stage for nodes [first, last); dim and stage are constants in each instance
  * below. */
-static inline __attribute__((always_inline)) void rk4_stage_dim(const rk4_state *r,
-                                                                const ss_force_rows *rows,
-                                                                size_t first, size_t last,
-                                                                const size_t dim, const int stage) {
+SS_ALWAYS_INLINE void rk4_stage_dim(const rk4_state *r, const ss_force_rows *rows, size_t first,
+                                    size_t last, const size_t dim, const int stage) {
     double *restrict x = r->x, *restrict v = r->v, *restrict xs = r->xs, *restrict vs = r->vs;
     double *restrict sum_v = r->sum_v, *restrict sum_a = r->sum_a;
     const uint8_t *restrict pinned = rows->pinned;

@@ -5,16 +5,21 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
+from collections.abc import Callable
+from typing import BinaryIO
+
+#: What springsim's file functions take as a path.
+StrPath = str | os.PathLike[str]
 
 
-def path_name(path) -> str:
+def path_name(path: object) -> str:
     """``path`` (str or os.PathLike) as a str, else TypeError."""
     if not isinstance(path, (str, os.PathLike)):
         raise TypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     return os.fsdecode(os.fspath(path))
 
 
-def write_atomically(name: str, write) -> None:
+def write_atomically(name: str, write: Callable[[BinaryIO], object]) -> None:
     """Call ``write(file)`` on a temporary file next to ``name``, then rename it to
     ``name``: an interrupted or failed write never leaves a half-written file."""
     temporary = f"{name}.{os.getpid()}-{threading.get_ident()}.tmp"

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import os
 import warnings
+from typing import Any
 
 from springsim import _core
 
@@ -56,7 +57,7 @@ def set_simd(path: str | None) -> str:
     return _core._simd_set(path)
 
 
-def build_info() -> dict:
+def build_info() -> dict[str, Any]:
     """How the kernel runs here: the SIMD path, the paths available, threads, OpenMP.
 
     Returns

@@ -7,9 +7,15 @@ one raises ValueError and changes nothing.
 
 from __future__ import annotations
 
-import numpy as np
+from typing import Any, Final, Literal, overload
 
-PLANE, SPHERE = 0, 1
+import numpy as np
+import numpy.typing as npt
+
+from springsim import _core
+
+PLANE: Final = 0
+SPHERE: Final = 1
 
 
 class _Collider:
@@ -18,20 +24,20 @@ class _Collider:
     __slots__ = ("_system", "_id")
     _vector_name = _scalar_name = ""
 
-    def __init__(self, system, collider_id: int):
+    def __init__(self, system: _core.System, collider_id: int):
         self._system = system
         self._id = collider_id
 
-    def _values(self):
+    def _values(self) -> tuple[np.ndarray, float, float, float]:
         for cid, _kind, vector, scalar, restitution, friction in self._system._colliders():
             if cid == self._id:
                 return np.array(vector), scalar, restitution, friction
         raise ValueError("this collider was removed from its system")
 
-    def _replace(self, index: int, value) -> None:
+    def _replace(self, index: int, value: npt.ArrayLike) -> None:
         from springsim.system import _as_numbers
 
-        values = list(self._values())
+        values: list[Any] = list(self._values())
         if index == 0:
             values[0] = _as_numbers(value, self._vector_name, np.float64, (self._system.dim,))
         else:
@@ -50,7 +56,7 @@ class _Collider:
         return self._values()[2]
 
     @restitution.setter
-    def restitution(self, value) -> None:
+    def restitution(self, value: float) -> None:
         self._replace(2, value)
 
     @property
@@ -61,10 +67,10 @@ class _Collider:
         return self._values()[3]
 
     @friction.setter
-    def friction(self, value) -> None:
+    def friction(self, value: float) -> None:
         self._replace(3, value)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return (
             isinstance(other, _Collider) and other._system is self._system and other._id == self._id
         )
@@ -91,7 +97,7 @@ class Plane(_Collider):
         return self._values()[0]
 
     @normal.setter
-    def normal(self, value) -> None:
+    def normal(self, value: npt.ArrayLike) -> None:
         self._replace(0, value)
 
     @property
@@ -100,7 +106,7 @@ class Plane(_Collider):
         return self._values()[1]
 
     @offset.setter
-    def offset(self, value) -> None:
+    def offset(self, value: float) -> None:
         self._replace(1, value)
 
     def __repr__(self) -> str:
@@ -120,7 +126,7 @@ class Sphere(_Collider):
         return self._values()[0]
 
     @center.setter
-    def center(self, value) -> None:
+    def center(self, value: npt.ArrayLike) -> None:
         self._replace(0, value)
 
     @property
@@ -129,7 +135,7 @@ class Sphere(_Collider):
         return self._values()[1]
 
     @radius.setter
-    def radius(self, value) -> None:
+    def radius(self, value: float) -> None:
         self._replace(1, value)
 
     def __repr__(self) -> str:
@@ -137,6 +143,12 @@ class Sphere(_Collider):
         return f"Sphere(center={c.tolist()}, radius={r:g}, restitution={e:g}, friction={mu:g})"
 
 
-def handle(system, collider_id: int, kind: int) -> _Collider:
+@overload
+def handle(system: _core.System, collider_id: int, kind: Literal[0]) -> Plane: ...
+@overload
+def handle(system: _core.System, collider_id: int, kind: Literal[1]) -> Sphere: ...
+@overload
+def handle(system: _core.System, collider_id: int, kind: int) -> Plane | Sphere: ...
+def handle(system: _core.System, collider_id: int, kind: int) -> Plane | Sphere:
     """The handle class for a collider kind."""
     return (Plane if kind == PLANE else Sphere)(system, collider_id)

@@ -16,6 +16,9 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import numpy.typing as npt
+
+from springsim import _core
 
 
 class _State(NamedTuple):
@@ -51,7 +54,7 @@ class Gas:
 
     __slots__ = ("_system", "_id")
 
-    def __init__(self, system, body: int):
+    def __init__(self, system: _core.System, body: int):
         self._system = system
         self._id = body
 
@@ -61,7 +64,7 @@ class Gas:
                 return _State(nrt, ambient, volume)
         raise ValueError(f"pressure body {self._id} was removed from its system")
 
-    def _write(self, nrt=None, ambient=None) -> None:
+    def _write(self, nrt: float | None = None, ambient: float | None = None) -> None:
         from springsim.system import _scalar
 
         state = self._state()
@@ -93,7 +96,7 @@ class Gas:
         return self._state().nrt
 
     @nrt.setter
-    def nrt(self, value) -> None:
+    def nrt(self, value: float) -> None:
         self._write(nrt=value)
 
     @property
@@ -103,7 +106,7 @@ class Gas:
         return self._state().ambient
 
     @ambient.setter
-    def ambient(self, value) -> None:
+    def ambient(self, value: float) -> None:
         self._write(ambient=value)
 
     @property
@@ -121,7 +124,7 @@ class Gas:
         3D, oriented outward (a copy)."""
         return self._system._pressure_elements(self._id)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         return isinstance(other, Gas) and other._system is self._system and other._id == self._id
 
     def __hash__(self) -> int:
@@ -135,7 +138,7 @@ class Gas:
         )
 
 
-def boundary_elements(boundary, dim: int) -> np.ndarray:
+def boundary_elements(boundary: npt.ArrayLike, dim: int) -> np.ndarray:
     """A user's boundary as the kernel's (K, dim) int64 elements.
 
     In 2D, a 1-D sequence of nodes is a closed loop (the edge from the last node back

@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    import pandas as pd
 
 #: The energy terms a History records, in the order of :class:`springsim.Energy`.
 ENERGY_TERMS = ("kinetic", "elastic", "gravity", "pressure")
@@ -64,23 +71,23 @@ class History:
     def __init__(
         self,
         *,
-        times,
-        kinetic,
-        elastic,
-        gravity,
-        pressure,
-        dissipated,
-        momentum,
-        frame_times,
-        frames,
-        frame_nodes,
-        edges,
-        dim,
-        dt,
-        method,
-        steps,
-        interrupted,
-    ):
+        times: npt.ArrayLike,
+        kinetic: npt.ArrayLike,
+        elastic: npt.ArrayLike,
+        gravity: npt.ArrayLike,
+        pressure: npt.ArrayLike,
+        dissipated: npt.ArrayLike,
+        momentum: npt.ArrayLike,
+        frame_times: npt.ArrayLike,
+        frames: npt.ArrayLike,
+        frame_nodes: npt.ArrayLike,
+        edges: npt.ArrayLike,
+        dim: int,
+        dt: float,
+        method: str,
+        steps: int,
+        interrupted: bool,
+    ) -> None:
         self.times = np.asarray(times, dtype=np.float64)
         self.kinetic = np.asarray(kinetic, dtype=np.float64)
         self.elastic = np.asarray(elastic, dtype=np.float64)
@@ -108,7 +115,7 @@ class History:
     def __len__(self) -> int:
         return len(self.times)
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> pd.DataFrame:
         """The records as a pandas DataFrame (needs pandas): one row per record, columns
         time, each energy term, total, dissipated and momentum_x/y(/z)."""
         try:
@@ -122,7 +129,7 @@ class History:
             columns[f"momentum_{name}"] = self.momentum[:, axis]
         return pd.DataFrame(columns)
 
-    def _arrays(self) -> dict:
+    def _arrays(self) -> dict[str, Any]:
         return {
             name: getattr(self, name)
             for name in (
@@ -142,16 +149,16 @@ class History:
             )
         }
 
-    def __reduce__(self):
+    def __reduce__(self) -> tuple[Callable[[dict[str, Any]], History], tuple[dict[str, Any]]]:
         return (_rebuild, (self._arrays(),))
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, History):
             return NotImplemented
         mine, theirs = self._arrays(), other._arrays()
         return all(_same(mine[k], theirs[k]) for k in mine)
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable
 
     def __repr__(self) -> str:
         end = self.times[-1] if len(self.times) else float("nan")
@@ -162,7 +169,7 @@ class History:
         )
 
 
-def _same(a, b) -> bool:
+def _same(a: npt.ArrayLike, b: npt.ArrayLike) -> bool:
     """Equal values, NaN equal to NaN (a blown-up record equals its copy)."""
     a, b = np.asarray(a), np.asarray(b)
     if a.dtype.kind == "f" and b.dtype.kind == "f":
@@ -170,5 +177,5 @@ def _same(a, b) -> bool:
     return np.array_equal(a, b)
 
 
-def _rebuild(arrays: dict) -> History:
+def _rebuild(arrays: dict[str, Any]) -> History:
     return History(**arrays)

@@ -75,10 +75,13 @@ import math
 import os
 import zipfile
 import zlib
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
 from springsim import _core
+from springsim._files import StrPath
 from springsim._files import path_name as _path_name
 from springsim._files import quote as _quote
 from springsim._files import write_atomically as _write_atomically
@@ -138,7 +141,7 @@ _KEYS_BY_VERSION[4] = _KEYS_BY_VERSION[3] | {"air_density", "drag_coefficient", 
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
 
-def _collider_rows(sim) -> np.ndarray:
+def _collider_rows(sim: _core.System) -> np.ndarray:
     """The colliders of ``sim`` as the (K, 7) ``colliders`` entry."""
     rows = [
         [kind, *vector, *([0.0] * (3 - len(vector))), scalar, restitution, friction]
@@ -147,7 +150,7 @@ def _collider_rows(sim) -> np.ndarray:
     return np.array(rows, dtype=np.float64).reshape(-1, 7)
 
 
-def _pressure_entries(sim) -> dict[str, np.ndarray]:
+def _pressure_entries(sim: _core.System) -> dict[str, np.ndarray]:
     """The gas bodies of ``sim`` as the ``pressure``, ``pressure_counts`` and
     ``pressure_elements`` entries."""
     bodies = sim._pressure_bodies()
@@ -174,7 +177,7 @@ def _check_savable(sim: _core.System, name: str) -> None:
         raise ValueError(f"cannot save to {name}: the system is invalid: {error}") from None
 
 
-def save(sim: _core.System, path) -> None:
+def save(sim: System, path: StrPath) -> None:
     """Save a system's every array and parameter to a ``.npz`` file.
 
     The file holds the whole state (see the table in :mod:`springsim.io`), including
@@ -227,11 +230,11 @@ def save(sim: _core.System, path) -> None:
         raise TypeError(f"sim must be a springsim.System, not {type(sim).__name__}")
     name = _path_name(path)
     _check_savable(sim, name)
-    arrays = state_arrays(sim)
+    arrays: dict[str, Any] = state_arrays(sim)  # (np.savez's stubs want **Any)
     _write_atomically(name, lambda file: np.savez(file, **arrays))
 
 
-def state_arrays(sim) -> dict[str, np.ndarray]:
+def state_arrays(sim: System) -> dict[str, np.ndarray]:
     """Every entry of the save format for ``sim``: copies of its exact bits."""
     arrays = {
         "format": np.array(FORMAT),
@@ -287,7 +290,8 @@ def _read_npz(name: str) -> dict[str, np.ndarray]:
             raise invalid("not a springsim save file (a single .npy array, not an .npz)")
         with npz:
             try:
-                _check_headers(npz.zip, os.fstat(file.fileno()).st_size, invalid)
+                size = os.fstat(file.fileno()).st_size
+                _check_headers(npz.zip, size, invalid)  # type: ignore[arg-type]  # open: a zip
                 return _read_entries(npz, invalid)
             except _UNREADABLE as error:
                 if str(error).startswith(name):
@@ -305,7 +309,9 @@ _MAX_INFLATION = 128
 _FREE_BYTES = 64 << 20
 
 
-def _check_headers(archive: zipfile.ZipFile, size: int, invalid) -> None:
+def _check_headers(
+    archive: zipfile.ZipFile, size: int, invalid: Callable[[str], ValueError]
+) -> None:
     """Refuse, from the .npy headers alone and before any array is read or allocated,
     a file whose arrays declare more data than their zip members hold, row counts that
     disagree (the node arrays' with ``positions``, the spring arrays' with ``springs``),
@@ -355,7 +361,9 @@ def _check_headers(archive: zipfile.ZipFile, size: int, invalid) -> None:
         )
 
 
-def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
+def _read_entries(
+    npz: np.lib.npyio.NpzFile, invalid: Callable[[str], ValueError]
+) -> dict[str, np.ndarray]:
     """The checked entries of an open NpzFile (see :func:`_read_npz`)."""
     keys = set(npz.files)
 
@@ -480,14 +488,14 @@ def _read_entries(npz, invalid) -> dict[str, np.ndarray]:
     return data
 
 
-def _indices(value: np.ndarray, key: str, invalid) -> np.ndarray:
+def _indices(value: np.ndarray, key: str, invalid: Callable[[str], ValueError]) -> np.ndarray:
     """Topology as the int64 the kernel takes, refusing values beyond int64."""
     if value.size and value.dtype.kind == "u" and value.max() > np.iinfo(np.int64).max:
         raise invalid(f"entry {key!r} holds an index beyond any system's size")
     return np.ascontiguousarray(value, dtype=np.int64)
 
 
-def load(path) -> System:
+def load(path: StrPath) -> System:
     """Load a system saved by :func:`save`.
 
     First every array's ``.npy`` header is checked, before any data is read: a
@@ -546,7 +554,9 @@ def load(path) -> System:
     return system_from_arrays(_read_npz(name), name)
 
 
-def system_from_arrays(data: dict, name: str = "<arrays>", cls=None) -> System:
+def system_from_arrays(
+    data: dict[str, np.ndarray], name: str = "<arrays>", cls: type[System] | None = None
+) -> System:
     """Build a system from checked save-format entries (see :func:`load`); the
     kernel checks every value. Errors are ValueError starting with ``name``."""
 

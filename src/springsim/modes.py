@@ -13,9 +13,17 @@ nodes (pinned ones do not move).
 
 from __future__ import annotations
 
-from typing import NamedTuple
+import types
+from typing import TYPE_CHECKING, NamedTuple
 
 import numpy as np
+
+from springsim import _core
+
+if TYPE_CHECKING:
+    import scipy.sparse
+
+    from springsim.system import System
 
 #: Above this many free coordinates normal_modes uses SciPy's sparse eigensolver
 #: (shift-invert Lanczos) instead of NumPy's dense one.
@@ -39,7 +47,7 @@ class Modes(NamedTuple):
     shapes: np.ndarray
 
 
-def _scipy_sparse():
+def _scipy_sparse() -> types.ModuleType:
     try:
         import scipy.sparse
     except ImportError:  # pragma: no cover - the [test] extra installs SciPy
@@ -49,7 +57,7 @@ def _scipy_sparse():
     return scipy.sparse
 
 
-def stiffness_matrix(sim):
+def stiffness_matrix(sim: _core.System) -> scipy.sparse.csr_matrix:
     """The Hessian of the elastic energy at the current positions, sparse (dim·N)².
 
     See :meth:`springsim.System.stiffness_matrix`.
@@ -60,7 +68,7 @@ def stiffness_matrix(sim):
     return sparse.coo_matrix((values, (rows, cols)), shape=(size, size)).tocsr()
 
 
-def _dense_hessian(sim, free: np.ndarray) -> np.ndarray:
+def _dense_hessian(sim: _core.System, free: np.ndarray) -> np.ndarray:
     """K restricted to the free coordinates, dense, without SciPy."""
     rows, cols, values = sim._stiffness_triplets()
     size = sim.dim * sim.num_nodes
@@ -72,7 +80,7 @@ def _dense_hessian(sim, free: np.ndarray) -> np.ndarray:
     return k
 
 
-def normal_modes(sim, k: int) -> Modes:
+def normal_modes(sim: System, k: int) -> Modes:
     """The ``k`` lowest normal modes about the current state.
 
     See :meth:`springsim.System.normal_modes`.

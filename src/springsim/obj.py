@@ -13,11 +13,13 @@ from __future__ import annotations
 import math
 import re
 import warnings
+from collections.abc import Iterator
 
 import numpy as np
+import numpy.typing as npt
 
 from springsim import _core
-from springsim._files import path_name, write_atomically
+from springsim._files import StrPath, path_name, write_atomically
 from springsim._files import quote as _quote
 from springsim.reference import MIN_SPRING_LENGTH
 from springsim.shapes import _node_masses, bend_pairs, mesh, unique_edges
@@ -38,7 +40,14 @@ class MeshWarning(UserWarning):
     ``warnings.filterwarnings("ignore", category=springsim.MeshWarning)``.
     """
 
-    def __init__(self, message: str, vertices=0, nodes=0, degenerate=0, node_of_vertex=None):
+    def __init__(
+        self,
+        message: str,
+        vertices: int = 0,
+        nodes: int = 0,
+        degenerate: int = 0,
+        node_of_vertex: np.ndarray | None = None,
+    ) -> None:
         super().__init__(message)
         self.vertices, self.nodes, self.degenerate = vertices, nodes, degenerate
         self.welded = vertices - nodes
@@ -52,6 +61,10 @@ _LARGEST_COORDINATE = 1e150
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
+# A face as read: (line, vertex indices, texture indices or None per corner).
+_Face = tuple[int, list[int], list[int | None]]
+
+
 class _ObjError(ValueError):
     """A problem on one line of an OBJ file (turned into ValueError with the name)."""
 
@@ -60,7 +73,7 @@ class _ObjError(ValueError):
         self.line = line
 
 
-def _obj_statements(text: str):
+def _obj_statements(text: str) -> Iterator[tuple[int, list[str]]]:
     """(line number, tokens) of each statement: comments stripped, continuation lines
     (ending in a backslash) joined and numbered by their first line, blanks skipped."""
     lines = _LINE_BREAK.split(text)
@@ -97,7 +110,7 @@ def _numbers(
         raise _ObjError(
             line, f"{tokens[0]} needs {form}, got {len(values)} values: {_statement(tokens)}"
         )
-    numbers = []
+    numbers: list[float] = []
     for token in values:
         try:
             if "_" in token:  # float() reads "1_000"; OBJ does not
@@ -136,7 +149,9 @@ def _obj_index(line: int, token: str, what: str, defined: int) -> int:
     return index - 1
 
 
-def _parse_obj(text: str):
+def _parse_obj(
+    text: str,
+) -> tuple[np.ndarray, list[int], list[_Face], list[tuple[float, float]]]:
     """The file's vertices (N, 3), the line of each, its faces as (line, vertex indices,
     texture indices or None), and its texture coordinates."""
     vertices: list[list[float]] = []
@@ -200,7 +215,7 @@ def _parse_obj(text: str):
     return positions, vertex_lines, [face[:3] for face in faces], uv_table
 
 
-def _weld_fraction(weld) -> float | None:
+def _weld_fraction(weld: object) -> float | None:
     """``weld`` checked: a fraction of the bounding-box diagonal in [0, 1], or None."""
     if weld is None or weld is False:
         return None
@@ -214,7 +229,7 @@ def _weld_fraction(weld) -> float | None:
     return float(weld)
 
 
-def _masses(mass, vertices: int, node_of: np.ndarray, nodes: int):
+def _masses(mass: npt.ArrayLike, vertices: int, node_of: np.ndarray, nodes: int) -> npt.ArrayLike:
     """The masses for :func:`springsim.mesh`: a total as given, or per-vertex masses
     (one per vertex of the file) added up over each node's welded vertices."""
     m = np.asarray(mass)
@@ -223,7 +238,16 @@ def _masses(mass, vertices: int, node_of: np.ndarray, nodes: int):
     return np.bincount(node_of, weights=_node_masses(m, vertices), minlength=nodes)
 
 
-def _coincident(name, x, triangles, lines, bend, vertex_lines, first_vertex, hint):
+def _coincident(
+    name: str,
+    x: np.ndarray,
+    triangles: np.ndarray,
+    lines: list[int],
+    bend: bool,
+    vertex_lines: list[int],
+    first_vertex: np.ndarray,
+    hint: str,
+) -> ValueError | None:
     """The error for the first spring that would join two coincident nodes, naming the
     line of a face that makes it and the lines of the two vertices; None if none does."""
     edges = unique_edges(triangles)
@@ -245,7 +269,14 @@ def _coincident(name, x, triangles, lines, bend, vertex_lines, first_vertex, hin
     )
 
 
-def read_obj(path, mass, stiffness, damping=0.0, bend=False, weld=1e-9) -> System:
+def read_obj(
+    path: StrPath,
+    mass: npt.ArrayLike,
+    stiffness: npt.ArrayLike,
+    damping: npt.ArrayLike = 0.0,
+    bend: bool = False,
+    weld: float | None = 1e-9,
+) -> System:
     """A 3D mesh system from a Wavefront OBJ file: one node per vertex, one spring per edge.
 
     Reads OBJ as modelling programs write it: ``v x y z [w]`` (w and any vertex
@@ -390,6 +421,7 @@ def read_obj(path, mass, stiffness, damping=0.0, bend=False, weld=1e-9) -> Syste
         welded = weld_vertices(vertices, fraction * diagonal)
     kept = np.flatnonzero(welded == np.arange(len(vertices)))
     node_of = (np.cumsum(welded == np.arange(len(vertices))) - 1)[welded]
+    triangles: list[tuple[int, int, int]] | np.ndarray
     triangles, sources, degenerate = weld_polygons([f[1] for f in faces], node_of.tolist())
     triangles = np.array(triangles, dtype=np.int64).reshape(-1, 3)
     masses = _masses(mass, len(vertices), node_of, len(kept))
@@ -427,7 +459,7 @@ def read_obj(path, mass, stiffness, damping=0.0, bend=False, weld=1e-9) -> Syste
     return sim
 
 
-def write_obj(sim: _core.System, path) -> None:
+def write_obj(sim: _core.System, path: StrPath) -> None:
     """Write a system's current shape as a Wavefront OBJ file (opens in Blender, MeshLab).
 
     Writes a header comment naming springsim, then one ``v x y z`` per node

@@ -6,10 +6,22 @@ the figure by itself.
 
 from __future__ import annotations
 
+import types
+from typing import TYPE_CHECKING, Any
+
 import numpy as np
 
+if TYPE_CHECKING:
+    from matplotlib.animation import FuncAnimation
+    from matplotlib.axes import Axes
+    from matplotlib.collections import LineCollection
+    from matplotlib.figure import Figure
 
-def _pyplot():
+    from springsim.history import History
+    from springsim.system import System
+
+
+def _pyplot() -> types.ModuleType:
     try:
         import matplotlib.pyplot as plt
     except ImportError as err:  # pragma: no cover - depends on the environment
@@ -17,7 +29,7 @@ def _pyplot():
     return plt
 
 
-def _new_axes(dim: int, ax=None):
+def _new_axes(dim: int, ax: Axes | None = None) -> Axes:
     """A fresh Axes (3D for dim 3, labelled with springsim's y up) unless one is given."""
     plt = _pyplot()
     if ax is not None:
@@ -37,7 +49,7 @@ def _shown(x: np.ndarray, dim: int) -> np.ndarray:
     return x[..., [0, 2, 1]] if dim == 3 else x
 
 
-def _line_collection(segments: np.ndarray, dim: int, **style):
+def _line_collection(segments: np.ndarray, dim: int, **style: Any) -> LineCollection:
     if dim == 3:
         from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
@@ -47,7 +59,7 @@ def _line_collection(segments: np.ndarray, dim: int, **style):
     return LineCollection(segments, **style)
 
 
-def _add_faces(ax, x: np.ndarray, faces: np.ndarray, dim: int) -> None:
+def _add_faces(ax: Axes, x: np.ndarray, faces: np.ndarray, dim: int) -> None:
     """Triangles as a light surface (3D) or filled patches (2D), under the springs."""
     if len(faces) == 0:
         return
@@ -64,8 +76,15 @@ def _add_faces(ax, x: np.ndarray, faces: np.ndarray, dim: int) -> None:
 
 
 def draw(
-    sim, ax=None, color_by=None, node_size=6.0, faces=True, linewidth=0.8, limit=None, colorbar=True
-):
+    sim: System,
+    ax: Axes | None = None,
+    color_by: str | None = None,
+    node_size: float = 6.0,
+    faces: bool = True,
+    linewidth: float = 0.8,
+    limit: float | None = None,
+    colorbar: bool = True,
+) -> Axes:
     """Draw a system's springs as lines, its nodes as dots and pinned nodes as squares.
 
     Parameters
@@ -146,7 +165,7 @@ def draw(
     return ax
 
 
-def _fit_limits(ax, x, dim):
+def _fit_limits(ax: Axes, x: np.ndarray, dim: int) -> None:
     """Equal-aspect limits around the nodes, with a margin."""
     if len(x) == 0:
         return
@@ -161,7 +180,7 @@ def _fit_limits(ax, x, dim):
         ax.set_aspect("equal")
 
 
-def plot_energy(history, ax=None, dissipated=True):
+def plot_energy(history: History, ax: Axes | None = None, dissipated: bool = True) -> Axes:
     """Plot a run's energies against time: each term, the total, and total + dissipated.
 
     Pressure is drawn only when the system has gas. Without damping, drag, contacts or
@@ -216,7 +235,13 @@ def plot_energy(history, ax=None, dissipated=True):
     return ax
 
 
-def animate(history, fig=None, ax=None, interval=None, node_size=6.0):
+def animate(
+    history: History,
+    fig: Figure | None = None,
+    ax: Axes | None = None,
+    interval: float | None = None,
+    node_size: float = 6.0,
+) -> FuncAnimation:
     """Animate the position frames of a run (``sim.run(..., frames=F)``).
 
     Springs between the recorded nodes are drawn as lines, the nodes as dots, with the
@@ -277,7 +302,7 @@ def animate(history, fig=None, ax=None, interval=None, node_size=6.0):
         step = float(np.mean(np.diff(history.frame_times))) if len(frames) > 1 else 0.05
         interval = max(1000.0 * step, 20.0)
 
-    def show(k):
+    def show(k: int) -> tuple[Any, Any]:
         lines.set_segments(shown[k][history.edges])
         if dim == 3:
             dots._offsets3d = tuple(shown[k].T)

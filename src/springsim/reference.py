@@ -18,7 +18,14 @@ Examples
 
 from __future__ import annotations
 
+from collections.abc import Iterable
+from typing import TYPE_CHECKING
+
 import numpy as np
+import numpy.typing as npt
+
+if TYPE_CHECKING:
+    from springsim.system import System
 
 METHODS = (
     "euler",
@@ -74,26 +81,26 @@ class State:
 
     def __init__(
         self,
-        positions,
-        masses,
-        springs=(),
-        rest_lengths=(),
-        stiffness=(),
-        damping=(),
-        velocities=None,
-        external_forces=None,
-        pinned=None,
-        gravity=None,
-        wind=None,
-        drag=0.0,
-        energy_loss=1.0,
-        time=0.0,
-        iterations=10,
-        pressure=(),
-        faces=None,
-        air_density=1.2,
-        drag_coefficient=0.0,
-    ):
+        positions: npt.ArrayLike,
+        masses: npt.ArrayLike,
+        springs: npt.ArrayLike = (),
+        rest_lengths: npt.ArrayLike = (),
+        stiffness: npt.ArrayLike = (),
+        damping: npt.ArrayLike = (),
+        velocities: npt.ArrayLike | None = None,
+        external_forces: npt.ArrayLike | None = None,
+        pinned: npt.ArrayLike | None = None,
+        gravity: npt.ArrayLike | None = None,
+        wind: npt.ArrayLike | None = None,
+        drag: float = 0.0,
+        energy_loss: float = 1.0,
+        time: float = 0.0,
+        iterations: int = 10,
+        pressure: Iterable[tuple[npt.ArrayLike, float, float]] = (),
+        faces: npt.ArrayLike | None = None,
+        air_density: float = 1.2,
+        drag_coefficient: float = 0.0,
+    ) -> None:
         self.x = np.array(positions, dtype=np.float64)
         n, dim = self.x.shape
         self.dim = dim
@@ -114,7 +121,7 @@ class State:
         self.energy_loss = float(energy_loss)
         self.time = float(time)
         # Acceleration of the previous Verlet step; None until one has run.
-        self.prev_accel = None
+        self.prev_accel: np.ndarray | None = None
         #: Constraint passes per substep of "xpbd".
         self.iterations = int(iterations)
         #: Gas bodies: [(elements (K, dim) int64, nrt, ambient), ...].
@@ -128,7 +135,7 @@ class State:
         self.drag_coefficient = float(drag_coefficient)
 
     @classmethod
-    def from_system(cls, sim) -> State:
+    def from_system(cls, sim: System) -> State:
         """Copy a :class:`springsim.System` into a reference state."""
         return cls(
             positions=sim.positions,
@@ -285,7 +292,7 @@ def _move_pinned(s: State, x0: np.ndarray, v0: np.ndarray, dt: float) -> None:
     s.v[p] = v0[p]
 
 
-def _euler(s, dt):
+def _euler(s: State, dt: float) -> None:
     # Explicit Euler: both updates use the old state. Unstable for undamped springs.
     x0, v0 = s.x.copy(), s.v.copy()
     a = accelerations(s, x0, v0)
@@ -294,7 +301,7 @@ def _euler(s, dt):
     _move_pinned(s, x0, v0, dt)
 
 
-def _symplectic_euler(s, dt):
+def _symplectic_euler(s: State, dt: float) -> None:
     # Semi-implicit Euler: the new velocity moves the node.
     x0, v0 = s.x.copy(), s.v.copy()
     a = accelerations(s, x0, v0)
@@ -303,7 +310,7 @@ def _symplectic_euler(s, dt):
     _move_pinned(s, x0, v0, dt)
 
 
-def _verlet(s, dt):
+def _verlet(s: State, dt: float) -> None:
     # Position Verlet, x' = 2x - x_prev + a dt².  The previous position is the one
     # implied by the current state, x_prev = x - v dt + ½ a_prev dt², so writing x or
     # v between steps is always honoured.  The velocity reported afterwards,
@@ -318,7 +325,7 @@ def _verlet(s, dt):
     _move_pinned(s, x0, v0, dt)
 
 
-def _velocity_verlet(s, dt):
+def _velocity_verlet(s: State, dt: float) -> None:
     # Kick-drift-kick: half kick, drift, force at the new positions, half kick.
     # Velocity-dependent forces (damping, drag) at the new positions are evaluated
     # with the Euler-predicted end velocity v + a dt, which is O(dt²) accurate; the
@@ -334,7 +341,7 @@ def _velocity_verlet(s, dt):
     _move_pinned(s, x0, v0, dt)
 
 
-def _rk2(s, dt):
+def _rk2(s: State, dt: float) -> None:
     # Heun: evaluate the whole state at the start and at an Euler-predicted end,
     # then apply the average (the OSU slides' second-order method).
     x0, v0 = s.x.copy(), s.v.copy()
@@ -347,7 +354,7 @@ def _rk2(s, dt):
     _move_pinned(s, x0, v0, dt)
 
 
-def _rk4(s, dt):
+def _rk4(s: State, dt: float) -> None:
     # Classical fourth-order Runge-Kutta on (x, v).
     x0, v0 = s.x.copy(), s.v.copy()
     a1 = accelerations(s, x0, v0)
@@ -380,7 +387,7 @@ def colour_order(springs: np.ndarray, num_nodes: int) -> list[int]:
     >>> colour_order(np.array([[0, 1], [1, 2], [2, 3]]), 4)
     [0, 2, 1]
     """
-    taken = [set() for _ in range(num_nodes)]
+    taken: list[set[int]] = [set() for _ in range(num_nodes)]
     colours = []
     for i, j in springs:
         c = 0
@@ -393,7 +400,7 @@ def colour_order(springs: np.ndarray, num_nodes: int) -> list[int]:
     return sorted(range(len(colours)), key=lambda s: (colours[s], s))
 
 
-def _xpbd(s, dt):
+def _xpbd(s: State, dt: float) -> None:
     # XPBD (Macklin et al. 2016): predict with the non-spring forces (gravity, drag,
     # external, gas), then solve each spring as a distance constraint C = l - L with
     # compliance alpha = 1/k (0: rigid rod) and damping gamma = alpha c / dt,
@@ -437,7 +444,9 @@ def _xpbd(s, dt):
     _move_pinned(s, x0, v0, dt)
 
 
-def spring_blocks(s: State, x: np.ndarray, projected: bool = False):
+def spring_blocks(
+    s: State, x: np.ndarray, projected: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """Per-spring unit vectors u (M, dim) and the 3×3 (2×2) blocks
     ``K_s = k [u uᵀ + (1 − L/l)(I − u uᵀ)]`` (M, dim, dim); ``projected`` clamps
     1 − L/l at 0. A spring shorter than MIN_SPRING_LENGTH has u = 0 and K_s = 0."""
@@ -471,7 +480,7 @@ def hessian(s: State, x: np.ndarray, projected: bool = False) -> np.ndarray:
     return assemble(s, spring_blocks(s, x, projected)[1])
 
 
-def _implicit_euler(s, dt):
+def _implicit_euler(s: State, dt: float) -> None:
     # Linearised backward Euler (Baraff & Witkin 1998), solved exactly here (the kernel
     # uses conjugate gradients):
     #   (M − dt ∂f/∂v − dt² ∂f/∂x) Δv = dt (f + dt ∂f/∂x v),  v += Δv, x += dt v,

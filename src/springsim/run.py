@@ -6,11 +6,17 @@ from __future__ import annotations
 import math
 import operator
 import time
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 
 from springsim import divergence
 from springsim.history import ENERGY_TERMS, History
+
+if TYPE_CHECKING:
+    from springsim.system import System
 
 #: Target wall time of one call into C, s: short enough that the progress bar moves
 #: and Ctrl-C is answered promptly, long enough that the Python between calls is noise.
@@ -21,7 +27,7 @@ PROGRESS_AFTER = 1.0
 DEFAULT_RECORDS = 1000
 
 
-def _count(value, name: str, minimum: int) -> int:
+def _count(value: Any, name: str, minimum: int) -> int:
     if isinstance(value, bool):
         raise TypeError(f"{name} must be an int, not bool")
     try:
@@ -33,7 +39,7 @@ def _count(value, name: str, minimum: int) -> int:
     return value
 
 
-def _seconds(value, name: str) -> float:
+def _seconds(value: object, name: str) -> float:
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a number of seconds, not {type(value).__name__}")
     value = float(value)
@@ -42,7 +48,7 @@ def _seconds(value, name: str) -> float:
     return value
 
 
-def _schedule(total: int, record_every: int, frames: int) -> tuple[list[int], set, set]:
+def _schedule(total: int, record_every: int, frames: int) -> tuple[list[int], set[int], set[int]]:
     """The step counts at which the run stops to record (0 and total included)."""
     records = set(range(0, total, record_every)) | {total}
     frame_steps = set()
@@ -55,7 +61,7 @@ class _Progress:
     """A tqdm.auto bar (a widget in notebooks, a line in a terminal), or nothing."""
 
     def __init__(self, total: int, wanted: bool):
-        self.bar = None
+        self.bar: Any = None  # a tqdm bar once started
         self.total = total
         self.wanted = wanted
 
@@ -83,7 +89,7 @@ class _Progress:
 def _attach_history(error: BaseException, history: History) -> None:
     """Put the run's records on the error as ``error.history``, with a note saying so."""
     try:
-        error.history = history
+        error.history = history  # type: ignore[attr-defined]
     except (AttributeError, TypeError):  # pragma: no cover - an exception without __dict__
         return
     if hasattr(error, "add_note"):  # Python >= 3.11
@@ -94,15 +100,15 @@ def _attach_history(error: BaseException, history: History) -> None:
 
 
 def run(
-    sim,
-    duration,
-    dt,
-    method=None,
-    record_every=None,
-    frames=None,
-    frame_nodes=None,
-    progress=True,
-    callback=None,
+    sim: System,
+    duration: float,
+    dt: float,
+    method: str | None = None,
+    record_every: int | None = None,
+    frames: int | None = None,
+    frame_nodes: npt.ArrayLike | None = None,
+    progress: bool = True,
+    callback: Callable[[System], object] | None = None,
 ) -> History:
     """See :meth:`springsim.System.run`."""
     duration, dt = _seconds(duration, "duration"), _seconds(dt, "dt")
@@ -132,7 +138,9 @@ def run(
         raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
 
     stops, record_steps, frame_steps = _schedule(total, record_every, frame_count)
-    columns = {name: [] for name in (*ENERGY_TERMS, "times", "dissipated", "momentum")}
+    columns: dict[str, list[Any]] = {
+        name: [] for name in (*ENERGY_TERMS, "times", "dissipated", "momentum")
+    }
     frame_times, frame_data = [], []
     renumber = np.full(sim.num_nodes, -1, dtype=np.int64)
     renumber[nodes] = np.arange(len(nodes))

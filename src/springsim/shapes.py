@@ -14,7 +14,10 @@ the right-hand rule); ``pin`` takes a name, ``None``/``"none"``, or node indices
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
+
 import numpy as np
+import numpy.typing as npt
 
 from springsim.system import System
 
@@ -25,7 +28,7 @@ MAX_LEVEL = 8
 # ---------------------------------------------------------------------- argument checks
 
 
-def _integer(value, name: str, minimum: int) -> int:
+def _integer(value: object, name: str, minimum: int) -> int:
     """``value`` as an int >= ``minimum``: TypeError for a non-integer, else ValueError."""
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
         raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
@@ -34,7 +37,7 @@ def _integer(value, name: str, minimum: int) -> int:
     return int(value)
 
 
-def _number(value, name: str, positive: bool = False) -> float:
+def _number(value: object, name: str, positive: bool = False) -> float:
     """One finite real number, > 0 if ``positive`` else >= 0."""
     array = np.asarray(value)
     if array.dtype.kind not in "iuf":
@@ -48,7 +51,7 @@ def _number(value, name: str, positive: bool = False) -> float:
     return number
 
 
-def _dimension(dim) -> int:
+def _dimension(dim: object) -> int:
     """2 or 3."""
     dim = _integer(dim, "dim", 2)
     if dim not in (2, 3):
@@ -56,7 +59,13 @@ def _dimension(dim) -> int:
     return dim
 
 
-def _vector(value, name: str, dim: int, default=None, positive: bool = False) -> np.ndarray:
+def _vector(
+    value: npt.ArrayLike | None,
+    name: str,
+    dim: int,
+    default: npt.ArrayLike | None = None,
+    positive: bool = False,
+) -> np.ndarray:
     """A finite (dim,) float vector; a scalar is broadcast when ``positive`` (a size)."""
     if value is None:
         return np.zeros(dim) if default is None else np.array(default, dtype=np.float64)
@@ -73,7 +82,7 @@ def _vector(value, name: str, dim: int, default=None, positive: bool = False) ->
     return array
 
 
-def _node_masses(mass, count: int) -> np.ndarray:
+def _node_masses(mass: npt.ArrayLike, count: int) -> np.ndarray:
     """Per-node masses: a scalar total spread equally, or an (count,) array taken as is.
 
     Raises TypeError for non-numbers and ValueError for a wrong length or a mass
@@ -94,7 +103,9 @@ def _node_masses(mass, count: int) -> np.ndarray:
     return m
 
 
-def _pin_nodes(pin, named: dict[str, np.ndarray], count: int) -> np.ndarray:
+def _pin_nodes(
+    pin: str | npt.ArrayLike | None, named: dict[str, np.ndarray], count: int
+) -> np.ndarray:
     """The nodes ``pin`` names: a key of ``named``, None/"none" (no node), or indices."""
     valid = ", ".join(repr(name) for name in [*named, "none"])
     if pin is None or (isinstance(pin, str) and pin == "none"):
@@ -114,7 +125,7 @@ def _pin_nodes(pin, named: dict[str, np.ndarray], count: int) -> np.ndarray:
     return indices
 
 
-def _choice(value, name: str, valid: tuple[str, ...]) -> str:
+def _choice(value: object, name: str, valid: tuple[str, ...]) -> str:
     """One of the strings ``valid``; the error lists them."""
     if not isinstance(value, str):
         raise TypeError(f"{name} must be a string, one of {valid}, not {value!r}")
@@ -126,7 +137,7 @@ def _choice(value, name: str, valid: tuple[str, ...]) -> str:
 # ---------------------------------------------------------------------- topology helpers
 
 
-def _lattice_pairs(grid: np.ndarray, offsets) -> np.ndarray:
+def _lattice_pairs(grid: np.ndarray, offsets: Sequence[tuple[int, ...]]) -> np.ndarray:
     """Pairs (grid[p], grid[p + o]) for every lattice point p with p + o inside, per offset.
 
     ``grid`` holds node indices on a regular lattice; each offset gives one family of
@@ -217,7 +228,15 @@ def _icosphere(level: int) -> tuple[np.ndarray, np.ndarray]:
     return x, tri
 
 
-def _system(positions, masses, pairs, stiffness, damping, faces=None, pinned=()) -> System:
+def _system(
+    positions: np.ndarray,
+    masses: npt.ArrayLike,
+    pairs: np.ndarray,
+    stiffness: npt.ArrayLike,
+    damping: npt.ArrayLike,
+    faces: np.ndarray | None = None,
+    pinned: np.ndarray | Sequence[int] = (),
+) -> System:
     """A new System holding these nodes, springs (rest = current length) and faces."""
     sim = System(dim=positions.shape[1])
     sim.add_nodes(positions, masses=masses)
@@ -233,7 +252,7 @@ def _system(positions, masses, pairs, stiffness, damping, faces=None, pinned=())
 # ---------------------------------------------------------------------- public builders
 
 
-def triangulate(polygons) -> np.ndarray:
+def triangulate(polygons: Iterable[Sequence[int]] | np.ndarray) -> np.ndarray:
     """Fan-triangulate polygons (sequences of >= 3 vertex indices) into (F, 3) int64.
 
     A polygon (p0, p1, ..., pk) becomes (p0, p1, p2), (p0, p2, p3), ..., which keeps
@@ -246,7 +265,7 @@ def triangulate(polygons) -> np.ndarray:
     """
     if isinstance(polygons, np.ndarray) and polygons.ndim == 2 and polygons.shape[1] == 3:
         return polygons.astype(np.int64)
-    triangles = []
+    triangles: list[tuple[int, int, int]] = []
     for k, polygon in enumerate(polygons):
         p = [int(i) for i in polygon]
         if len(p) < 3:
@@ -285,7 +304,14 @@ def bend_pairs(triangles: np.ndarray, edges: np.ndarray) -> np.ndarray:
     return np.array(pairs, dtype=np.int64).reshape(-1, 2)
 
 
-def mesh(vertices, faces, mass, stiffness, damping=0.0, bend=False) -> System:
+def mesh(
+    vertices: npt.ArrayLike,
+    faces: Iterable[Sequence[int]] | np.ndarray,
+    mass: npt.ArrayLike,
+    stiffness: npt.ArrayLike,
+    damping: npt.ArrayLike = 0.0,
+    bend: bool = False,
+) -> System:
     """A mass-spring system from a polygon mesh: each unique edge becomes one spring.
 
     The Gamasutra article's converter, deduplicated: an edge shared by two faces is
@@ -339,7 +365,15 @@ def mesh(vertices, faces, mass, stiffness, damping=0.0, bend=False) -> System:
 
 
 def string(
-    n, length, mass, stiffness, damping=0.0, dim=3, start=None, direction=None, pin="start"
+    n: int,
+    length: float,
+    mass: npt.ArrayLike,
+    stiffness: float,
+    damping: float = 0.0,
+    dim: int = 3,
+    start: npt.ArrayLike | None = None,
+    direction: npt.ArrayLike | None = None,
+    pin: str | npt.ArrayLike | None = "start",
 ) -> System:
     """A string (a chain) of ``n`` nodes joined by ``n − 1`` equal springs.
 
@@ -416,20 +450,20 @@ def string(
 
 
 def cloth(
-    nx,
-    ny,
-    width,
-    height,
-    mass,
-    stiffness,
-    damping=0.0,
-    shear=True,
-    bend=True,
-    shear_stiffness=None,
-    bend_stiffness=None,
-    dim=3,
-    origin=None,
-    pin="top_corners",
+    nx: int,
+    ny: int,
+    width: float,
+    height: float,
+    mass: npt.ArrayLike,
+    stiffness: float,
+    damping: float = 0.0,
+    shear: bool = True,
+    bend: bool = True,
+    shear_stiffness: float | None = None,
+    bend_stiffness: float | None = None,
+    dim: int = 3,
+    origin: npt.ArrayLike | None = None,
+    pin: str | npt.ArrayLike | None = "top_corners",
 ) -> System:
     """A rectangular cloth of ``nx × ny`` nodes hanging in the x–y plane.
 
@@ -535,17 +569,17 @@ JELLY_ARRANGEMENTS = ("stable", "simple")
 
 
 def jelly(
-    nx,
-    ny,
-    nz=None,
+    nx: int,
+    ny: int,
+    nz: int | None = None,
     *,
-    size,
-    mass,
-    stiffness,
-    damping=0.0,
-    arrangement="stable",
-    origin=None,
-    pin=None,
+    size: npt.ArrayLike,
+    mass: npt.ArrayLike,
+    stiffness: float,
+    damping: float = 0.0,
+    arrangement: str = "stable",
+    origin: npt.ArrayLike | None = None,
+    pin: str | npt.ArrayLike | None = None,
 ) -> System:
     """A block of jelly: an ``nx × ny × nz`` lattice of nodes (``nx × ny`` in 2D).
 
@@ -624,8 +658,8 @@ def jelly(
     steps = size / (np.array(counts) - 1)
     x = origin + np.stack(np.unravel_index(np.arange(count), counts[::-1])[::-1], axis=1) * steps
     if dim == 2:
-        edges = [(1, 0), (0, 1)]
-        diagonals = [(1, 1), (1, -1)]
+        edges: list[tuple[int, ...]] = [(1, 0), (0, 1)]
+        diagonals: list[tuple[int, ...]] = [(1, 1), (1, -1)]
         faces = _quad_triangles(grid)  # (+x) × (+y) = +z
     else:
         edges = [(1, 0, 0), (0, 1, 0), (0, 0, 1)]
@@ -637,7 +671,16 @@ def jelly(
     return _system(x, masses, pairs, k, c, faces=faces, pinned=pinned)
 
 
-def ball(n, radius, mass, stiffness, damping=0.0, dim=3, center=None, nrt=None) -> System:
+def ball(
+    n: int,
+    radius: float,
+    mass: npt.ArrayLike,
+    stiffness: float,
+    damping: float = 0.0,
+    dim: int = 3,
+    center: npt.ArrayLike | None = None,
+    nrt: float | None = None,
+) -> System:
     """A hollow ball: an icosphere in 3D, a ring of nodes in 2D; with ``nrt``, full of gas.
 
     3D: the icosphere of subdivision level ``n``. Level 0 is the icosahedron (12
@@ -730,11 +773,13 @@ def ball(n, radius, mass, stiffness, damping=0.0, dim=3, center=None, nrt=None) 
     nrt = None if nrt is None else _number(nrt, "nrt")
     sim = _system(center + radius * unit, masses, pairs, k, c, faces=faces)
     if nrt is not None:
-        sim.add_pressure(np.arange(n) if dim == 2 else faces, nrt)
+        sim.add_pressure(np.arange(n) if dim == 2 else faces, nrt)  # type: ignore[arg-type]
     return sim
 
 
-def cluster(points, mass, stiffness, damping=0.0) -> System:
+def cluster(
+    points: npt.ArrayLike, mass: npt.ArrayLike, stiffness: float, damping: float = 0.0
+) -> System:
     """Nodes at ``points``, every pair joined by a spring: a squishy body.
 
     The xbdev article's squishy objects: linking every vertex to every other keeps
@@ -793,19 +838,19 @@ def cluster(points, mass, stiffness, damping=0.0) -> System:
 
 
 def balloon(
-    radius,
-    string_length,
-    mass,
-    stiffness,
-    damping=0.0,
-    dim=3,
-    n=None,
-    string_nodes=10,
-    string_mass=None,
-    string_stiffness=None,
-    center=None,
-    pin="end",
-    nrt=None,
+    radius: float,
+    string_length: float,
+    mass: float,
+    stiffness: float,
+    damping: float = 0.0,
+    dim: int = 3,
+    n: int | None = None,
+    string_nodes: int = 10,
+    string_mass: float | None = None,
+    string_stiffness: float | None = None,
+    center: npt.ArrayLike | None = None,
+    pin: str | npt.ArrayLike | None = "end",
+    nrt: float | None = None,
 ) -> System:
     """A balloon on a string: a :func:`ball` with a :func:`string` tied below it.
 

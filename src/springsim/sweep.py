@@ -6,13 +6,27 @@ from __future__ import annotations
 import itertools
 import math
 import multiprocessing
+import multiprocessing.context
 import os
-from collections.abc import Mapping, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from concurrent.futures import Future, ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING, Any
 
 import cloudpickle
 import numpy as np
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+    from springsim.history import History
+    from springsim.system import System
+
+# A point's parameters, or its row of results; a task for a worker; what comes back
+# (``{"row": row, "history": History or None}``).
+Row = dict[str, Any]
+_Task = dict[str, Any]
+_Result = dict[str, Any]
 
 #: Keys of a point that set the run instead of being passed to ``build``.
 RUN_KEYS = ("dt", "duration", "method")
@@ -31,7 +45,7 @@ COLUMNS = (
 )
 
 
-def points_of(params) -> list[dict]:
+def points_of(params: object) -> list[Row]:
     """The points of a sweep: a dict of lists is a grid (their product, the first key
     varying slowest), a list of dicts is taken as it is."""
     if isinstance(params, Mapping):
@@ -61,7 +75,7 @@ def points_of(params) -> list[dict]:
     )
 
 
-def _scalar(value):
+def _scalar(value: object) -> object:
     """A measure's value as a plain Python scalar (NumPy scalars unwrapped)."""
     if isinstance(value, np.generic):
         return value.item()
@@ -77,7 +91,7 @@ def _describe(error: BaseException) -> str:
     return f"{type(error).__name__}: {text}"
 
 
-def _error_row(point: dict, message: str) -> dict:
+def _error_row(point: Row, message: str) -> Row:
     """The row of a point that failed before it had a system: NaN measures."""
     row = dict(point)
     row.update({name: math.nan for name in COLUMNS})
@@ -85,7 +99,7 @@ def _error_row(point: dict, message: str) -> dict:
     return row
 
 
-def run_point(task: dict) -> dict:
+def run_point(task: _Task) -> _Result:
     """Build, run and measure one point. Runs in a worker; never raises for the
     point's own failures (any Exception): they become its status ("unstable" or
     "error") and message."""
@@ -152,7 +166,7 @@ def _run_shipped(blob: bytes) -> bytes:
         )
 
 
-def _unship(blob, point: dict) -> dict:
+def _unship(blob: bytes, point: Row) -> _Result:
     """A result from _run_shipped, or the error row of its point."""
     try:
         result = cloudpickle.loads(blob)
@@ -170,7 +184,7 @@ def _init_worker() -> None:
     set_num_threads(1)
 
 
-def _context():
+def _context() -> multiprocessing.context.BaseContext:
     """forkserver where there is one (no fork of a process holding OpenMP threads),
     else spawn; build functions travel by cloudpickle, so notebooks' work too."""
     methods = multiprocessing.get_all_start_methods()
@@ -179,7 +193,7 @@ def _context():
 
 class _Bar:
     def __init__(self, total: int, wanted: bool):
-        self.bar = None
+        self.bar: Any = None  # a tqdm bar
         if wanted and total > 1:
             from tqdm.auto import tqdm
 
@@ -194,7 +208,7 @@ class _Bar:
             self.bar.close()
 
 
-def _in_process(tasks, bar) -> list[dict]:
+def _in_process(tasks: list[_Task], bar: _Bar) -> list[_Result]:
     results = []
     for task in tasks:
         results.append(run_point(task))
@@ -202,7 +216,7 @@ def _in_process(tasks, bar) -> list[dict]:
     return results
 
 
-def _ship(task: dict):
+def _ship(task: _Task) -> tuple[bytes | None, _Result | None]:
     """The task as cloudpickle bytes, or the error row of its point if it cannot be."""
     try:
         return cloudpickle.dumps(task), None
@@ -211,13 +225,13 @@ def _ship(task: dict):
         return None, {"row": _error_row(task["point"], message), "history": None}
 
 
-def _on_local_processes(tasks, bar, workers: int) -> list[dict]:
-    results = [None] * len(tasks)
-    died = []
+def _on_local_processes(tasks: list[_Task], bar: _Bar, workers: int) -> list[_Result]:
+    results: list[Any] = [None] * len(tasks)
+    died: list[tuple[int, BrokenProcessPool]] = []
     with ProcessPoolExecutor(
         max_workers=min(workers, len(tasks)), mp_context=_context(), initializer=_init_worker
     ) as pool:
-        futures = {}
+        futures: dict[Future[bytes], int] = {}
         for k, task in enumerate(tasks):
             blob, results[k] = _ship(task)
             if blob is not None:
@@ -257,9 +271,11 @@ def _on_local_processes(tasks, bar, workers: int) -> list[dict]:
     return results
 
 
-def _on_dask(tasks, bar, client) -> list[dict]:
+def _on_dask(tasks: list[_Task], bar: _Bar, client: Any) -> list[_Result]:
     from distributed import as_completed as dask_completed
 
+    results: list[Any]
+    futures: dict[Any, int]
     results, futures = [None] * len(tasks), {}
     for k, task in enumerate(tasks):
         blob, results[k] = _ship(task)
@@ -278,18 +294,18 @@ def _on_dask(tasks, bar, client) -> list[dict]:
 
 
 def sweep(
-    build,
-    params,
-    duration,
-    dt,
-    method=None,
-    measure=None,
-    record_every=None,
-    client=None,
-    progress=True,
-    workers=None,
-    keep_histories=False,
-):
+    build: Callable[..., System],
+    params: Mapping[str, Any] | Sequence[Mapping[str, Any]],
+    duration: float,
+    dt: float,
+    method: str | None = None,
+    measure: Callable[[System, History], Mapping[str, Any]] | None = None,
+    record_every: int | None = None,
+    client: Any = None,
+    progress: bool = True,
+    workers: int | None = None,
+    keep_histories: bool = False,
+) -> SweepResult:
     """Build and run one system per point of a parameter grid, in parallel.
 
     Each point is a dict of parameters. ``build(**point)`` makes its System, which
@@ -417,7 +433,9 @@ class SweepResult:
         Each point's record when the sweep kept them (``keep_histories=True``).
     """
 
-    def __init__(self, points, rows, histories=None):
+    def __init__(
+        self, points: list[Row], rows: list[Row], histories: list[History | None] | None = None
+    ) -> None:
         # Points that failed were not measured: give them the measures' columns, NaN.
         names = list(dict.fromkeys(name for row in rows for name in row))
         self.points = points
@@ -427,10 +445,10 @@ class SweepResult:
     def __len__(self) -> int:
         return len(self.rows)
 
-    def __iter__(self):
+    def __iter__(self) -> Iterator[Row]:
         return iter(self.rows)
 
-    def __getitem__(self, index) -> dict:
+    def __getitem__(self, index: int) -> Row:
         return self.rows[index]
 
     def column(self, name: str) -> np.ndarray:
@@ -441,13 +459,13 @@ class SweepResult:
             )
         return np.array([row[name] for row in self.rows])
 
-    def history(self, index: int):
+    def history(self, index: int) -> History | None:
         """The History of point ``index`` (None if it failed before running)."""
         if self.histories is None:
             raise ValueError("this sweep kept no histories: run it with keep_histories=True")
         return self.histories[index]
 
-    def to_dataframe(self):
+    def to_dataframe(self) -> pd.DataFrame:
         """The rows as a pandas DataFrame (needs pandas)."""
         try:
             import pandas as pd
@@ -455,7 +473,7 @@ class SweepResult:
             raise ImportError("to_dataframe() needs pandas: pip install pandas") from None
         return pd.DataFrame(self.rows)
 
-    def __eq__(self, other) -> bool:
+    def __eq__(self, other: object) -> bool:
         if not isinstance(other, SweepResult):
             return NotImplemented
         return _same_rows(self.rows, other.rows) and (
@@ -463,17 +481,17 @@ class SweepResult:
             and (self.histories is None or self.histories == other.histories)
         )
 
-    __hash__ = None
+    __hash__ = None  # type: ignore[assignment]  # equal by value, and mutable
 
     def __repr__(self) -> str:
-        counts = {}
+        counts: dict[str, int] = {}
         for row in self.rows:
             counts[row["status"]] = counts.get(row["status"], 0) + 1
         summary = ", ".join(f"{n} {status}" for status, n in counts.items())
         return f"<springsim.SweepResult {len(self)} points: {summary}>"
 
 
-def _same_rows(a, b) -> bool:
+def _same_rows(a: Sequence[Row], b: Sequence[Row]) -> bool:
     """Rows equal value by value, NaN equal to NaN."""
     if len(a) != len(b):
         return False

@@ -7,12 +7,23 @@ every value it will rely on, so a bad argument raises before anything changes.
 from __future__ import annotations
 
 import operator
-from typing import NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple
 
 import numpy as np
+import numpy.typing as npt
 
 from springsim import _core
+from springsim._files import StrPath
 from springsim.divergence import substep_books as _substep_books
+
+if TYPE_CHECKING:
+    import scipy.sparse
+
+    from springsim.colliders import Plane, Sphere
+    from springsim.gas import Gas
+    from springsim.history import History
+    from springsim.modes import Modes
 
 
 class Energy(NamedTuple):
@@ -61,7 +72,7 @@ class Solve(NamedTuple):
     capped: int
 
 
-def _as_real_array(value, name: str) -> np.ndarray:
+def _as_real_array(value: npt.ArrayLike, name: str) -> np.ndarray:
     """``value`` as an array of real numbers (or bools), else TypeError naming it."""
     if value is None:
         raise TypeError(f"{name} must be numbers, not None")
@@ -71,7 +82,9 @@ def _as_real_array(value, name: str) -> np.ndarray:
     return array
 
 
-def _as_numbers(value, name: str, dtype, shape: tuple[int, ...]) -> np.ndarray:
+def _as_numbers(
+    value: npt.ArrayLike, name: str, dtype: npt.DTypeLike, shape: tuple[int, ...]
+) -> np.ndarray:
     """``value`` as a C-contiguous array of ``dtype`` broadcast to ``shape``.
 
     Raises TypeError for non-numeric input and ValueError for a shape that does
@@ -87,14 +100,14 @@ def _as_numbers(value, name: str, dtype, shape: tuple[int, ...]) -> np.ndarray:
     return np.ascontiguousarray(array, dtype=dtype)
 
 
-def _scalar(value, name: str) -> float:
+def _scalar(value: object, name: str) -> float:
     """A real number as a float, else TypeError naming it."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.integer, np.floating)):
         raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
     return float(value)
 
 
-def _as_rows(value, name: str, dtype, width: int) -> np.ndarray:
+def _as_rows(value: npt.ArrayLike, name: str, dtype: npt.DTypeLike, width: int) -> np.ndarray:
     """``value`` as an (n, width) array; a single row of length ``width`` is allowed."""
     array = _as_real_array(value, name)
     if array.ndim == 1 and array.shape[0] == width:
@@ -106,7 +119,7 @@ def _as_rows(value, name: str, dtype, width: int) -> np.ndarray:
     return _as_numbers(array, name, dtype, array.shape)
 
 
-def _as_indices(value, name: str = "indices") -> np.ndarray:
+def _as_indices(value: npt.ArrayLike, name: str = "indices") -> np.ndarray:
     """``value`` (an int or a sequence of ints) as a flat int64 array."""
     array = np.asarray(value)
     if array.size == 0:
@@ -127,8 +140,17 @@ class _Drive:
     """
 
     __slots__ = ("indices", "function", "targets", "counter", "rows", "width")
+    function: Any  # the path (a callable) when targets is None
 
-    def __init__(self, indices, function, targets, counter=0, rows=None, width=None):
+    def __init__(
+        self,
+        indices: np.ndarray,
+        function: Callable[[float], npt.ArrayLike] | None,
+        targets: np.ndarray | None,
+        counter: int = 0,
+        rows: np.ndarray | None = None,
+        width: int | None = None,
+    ) -> None:
         self.indices, self.function, self.targets, self.counter = (
             indices,
             function,
@@ -191,10 +213,10 @@ class _Line:
 def _view_property(name: str, doc: str) -> property:
     """A property returning a fresh zero-copy view; assignment copies into it."""
 
-    def get(self):
+    def get(self: _core.System) -> np.ndarray:
         return self._view(name)
 
-    def set(self, value):
+    def set(self: _core.System, value: npt.ArrayLike) -> None:
         current = self._view(name)
         dtype = current.dtype if current.dtype != np.bool_ else np.bool_
         self._set_array(name, _as_numbers(value, name, dtype, current.shape))
@@ -299,6 +321,7 @@ class System(_core.System):
         "The rest shape :meth:`rigid_frame` fits against, (N, dim) float64, m; "
         "the positions the nodes were added at unless you set it.",
     )
+    _drives: list[_Drive]  # in __dict__ while nodes are driven (see _set_drives)
 
     @property
     def springs(self) -> np.ndarray:
@@ -310,7 +333,13 @@ class System(_core.System):
         """Triangles, (F, 3) int32, read-only; outward by the right-hand rule."""
         return self._view("faces")
 
-    def add_nodes(self, positions, masses=1.0, velocities=None, pinned=False) -> np.ndarray:
+    def add_nodes(
+        self,
+        positions: npt.ArrayLike,
+        masses: npt.ArrayLike = 1.0,
+        velocities: npt.ArrayLike | None = None,
+        pinned: npt.ArrayLike = False,
+    ) -> np.ndarray:
         """Append nodes.
 
         Parameters
@@ -356,7 +385,13 @@ class System(_core.System):
         first = self._add_nodes(x, v, m, p)
         return np.arange(first, first + count, dtype=np.int64)
 
-    def add_springs(self, pairs, stiffness, damping=0.0, rest_lengths=None) -> np.ndarray:
+    def add_springs(
+        self,
+        pairs: npt.ArrayLike,
+        stiffness: npt.ArrayLike,
+        damping: npt.ArrayLike = 0.0,
+        rest_lengths: npt.ArrayLike | None = None,
+    ) -> np.ndarray:
         """Append springs between existing nodes.
 
         Parameters
@@ -406,7 +441,7 @@ class System(_core.System):
         first = self._add_springs(pairs, k, c, rest)
         return np.arange(first, first + count, dtype=np.int64)
 
-    def add_faces(self, triangles) -> np.ndarray:
+    def add_faces(self, triangles: npt.ArrayLike) -> np.ndarray:
         """Append triangles (for drawing, normals, OBJ export and pressure).
 
         Parameters
@@ -510,7 +545,14 @@ class System(_core.System):
             self._add_pressure(elements, nrt, ambient)
         return np.arange(offset, offset + n, dtype=np.int64)
 
-    def connect(self, i, j, stiffness, damping=0.0, rest_length=None) -> int:
+    def connect(
+        self,
+        i: int,
+        j: int,
+        stiffness: float,
+        damping: float = 0.0,
+        rest_length: float | None = None,
+    ) -> int:
         """Add one spring between nodes ``i`` and ``j``; returns its index.
 
         Parameters
@@ -545,7 +587,7 @@ class System(_core.System):
         rest = None if rest_length is None else [rest_length]
         return int(self.add_springs([[i, j]], stiffness, damping, rest)[0])
 
-    def remove_nodes(self, indices) -> np.ndarray:
+    def remove_nodes(self, indices: npt.ArrayLike) -> np.ndarray:
         """Remove nodes, with every spring and face that uses them.
 
         The remaining nodes keep their order and are renumbered.
@@ -605,7 +647,7 @@ class System(_core.System):
         length = np.linalg.norm(normals, axis=1, keepdims=True)
         return np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
 
-    def rigid_frame(self, indices=None) -> tuple[np.ndarray, np.ndarray]:
+    def rigid_frame(self, indices: npt.ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
         """Centre of mass and best-fit rotation of the nodes onto their rest shape.
 
         Finds the rotation R minimising ``Σ m |R (r_i − r̄) − (x_i − x̄)|²`` over the
@@ -643,7 +685,7 @@ class System(_core.System):
         >>> np.round(rotation, 12).tolist()
         [[0.0, -1.0], [1.0, 0.0]]
         """
-        idx = slice(None) if indices is None else _as_indices(indices)
+        idx: Any = slice(None) if indices is None else _as_indices(indices)
         if indices is not None and idx.size:
             if idx.min() < 0 or idx.max() >= self.num_nodes:
                 raise ValueError(f"indices must be in [0, {self.num_nodes})")
@@ -673,7 +715,7 @@ class System(_core.System):
         flip[-1] = np.sign(np.linalg.det(u @ vt)) or 1.0  # a rotation, never a reflection
         return center, (u * flip) @ vt
 
-    def remove_springs(self, indices) -> None:
+    def remove_springs(self, indices: npt.ArrayLike) -> None:
         """Remove springs by index; the remaining springs keep their order.
 
         Raises
@@ -693,7 +735,7 @@ class System(_core.System):
         """
         self._remove_springs(_as_indices(indices))
 
-    def pin(self, indices, velocity=None) -> None:
+    def pin(self, indices: npt.ArrayLike, velocity: npt.ArrayLike | None = None) -> None:
         """Pin nodes: hold them where they are, or drag them at a constant velocity.
 
         A pinned node ignores every force (springs, gravity, drag, contacts) and
@@ -761,7 +803,7 @@ class System(_core.System):
             self.drive(idx, _Line(np.array(self.positions[idx]), v.copy(), self.time))
             self.velocities[idx] = v
 
-    def unpin(self, indices) -> None:
+    def unpin(self, indices: npt.ArrayLike) -> None:
         """Release pinned nodes: forces act on them again.
 
         They keep the velocity they have (zero if they were held; a dragged or
@@ -859,7 +901,7 @@ class System(_core.System):
         """
         return Solve(*self._last_solve())
 
-    def stiffness_matrix(self):
+    def stiffness_matrix(self) -> scipy.sparse.csr_matrix:
         """The Hessian K of the elastic energy at the current positions (needs SciPy).
 
         Each spring s = (i, j) with unit vector u, length l and rest length L adds
@@ -897,7 +939,7 @@ class System(_core.System):
 
         return stiffness_matrix(self)
 
-    def normal_modes(self, k):
+    def normal_modes(self, k: int) -> Modes:
         """The ``k`` lowest normal modes of small motions about the current state.
 
         Solves K φ = ω² M φ (K: :meth:`stiffness_matrix`, M: the node masses) over
@@ -970,10 +1012,12 @@ class System(_core.System):
         raise ValueError("the springs have different break strains: read break_strains")
 
     @break_strain.setter
-    def break_strain(self, value) -> None:
+    def break_strain(self, value: float | None) -> None:
         self.break_strains = np.inf if value is None else _scalar(value, "break_strain")
 
-    def drive(self, indices, path) -> None:
+    def drive(
+        self, indices: npt.ArrayLike, path: Callable[[float], npt.ArrayLike] | npt.ArrayLike | None
+    ) -> None:
         """Make nodes follow a prescribed path: a shaken string end, a moving hand.
 
         The nodes are pinned. Before every substep their velocity is set to
@@ -1042,12 +1086,12 @@ class System(_core.System):
         else:
             self._set_drives([*self.__dict__.get("_drives", []), new])
 
-    def _set_drives(self, drives) -> None:
+    def _set_drives(self, drives: list[_Drive]) -> None:
         # The kernel's step hands over to _driven_step while any node is driven.
         self.__dict__["_drives"] = drives
         self._driven = bool(drives)
 
-    def _driven_step(self, dt, steps=1, method=None) -> None:
+    def _driven_step(self, dt: float, steps: int = 1, method: str | None = None) -> None:
         """:meth:`step` for a system with driven nodes (the kernel's step calls this
         when ``_driven`` is set): one kernel call per substep, undone whole on failure,
         and watched for divergence as one call (one set of books over its substeps)."""
@@ -1102,15 +1146,15 @@ class System(_core.System):
 
     def run(
         self,
-        duration,
-        dt,
-        method=None,
-        record_every=None,
-        frames=None,
-        frame_nodes=None,
-        progress=True,
-        callback=None,
-    ):
+        duration: float,
+        dt: float,
+        method: str | None = None,
+        record_every: int | None = None,
+        frames: int | None = None,
+        frame_nodes: npt.ArrayLike | None = None,
+        progress: bool = True,
+        callback: Callable[[System], object] | None = None,
+    ) -> History:
         """Step for ``duration`` seconds, recording energies, momentum and frames.
 
         ``round(duration / dt)`` substeps of ``dt`` run in C between records (in calls
@@ -1191,7 +1235,9 @@ class System(_core.System):
             callback=callback,
         )
 
-    def __reduce__(self):
+    def __reduce__(
+        self,
+    ) -> tuple[Callable[..., System], tuple[type[System], dict[str, np.ndarray], dict[str, Any]]]:
         # Pickle as the save format's arrays (pickle protocol 5 ships them as buffers)
         # plus what the file does not hold: the energy bookkeeping and driven nodes.
         from springsim import io
@@ -1211,7 +1257,13 @@ class System(_core.System):
             new._set_drives([d.copy() for d in self._drives])
         return new
 
-    def add_plane(self, normal, offset=0.0, restitution=0.0, friction=0.0):
+    def add_plane(
+        self,
+        normal: npt.ArrayLike,
+        offset: float = 0.0,
+        restitution: float = 0.0,
+        friction: float = 0.0,
+    ) -> Plane:
         """Add a plane that nodes cannot pass: the half-space n·x >= offset is free.
 
         After every substep, of every method, a free node found behind the plane is
@@ -1268,7 +1320,13 @@ class System(_core.System):
         )
         return handle(self, cid, PLANE)
 
-    def add_sphere(self, center, radius, restitution=0.0, friction=0.0):
+    def add_sphere(
+        self,
+        center: npt.ArrayLike,
+        radius: float,
+        restitution: float = 0.0,
+        friction: float = 0.0,
+    ) -> Sphere:
         """Add a solid sphere (a disc in 2D) that nodes cannot enter.
 
         Contact works as for :meth:`add_plane`, with the normal pointing out of the
@@ -1317,13 +1375,13 @@ class System(_core.System):
         return handle(self, cid, SPHERE)
 
     @property
-    def colliders(self) -> list:
+    def colliders(self) -> list[Plane | Sphere]:
         """The planes and spheres of this system, as handles, in the order added."""
         from springsim.colliders import handle
 
         return [handle(self, cid, kind) for cid, kind, *_ in self._colliders()]
 
-    def remove_collider(self, collider) -> None:
+    def remove_collider(self, collider: Plane | Sphere) -> None:
         """Remove a plane or sphere (a handle from this system).
 
         Raises
@@ -1339,7 +1397,7 @@ class System(_core.System):
             raise ValueError("this collider belongs to another system")
         self._remove_collider(collider._id)
 
-    def add_pressure(self, boundary, nrt, ambient=0.0) -> int:
+    def add_pressure(self, boundary: npt.ArrayLike, nrt: float, ambient: float = 0.0) -> int:
         """Fill a closed boundary with an isothermal ideal gas; returns the body id.
 
         At every force evaluation the kernel computes the enclosed volume V (area in
@@ -1412,7 +1470,7 @@ class System(_core.System):
         elements = boundary_elements(boundary, self.dim)
         return self._add_pressure(elements, _scalar(nrt, "nrt"), _scalar(ambient, "ambient"))
 
-    def gas(self, body):
+    def gas(self, body: int) -> Gas:
         """The gas of pressure body ``body`` (an id from :meth:`add_pressure`).
 
         Returns
@@ -1434,13 +1492,13 @@ class System(_core.System):
         return Gas(self, body)
 
     @property
-    def gases(self) -> list:
+    def gases(self) -> list[Gas]:
         """The gas of every pressure body, as :class:`springsim.gas.Gas` handles, in order."""
         from springsim.gas import Gas
 
         return [Gas(self, body) for body, *_ in self._pressure_bodies()]
 
-    def remove_pressure(self, body) -> None:
+    def remove_pressure(self, body: int) -> None:
         """Remove pressure body ``body`` (its nodes and springs stay).
 
         Raises
@@ -1450,13 +1508,13 @@ class System(_core.System):
         """
         self._remove_pressure(operator.index(body))
 
-    def save(self, path) -> None:
+    def save(self, path: StrPath) -> None:
         """Save every array and parameter to a ``.npz`` file; see :func:`springsim.load`."""
         from springsim import io
 
         io.save(self, path)
 
-    def write_obj(self, path) -> None:
+    def write_obj(self, path: StrPath) -> None:
         """Write positions, uvs and faces as a Wavefront OBJ (opens in Blender, MeshLab)."""
         from springsim import io
 
@@ -1469,7 +1527,7 @@ class System(_core.System):
         )
 
 
-def _unpickle(cls, arrays: dict, extras: dict) -> System:
+def _unpickle(cls: type[System], arrays: dict[str, np.ndarray], extras: dict[str, Any]) -> System:
     """Rebuild a pickled System (see System.__reduce__)."""
     from springsim import io
 

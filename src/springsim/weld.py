@@ -11,8 +11,10 @@ triangles that end up with two equal corners.
 from __future__ import annotations
 
 import itertools
+from collections.abc import Iterable, Sequence
 
 import numpy as np
+import numpy.typing as npt
 
 __all__ = ["weld_polygons", "weld_vertices"]
 
@@ -28,7 +30,7 @@ _FINEST = 1e-12
 _MIX = np.array([0x9E3779B97F4A7C15, 0xC2B2AE3D27D4EB4F, 0x165667B19E3779F9], dtype=np.uint64)
 
 
-def weld_vertices(vertices, distance: float) -> np.ndarray:
+def weld_vertices(vertices: npt.ArrayLike, distance: float) -> np.ndarray:
     """For each vertex, the vertex it is welded to: the first one (in index order) that
     is kept and lies within ``distance`` of it, or itself.
 
@@ -107,7 +109,7 @@ def _weld_distinct(x: np.ndarray, distance: float) -> np.ndarray:
     close = distance * distance
     # Each cell of each grid keeps the kept points in it: a handful (kept points are
     # more than `distance` apart), so each point is compared with a few at most.
-    kept_in: list[dict[int, list]] = [{} for _ in groups]
+    kept_in: list[dict[int, list[tuple[int, list[float]]]]] = [{} for _ in groups]
     chosen = np.flatnonzero(candidate)
     cells = np.stack([g[chosen] for g in groups], axis=1).tolist()
     for i, p, its_cells in zip(chosen.tolist(), x[chosen].tolist(), cells, strict=True):
@@ -125,7 +127,9 @@ def _weld_distinct(x: np.ndarray, distance: float) -> np.ndarray:
     return welded
 
 
-def weld_polygons(polygons, node_of) -> tuple[list[tuple[int, int, int]], list[int], int]:
+def weld_polygons(
+    polygons: Iterable[Sequence[int]], node_of: Sequence[int]
+) -> tuple[list[tuple[int, int, int]], list[int], int]:
     """Triangles of polygons whose vertices are renumbered by ``node_of``.
 
     Each polygon's corners become nodes; a run of corners on one node (an edge welded

@@ -5,6 +5,7 @@ import contextlib
 import os
 import sys
 import time
+from typing import Any
 
 import springsim as ss
 from springsim.bench.kernel import REPEATS, SECONDS, measure
@@ -222,7 +223,7 @@ def run(args: argparse.Namespace, out) -> dict:
         bench.busy = busy_threads(seconds=bench.seconds, repeats=bench.repeats)
         for line in busy_lines(bench.busy):
             bench.say(line)
-    extras = {
+    extras: dict[str, Any] = {
         "targets": [],
         "thread_speedup": None,
         "string_in_one_call": None,

@@ -47,7 +47,7 @@ def kernel_contender(
         state["sim"].step(dt, steps=steps, method=method)
 
     contender = Contender(name, run, reset, clock_for(threads))
-    contender.system = lambda: state["sim"]
+    contender.system = lambda: state["sim"]  # type: ignore[attr-defined]  # the timed system
     return contender
 
 
@@ -195,7 +195,7 @@ def measure(
             dt *= 0.5
     notes = [f"dt halved {halvings}× (unstable at larger dt within K steps)"] * (halvings > 0)
     notes += [skip] * (skip not in ("", "not asked"))
-    nbytes, source = system_bytes(kernel.system())
+    nbytes, source = system_bytes(kernel.system())  # type: ignore[attr-defined]
     row.update(summarize(timed["springsim"], pristine.num_springs))
     row.update(
         dt=dt,

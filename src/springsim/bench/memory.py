@@ -62,8 +62,9 @@ def growth_here(scene_name: str) -> dict:
     sim.step(scenes.scene_dt(sim), steps=STEPS)
     gc.collect()
     anon1, rss1 = anonymous_bytes(), resident_bytes()
-    growth = None if anon0 is None else anon1 - anon0
-    rss_growth = None if rss0 is None else rss1 - rss0
+    # (/proc is there for both readings or for neither)
+    growth = None if anon0 is None else anon1 - anon0  # type: ignore[operator]
+    rss_growth = None if rss0 is None else rss1 - rss0  # type: ignore[operator]
     nbytes, springs = sim.nbytes, sim.num_springs
     return {
         "scene": scene_name,

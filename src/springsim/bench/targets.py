@@ -80,7 +80,7 @@ def _speed_targets(bench) -> list[dict]:
                 f"<= {factor:g}×",
                 value,
                 "×",
-                value <= factor if usable else None,
+                value <= factor if usable else None,  # type: ignore[operator]
                 f"{row['ns_per_spring_step']:.2f} ns" if usable else row["note"],
             )
         )
@@ -151,7 +151,7 @@ def _thread_targets(bench) -> tuple[list[dict], dict | None]:
                 f"<= {BUSY_RATIO}×",
                 row["ratio"],
                 "×",
-                row["ratio"] <= BUSY_RATIO,
+                row["ratio"] <= BUSY_RATIO,  # type: ignore[operator]
                 f"{row['ns_1']:.2f} ns on 1 thread, {row['ns_n']:.2f} ns on {row['threads']}",
             )
         )

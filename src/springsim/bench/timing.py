@@ -26,6 +26,7 @@ import statistics
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 #: The clocks a contender is timed by, by name.
 CLOCKS: dict[str, Callable[[], float]] = {
@@ -121,7 +122,7 @@ def interleave(contenders: Sequence[Contender], rounds: int, seed: int = 0) -> d
         calling thread's CPU time) and ``wall`` (one per round), ``clock`` and ``steps``.
     """
     rng = random.Random(seed)
-    timed = {
+    timed: dict[str, dict[str, Any]] = {
         c.name: {"seconds": [], "cpu": [], "wall": [], "clock": c.clock, "steps": c.steps}
         for c in contenders
     }
