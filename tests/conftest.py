@@ -13,6 +13,20 @@ from springsim import reference
 
 BACKENDS = ("kernel", "reference")
 
+_FTZ_DAZ = 0x8040  # x86 MXCSR: flush-to-zero and denormals-are-zero
+
+
+@pytest.fixture(autouse=True)
+def _ieee_floating_point():
+    """Each test starts in IEEE mode. The bench's JIT peers (Numba, Taichi, Warp) may
+    leave flush-to-zero set in the main thread; the kernel steps in IEEE mode whatever
+    the caller's, but a test's own NumPy arithmetic would not (a tiny gravity then gave
+    -0.0 in NumPy against -2.2e-308 from the kernel, depending on the test order)."""
+    mode = springsim._core._fp_mode()  # 0 where there is no MXCSR (not x86)
+    if mode & _FTZ_DAZ:
+        springsim._core._set_fp_mode(mode & ~_FTZ_DAZ)
+    yield
+
 
 class Model:
     """A mass-spring system built identically on either backend.

@@ -550,8 +550,9 @@ def step(
         raise ValueError(f"springs {rods} are rigid rods: use method='xpbd'")
     if steps > 0 and not drag_pins:
         hold_pins(s)
-    watched = divergence_factor is not None and method != "xpbd" and steps >= Books.EVERY
-    books = Books(s, dt, divergence_factor) if watched else None
+    books = None
+    if divergence_factor is not None and method != "xpbd" and steps >= Books.EVERY:
+        books = Books(s, dt, divergence_factor)
     if method != "verlet":
         s.prev_accel = None
     stepper = _STEPPERS[method]
@@ -598,8 +599,8 @@ class Diverged(FloatingPointError):
 
 
 def motion_energy(s: State, x: np.ndarray, v: np.ndarray) -> float:
-    """The motion's energy Q, J: ½ Σ m |v|² over the free nodes plus ½ Σ k (l − L)²
-    over the springs of finite stiffness."""
+    """The motion's energy Q, J: ``½ Σ m |v|²`` over the free nodes plus
+    ``½ Σ k (l − L)²`` over the springs of finite stiffness."""
     free = ~s.pinned
     kinetic = 0.5 * np.sum(s.m[free] * np.sum(v[free] * v[free], axis=1))
     d = x[s.springs[:, 1]] - x[s.springs[:, 0]]
@@ -626,7 +627,7 @@ class Books:
     P·(x − x₀), the drop of the gas energy, and the power −F_p·v_p of the springs on
     moving pinned nodes p (trapezoid rule per substep). A check (every EVERY substeps
     and at the end) fails when Q > factor · max(A_max, floor), A_max the largest
-    energy available at any check and the floor ½ Σ |P|² dt² / m over the free nodes
+    energy available at any check and the floor ``½ Σ |P|² dt² / m`` over the free nodes
     plus 1e-20 · ½ Σ k L².
     """
 
