@@ -53,6 +53,7 @@ def quick(tmp_path_factory):
     return done.stdout, json.loads((cwd / "out.json").read_text())
 
 
+@pytest.mark.slow
 def test_quick_run_covers_every_scene_and_method(quick):
     _, document = quick
     rows = document["results"]

@@ -67,6 +67,7 @@ def horizontal_cloth(n=50, stiffness=1e4):
     return cloth
 
 
+@pytest.mark.slow
 def test_stiff_cloth_at_ten_times_the_explicit_limit():
     # 50×50 cloth with shear and bend springs: at dt = 10 critical_dt (as if the springs
     # were 100× stiffer than the explicit limit allows) it swings down, stays finite, and

@@ -117,6 +117,7 @@ def traced_growth(work, warmup=WARMUP, cycles=CYCLES):
     return after - before
 
 
+@pytest.mark.slow
 def test_lifecycle_does_not_leak_traced_memory():
     growth = traced_growth(lifecycle)
     assert growth < 100_000, f"{growth} bytes left behind by {CYCLES} cycles"

@@ -490,6 +490,7 @@ def test_weld_vertices_follows_its_definition(seed):
     assert len(set(weld_vertices(x, 0.03).tolist())) < len(x) - 50
 
 
+@pytest.mark.slow
 def test_welding_takes_linear_time_on_a_mesh_of_copies(tmp_path):
     # Every vertex written four times (the worst case: all are candidates): 4 times
     # the vertices, about 4 times the time (16 if it compared all pairs).
