@@ -459,6 +459,9 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
 /* The work of the moving pins and of the air on faces (where it pushes) over the
  * substep just taken (trapezoid rule). */
 void ss_books_pin_work(ss_system *sys, double dt);
+/* aero.c (declared with the air's other functions below): nonzero when the air on
+ * faces acts. */
+int ss_aero_active(const ss_system *sys);
 /* After each substep of a watched call: nonzero when a check is due (`last`: the call's
  * last substep). */
 static inline int ss_books_tick(ss_system *sys, double dt, int last) {
