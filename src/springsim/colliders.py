@@ -29,7 +29,7 @@ class _Collider:
         raise ValueError("this collider was removed from its system")
 
     def _replace(self, index: int, value) -> None:
-        from springsim.system import _as_numbers
+        from springsim._checks import _as_numbers
 
         values = list(self._values())
         if index == 0:
