@@ -19,8 +19,9 @@ import numpy as np
 from springsim import _core
 from springsim._files import path_name, write_atomically
 from springsim._files import quote as _quote
+from springsim._shape_args import _node_masses
 from springsim.reference import MIN_SPRING_LENGTH
-from springsim.shapes import _node_masses, bend_pairs, mesh, unique_edges
+from springsim.shapes import bend_pairs, mesh, unique_edges
 from springsim.system import System
 from springsim.weld import weld_polygons, weld_vertices
 
