@@ -16,7 +16,6 @@ MAX_LINES = 600
 # past its size here) so that this list only shrinks.
 PENDING = {
     "csrc/springsim.h": 763,
-    "csrc/system.c": 750,
 }
 
 
