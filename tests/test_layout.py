@@ -14,9 +14,7 @@ MAX_LINES = 600
 
 # Files still over the limit, to be split; the test fails when one is split (or grows
 # past its size here) so that this list only shrinks.
-PENDING = {
-    "csrc/springsim.h": 763,
-}
+PENDING: dict[str, int] = {}
 
 
 def source_files():
