@@ -14,354 +14,44 @@ the right-hand rule); ``pin`` takes a name, ``None``/``"none"``, or node indices
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-
 import numpy as np
 import numpy.typing as npt
 
+from springsim._bodies import ball, cluster, mesh
+from springsim._geometry import (
+    MAX_LEVEL,
+    _box_triangles,
+    _lattice_pairs,
+    _quad_triangles,
+    bend_pairs,
+    triangulate,
+    unique_edges,
+)
+from springsim._shape_args import (
+    _choice,
+    _dimension,
+    _integer,
+    _node_masses,
+    _number,
+    _pin_nodes,
+    _system,
+    _vector,
+)
 from springsim.system import System
 
-#: The largest icosphere level :func:`ball` builds (655 362 nodes, 1 966 080 springs).
-MAX_LEVEL = 8
-
-
-# ---------------------------------------------------------------------- argument checks
-
-
-def _integer(value: object, name: str, minimum: int) -> int:
-    """``value`` as an int >= ``minimum``: TypeError for a non-integer, else ValueError."""
-    if isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, np.integer)):
-        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
-    if value < minimum:
-        raise ValueError(f"{name} must be >= {minimum}, got {value}")
-    return int(value)
-
-
-def _number(value: object, name: str, positive: bool = False) -> float:
-    """One finite real number, > 0 if ``positive`` else >= 0."""
-    array = np.asarray(value)
-    if array.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be a real number, not {type(value).__name__}")
-    if array.ndim != 0:
-        raise ValueError(f"{name} must be a single number, got shape {array.shape}")
-    number = float(array)
-    if not np.isfinite(number) or number < 0 or (positive and number == 0):
-        bound = "> 0" if positive else ">= 0"
-        raise ValueError(f"{name} must be finite and {bound}, got {number}")
-    return number
-
-
-def _dimension(dim: object) -> int:
-    """2 or 3."""
-    dim = _integer(dim, "dim", 2)
-    if dim not in (2, 3):
-        raise ValueError(f"dim must be 2 or 3, got {dim}")
-    return dim
-
-
-def _vector(
-    value: npt.ArrayLike | None,
-    name: str,
-    dim: int,
-    default: npt.ArrayLike | None = None,
-    positive: bool = False,
-) -> np.ndarray:
-    """A finite (dim,) float vector; a scalar is broadcast when ``positive`` (a size)."""
-    if value is None:
-        return np.zeros(dim) if default is None else np.array(default, dtype=np.float64)
-    array = np.asarray(value)
-    if array.dtype.kind not in "iuf":
-        raise TypeError(f"{name} must be real numbers, not {type(value).__name__}")
-    if positive and array.ndim == 0:
-        array = np.full(dim, array)
-    if array.shape != (dim,):
-        raise ValueError(f"{name} must have shape ({dim},), got {array.shape}")
-    array = array.astype(np.float64)
-    if not np.all(np.isfinite(array)) or (positive and np.any(array <= 0)):
-        raise ValueError(f"{name} must be finite{' and > 0' if positive else ''}, got {array}")
-    return array
-
-
-def _node_masses(mass: npt.ArrayLike, count: int) -> np.ndarray:
-    """Per-node masses: a scalar total spread equally, or an (count,) array taken as is.
-
-    Raises TypeError for non-numbers and ValueError for a wrong length or a mass
-    that is not finite and > 0.
-    """
-    m = np.asarray(mass)
-    if m.dtype.kind not in "iuf":
-        raise TypeError(f"mass must be a real number or an array of them, not {m.dtype}")
-    m = m.astype(np.float64)
-    if m.ndim == 0:
-        if not np.isfinite(m) or m <= 0:
-            raise ValueError(f"mass (the total, kg) must be finite and > 0, got {float(m)}")
-        return np.full(count, float(m) / count)
-    if m.shape != (count,):
-        raise ValueError(f"per-node masses must have shape ({count},), got {m.shape}")
-    if not np.all(np.isfinite(m)) or np.any(m <= 0):
-        raise ValueError("per-node masses must be finite and > 0 kg")
-    return m
-
-
-def _pin_nodes(
-    pin: str | npt.ArrayLike | None, named: dict[str, np.ndarray], count: int
-) -> np.ndarray:
-    """The nodes ``pin`` names: a key of ``named``, None/"none" (no node), or indices."""
-    valid = ", ".join(repr(name) for name in [*named, "none"])
-    if pin is None or (isinstance(pin, str) and pin == "none"):
-        return np.zeros(0, dtype=np.int64)
-    if isinstance(pin, str):
-        if pin not in named:
-            raise ValueError(f"unknown pin {pin!r}; valid: {valid}, None or node indices")
-        return named[pin]
-    indices = np.asarray(pin)
-    if indices.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if indices.dtype.kind not in "iu":
-        raise TypeError(f"pin must be one of {valid}, None or node indices, not {pin!r}")
-    indices = indices.reshape(-1).astype(np.int64)
-    if indices.min() < 0 or indices.max() >= count:
-        raise ValueError(f"pin indices must be in [0, {count}), got {indices.tolist()}")
-    return indices
-
-
-def _choice(value: object, name: str, valid: tuple[str, ...]) -> str:
-    """One of the strings ``valid``; the error lists them."""
-    if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, one of {valid}, not {value!r}")
-    if value not in valid:
-        raise ValueError(f"unknown {name} {value!r}; valid: {', '.join(map(repr, valid))}")
-    return value
-
-
-# ---------------------------------------------------------------------- topology helpers
-
-
-def _lattice_pairs(grid: np.ndarray, offsets: Sequence[tuple[int, ...]]) -> np.ndarray:
-    """Pairs (grid[p], grid[p + o]) for every lattice point p with p + o inside, per offset.
-
-    ``grid`` holds node indices on a regular lattice; each offset gives one family of
-    springs, in the order the offsets are given, and within one in the order of their
-    first node: consecutive springs then touch nearby nodes, which the kernel's loop
-    (and its split of the nodes among threads) needs to be fast.
-    """
-    pairs = [np.zeros((0, 2), dtype=np.int64)]
-    for offset in offsets:
-        a = tuple(slice(max(0, -o), n - max(0, o)) for o, n in zip(offset, grid.shape, strict=True))
-        b = tuple(slice(max(0, o), n - max(0, -o)) for o, n in zip(offset, grid.shape, strict=True))
-        family = np.stack([grid[a].ravel(), grid[b].ravel()], axis=1)
-        pairs.append(family[np.argsort(family[:, 0], kind="stable")])
-    return np.concatenate(pairs).astype(np.int64)
-
-
-def _quad_triangles(grid: np.ndarray) -> np.ndarray:
-    """Two triangles per cell of a 2D index grid, counter-clockwise seen from the side
-    that the cross product (axis 0 direction) × (axis 1 direction) points to."""
-    q0, q1 = grid[:-1, :-1].ravel(), grid[1:, :-1].ravel()
-    q2, q3 = grid[1:, 1:].ravel(), grid[:-1, 1:].ravel()
-    return np.concatenate([np.stack([q0, q1, q2], axis=1), np.stack([q0, q2, q3], axis=1)]).astype(
-        np.int64
-    )
-
-
-def _box_triangles(grid: np.ndarray) -> np.ndarray:
-    """The surface of a 3D index grid (axes x, y, z) as outward triangles."""
-    triangles = []
-    for a in range(3):
-        b, c = (a + 1) % 3, (a + 2) % 3  # e_b × e_c = e_a
-        t = grid.transpose(a, b, c)
-        triangles.append(_quad_triangles(t[0])[:, ::-1])  # the −a side: reversed
-        triangles.append(_quad_triangles(t[-1]))  # the +a side
-    return np.concatenate(triangles)
-
-
-def _icosahedron() -> tuple[np.ndarray, np.ndarray]:
-    """The unit icosahedron with a vertex at each pole of the y axis.
-
-    Vertex 0 is the top (0, 1, 0), 1–5 the upper ring at y = 1/√5, 6–10 the lower
-    ring at y = −1/√5 (turned by 36°), 11 the bottom (0, −1, 0).
-    """
-    k = np.arange(5)
-    ring = 2.0 / np.sqrt(5.0)  # ring radius; ring² + (1/√5)² = 1
-    up, low = 2 * np.pi * k / 5, 2 * np.pi * (k + 0.5) / 5  # the rings' longitudes
-    up = np.stack([ring * np.cos(up), np.full(5, 1 / np.sqrt(5)), ring * np.sin(up)], axis=1)
-    low = np.stack([ring * np.cos(low), np.full(5, -1 / np.sqrt(5)), ring * np.sin(low)], axis=1)
-    x = np.concatenate([[[0.0, 1.0, 0.0]], up, low, [[0.0, -1.0, 0.0]]])
-    u, lo, u1, lo1 = 1 + k, 6 + k, 1 + (k + 1) % 5, 6 + (k + 1) % 5
-    tri = np.concatenate(
-        [
-            np.stack([np.zeros(5, int), u, u1], axis=1),
-            np.stack([u, lo, u1], axis=1),
-            np.stack([u1, lo, lo1], axis=1),
-            np.stack([np.full(5, 11), lo1, lo], axis=1),
-        ]
-    ).astype(np.int64)
-    # Orient every face outward: its normal must point away from the centre.
-    normal = np.cross(x[tri[:, 1]] - x[tri[:, 0]], x[tri[:, 2]] - x[tri[:, 0]])
-    inward = np.einsum("ij,ij->i", normal, x[tri].sum(axis=1)) < 0
-    tri[inward] = tri[inward][:, ::-1]
-    return x, tri
-
-
-def _subdivide(x: np.ndarray, tri: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Split each triangle into four at its edge midpoints, projected to the unit sphere.
-
-    Midpoints are shared between the two triangles of an edge; old vertices keep their
-    indices and each child keeps its parent's orientation.
-    """
-    edges = np.sort(np.stack([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]], axis=1), axis=2)
-    unique, inverse = np.unique(edges.reshape(-1, 2), axis=0, return_inverse=True)
-    middle = x[unique[:, 0]] + x[unique[:, 1]]
-    middle /= np.linalg.norm(middle, axis=1, keepdims=True)
-    ab, bc, ca = (len(x) + inverse.reshape(-1, 3)).T
-    a, b, c = tri.T
-    children = [(a, ab, ca), (b, bc, ab), (c, ca, bc), (ab, bc, ca)]
-    tri = np.concatenate([np.stack(child, axis=1) for child in children])
-    return np.concatenate([x, middle]), tri
-
-
-def _icosphere(level: int) -> tuple[np.ndarray, np.ndarray]:
-    """Unit icosphere: 10·4^level + 2 vertices, 20·4^level outward faces."""
-    x, tri = _icosahedron()
-    for _ in range(level):
-        x, tri = _subdivide(x, tri)
-    return x, tri
-
-
-def _system(
-    positions: np.ndarray,
-    masses: npt.ArrayLike,
-    pairs: np.ndarray,
-    stiffness: npt.ArrayLike,
-    damping: npt.ArrayLike,
-    faces: np.ndarray | None = None,
-    pinned: np.ndarray | Sequence[int] = (),
-) -> System:
-    """A new System holding these nodes, springs (rest = current length) and faces."""
-    sim = System(dim=positions.shape[1])
-    sim.add_nodes(positions, masses=masses)
-    if len(pairs):
-        sim.add_springs(pairs, stiffness=stiffness, damping=damping)
-    if faces is not None and len(faces):
-        sim.add_faces(faces)
-    if len(pinned):
-        sim.pin(pinned)
-    return sim
-
-
-# ---------------------------------------------------------------------- public builders
-
-
-def triangulate(polygons: Iterable[Sequence[int]] | np.ndarray) -> np.ndarray:
-    """Fan-triangulate polygons (sequences of >= 3 vertex indices) into (F, 3) int64.
-
-    A polygon (p0, p1, ..., pk) becomes (p0, p1, p2), (p0, p2, p3), ..., which keeps
-    its orientation; exact for convex polygons, as modellers' quads and n-gons are.
-
-    Examples
-    --------
-    >>> triangulate([[0, 1, 2, 3]]).tolist()
-    [[0, 1, 2], [0, 2, 3]]
-    """
-    if isinstance(polygons, np.ndarray) and polygons.ndim == 2 and polygons.shape[1] == 3:
-        return polygons.astype(np.int64)
-    triangles: list[tuple[int, int, int]] = []
-    for k, polygon in enumerate(polygons):
-        p = [int(i) for i in polygon]
-        if len(p) < 3:
-            raise ValueError(f"face {k} has {len(p)} vertices; a face needs at least 3")
-        triangles.extend((p[0], p[i], p[i + 1]) for i in range(1, len(p) - 1))
-    return np.array(triangles, dtype=np.int64).reshape(-1, 3)
-
-
-def unique_edges(triangles: np.ndarray) -> np.ndarray:
-    """The edges of a triangle mesh, each once, as sorted (i < j) pairs in first-seen order."""
-    tri = np.asarray(triangles, dtype=np.int64)
-    edges = np.stack([tri[:, [0, 1]], tri[:, [1, 2]], tri[:, [2, 0]]], axis=1).reshape(-1, 2)
-    edges.sort(axis=1)
-    _, first = np.unique(edges, axis=0, return_index=True)
-    return edges[np.sort(first)]
-
-
-def bend_pairs(triangles: np.ndarray, edges: np.ndarray) -> np.ndarray:
-    """For each interior edge (shared by two triangles), the two opposite vertices.
-
-    Pairs that are already edges, or repeat, are left out.
-    """
-    opposite: dict[tuple[int, int], list[int]] = {}
-    for a, b, c in np.asarray(triangles, dtype=np.int64).tolist():
-        for i, j, k in ((a, b, c), (b, c, a), (c, a, b)):
-            opposite.setdefault((min(i, j), max(i, j)), []).append(k)
-    taken = {tuple(e) for e in np.asarray(edges).tolist()}
-    pairs = []
-    for across in opposite.values():
-        if len(across) != 2 or across[0] == across[1]:
-            continue
-        pair = (min(across), max(across))
-        if pair not in taken:
-            taken.add(pair)
-            pairs.append(pair)
-    return np.array(pairs, dtype=np.int64).reshape(-1, 2)
-
-
-def mesh(
-    vertices: npt.ArrayLike,
-    faces: Iterable[Sequence[int]] | np.ndarray,
-    mass: npt.ArrayLike,
-    stiffness: npt.ArrayLike,
-    damping: npt.ArrayLike = 0.0,
-    bend: bool = False,
-) -> System:
-    """A mass-spring system from a polygon mesh: each unique edge becomes one spring.
-
-    The Gamasutra article's converter, deduplicated: an edge shared by two faces is
-    one spring, not two. Polygons are fan-triangulated and kept as ``faces``.
-
-    Parameters
-    ----------
-    vertices : array_like, shape (N, dim)
-        Vertex positions, m; dim 2 or 3.
-    faces : sequence of sequences of int, or array_like of int, shape (F, 3)
-        Polygons (triangles, quads, n-gons) as vertex indices, counter-clockwise
-        seen from outside.
-    mass : float or array_like, shape (N,)
-        Total mass, kg, spread equally over the vertices; or per-vertex masses.
-    stiffness, damping : float or array_like
-        Spring stiffness (N/m) and axial damping (N·s/m).
-    bend : bool
-        Also add a spring across each interior edge, between the two vertices
-        opposite it (resists folding), with the same stiffness and damping.
-
-    Returns
-    -------
-    System
-
-    Examples
-    --------
-    >>> import springsim as ss
-    >>> square = ss.mesh([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], [[0, 1, 2, 3]],
-    ...                  mass=1.0, stiffness=100.0)
-    >>> square.num_springs, square.num_faces
-    (5, 2)
-    """
-    x = np.asarray(vertices, dtype=np.float64)
-    if x.ndim != 2 or x.shape[1] not in (2, 3) or len(x) == 0:
-        raise ValueError(f"vertices must have shape (N, 2) or (N, 3), N > 0, got {x.shape}")
-    triangles = triangulate(faces)
-    sim = System(dim=x.shape[1])
-    sim.add_nodes(x, masses=_node_masses(mass, len(x)))
-    sim.add_faces(triangles)
-    edges = unique_edges(triangles)
-    if bend:
-        edges = np.concatenate([edges, bend_pairs(triangles, edges)])
-    # A spring with no length has no direction: coincident vertices are an error.
-    short = np.flatnonzero(np.linalg.norm(x[edges[:, 1]] - x[edges[:, 0]], axis=1) < 1e-12)
-    if short.size:
-        i, j = edges[short[0]]
-        raise ValueError(f"vertices {i} and {j} coincide: they cannot share a spring")
-    if len(edges):
-        sim.add_springs(edges, stiffness=stiffness, damping=damping)
-    return sim
+__all__ = [
+    "MAX_LEVEL",
+    "ball",
+    "balloon",
+    "bend_pairs",
+    "cloth",
+    "cluster",
+    "jelly",
+    "mesh",
+    "string",
+    "triangulate",
+    "unique_edges",
+]
 
 
 def string(
@@ -658,8 +348,8 @@ def jelly(
     steps = size / (np.array(counts) - 1)
     x = origin + np.stack(np.unravel_index(np.arange(count), counts[::-1])[::-1], axis=1) * steps
     if dim == 2:
-        edges: list[tuple[int, ...]] = [(1, 0), (0, 1)]
-        diagonals: list[tuple[int, ...]] = [(1, 1), (1, -1)]
+        edges = [(1, 0), (0, 1)]
+        diagonals = [(1, 1), (1, -1)]
         faces = _quad_triangles(grid)  # (+x) × (+y) = +z
     else:
         edges = [(1, 0, 0), (0, 1, 0), (0, 0, 1)]
@@ -669,172 +359,6 @@ def jelly(
     offsets = edges + (diagonals if arrangement == "stable" else [])
     pairs = _lattice_pairs(grid, offsets)
     return _system(x, masses, pairs, k, c, faces=faces, pinned=pinned)
-
-
-def ball(
-    n: int,
-    radius: float,
-    mass: npt.ArrayLike,
-    stiffness: float,
-    damping: float = 0.0,
-    dim: int = 3,
-    center: npt.ArrayLike | None = None,
-    nrt: float | None = None,
-) -> System:
-    """A hollow ball: an icosphere in 3D, a ring of nodes in 2D; with ``nrt``, full of gas.
-
-    3D: the icosphere of subdivision level ``n``. Level 0 is the icosahedron (12
-    nodes, 30 springs, 20 faces) with a node at each pole of the y axis; each level
-    splits every triangle into four at its edge midpoints, projected onto the
-    sphere: 10·4ⁿ + 2 nodes, 30·4ⁿ springs (its unique edges), 20·4ⁿ outward faces.
-    Node 0 is the top (+y), node 11 the bottom (−y).
-
-    2D: a ring of ``n`` nodes, node 0 at the bottom (−y), counter-clockwise, each
-    joined to the next (the last to node 0): ``n`` springs, no faces.
-
-    Either way it is a skin without a filling: it holds its shape only under
-    tension. Give ``nrt`` to fill it with gas, Matyka's pressure soft body: the
-    ball is then pressure body 0 (see :meth:`System.add_pressure`), its boundary
-    the ring (2D) or the faces (3D). For a solid, use :func:`jelly`.
-
-    Parameters
-    ----------
-    n : int
-        3D: the subdivision level, 0 to :data:`MAX_LEVEL`. 2D: the number of nodes, >= 3.
-    radius : float
-        m, > 0.
-    mass : float or array_like, shape (N,)
-        Total mass, kg, spread equally over the nodes; or per-node masses.
-    stiffness, damping : float
-        Of each spring: N/m and axial damping N·s/m, >= 0.
-    dim : {3, 2}
-        Spatial dimension.
-    center : array_like, shape (dim,), optional
-        m; the origin by default.
-    nrt : float, optional
-        n·R·T of the gas inside, >= 0: J in 3D, J/m in 2D. P·V = nrt, so to start at
-        pressure P pass P times the initial volume (area in 2D). None (the
-        default): no gas.
-
-    Returns
-    -------
-    System
-
-    Raises
-    ------
-    TypeError
-        A non-integer ``n`` or ``dim``, a non-numeric value.
-    ValueError
-        ``n`` out of range, radius <= 0, a negative stiffness, damping or nrt.
-
-    Examples
-    --------
-    >>> import springsim as ss
-    >>> sphere = ss.ball(1, radius=0.5, mass=1.0, stiffness=100.0)
-    >>> sphere.num_nodes, sphere.num_springs, sphere.num_faces
-    (42, 120, 80)
-    >>> ring = ss.ball(12, radius=0.5, mass=1.0, stiffness=100.0, dim=2)
-    >>> ring.num_springs, ring.positions[0].round(12).tolist()
-    (12, [0.0, -0.5])
-
-    A 2D soft ball in the style of Matyka's demo, dropped on the floor:
-
-    >>> soft = ss.ball(20, radius=0.5, mass=1.0, stiffness=1e4, damping=1.0, dim=2,
-    ...                center=(0, 1), nrt=80.0)
-    >>> floor = soft.add_plane((0, 1))  # the floor y = 0, restitution 0: only gas bounces
-    >>> soft.step(1e-4, steps=4000)  # 0.4 s: squashed on the floor
-    >>> bool(soft.center_of_mass()[1] < 0.4)  # its centre is lower than its radius
-    True
-    >>> soft.step(1e-4, steps=4000)  # 0.8 s: bounced back up
-    >>> bool(soft.center_of_mass()[1] > 0.75)
-    True
-    """
-    dim = _dimension(dim)
-    if dim == 3:
-        n = _integer(n, "n (the icosphere level)", 0)
-        if n > MAX_LEVEL:
-            raise ValueError(
-                f"n is the icosphere level in 3D, 0 to {MAX_LEVEL}; level {n} would "
-                f"have {10 * 4**n + 2} nodes"
-            )
-    else:
-        n = _integer(n, "n (the ring's nodes)", 3)
-    radius = _number(radius, "radius", positive=True)
-    k, c = _number(stiffness, "stiffness"), _number(damping, "damping")
-    center = _vector(center, "center", dim)
-    if dim == 3:
-        unit, faces = _icosphere(n)
-        pairs = unique_edges(faces)
-    else:
-        angle = -np.pi / 2 + 2 * np.pi * np.arange(n) / n
-        unit = np.stack([np.cos(angle), np.sin(angle)], axis=1)
-        pairs, faces = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1), None
-    masses = _node_masses(mass, len(unit))
-    nrt = None if nrt is None else _number(nrt, "nrt")
-    sim = _system(center + radius * unit, masses, pairs, k, c, faces=faces)
-    if nrt is not None:
-        sim.add_pressure(np.arange(n) if dim == 2 else faces, nrt)  # type: ignore[arg-type]
-    return sim
-
-
-def cluster(
-    points: npt.ArrayLike, mass: npt.ArrayLike, stiffness: float, damping: float = 0.0
-) -> System:
-    """Nodes at ``points``, every pair joined by a spring: a squishy body.
-
-    The xbdev article's squishy objects: linking every vertex to every other keeps
-    a small shape (a cube, a pyramid) from collapsing. Each pair is joined once:
-    N(N − 1)/2 springs, in the order (0, 1), (0, 2), ..., (1, 2), ...; a cube's 8
-    corners give 28. The count grows as N², so keep N small (tens of nodes).
-
-    Parameters
-    ----------
-    points : array_like, shape (N, dim)
-        Node positions, m; dim 2 or 3, N >= 2, no two the same.
-    mass : float or array_like, shape (N,)
-        Total mass, kg, spread equally over the nodes; or per-node masses.
-    stiffness, damping : float
-        Of each spring: N/m and axial damping N·s/m, >= 0.
-
-    Returns
-    -------
-    System
-
-    Raises
-    ------
-    TypeError
-        Non-numeric points or values.
-    ValueError
-        A wrong shape, fewer than two points, two points at the same place (a
-        zero-length spring), a negative stiffness or damping.
-
-    Examples
-    --------
-    >>> import itertools
-    >>> import springsim as ss
-    >>> cube = ss.cluster(list(itertools.product([0, 1], repeat=3)), mass=1.0,
-    ...                   stiffness=100.0)
-    >>> cube.num_nodes, cube.num_springs
-    (8, 28)
-    """
-    x = np.asarray(points)
-    if x.dtype.kind not in "iuf":
-        raise TypeError(f"points must be real numbers, not an array of dtype {x.dtype}")
-    if x.ndim != 2 or x.shape[1] not in (2, 3):
-        raise ValueError(f"points must have shape (N, 2) or (N, 3), got {x.shape}")
-    if len(x) < 2:
-        raise ValueError(f"a cluster needs at least 2 points, got {len(x)}")
-    x = x.astype(np.float64)
-    if not np.all(np.isfinite(x)):
-        raise ValueError("points must be finite")
-    k, c = _number(stiffness, "stiffness"), _number(damping, "damping")
-    masses = _node_masses(mass, len(x))
-    pairs = np.stack(np.triu_indices(len(x), 1), axis=1)
-    lengths = np.linalg.norm(x[pairs[:, 1]] - x[pairs[:, 0]], axis=1)
-    if np.any(lengths == 0):
-        i, j = pairs[np.argmax(lengths == 0)]
-        raise ValueError(f"points {i} and {j} are at the same place (a zero-length spring)")
-    return _system(x, masses, pairs, k, c)
 
 
 def balloon(
