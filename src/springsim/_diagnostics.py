@@ -5,7 +5,7 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -68,6 +68,7 @@ if TYPE_CHECKING:
     # For the type checker a mixin is a System (the class it is mixed into); at run
     # time it is a plain class, so that system.py alone imports it.
     from springsim._system_host import SystemHost as _Host
+    from springsim.system import System
 else:
     _Host = object
 
@@ -139,7 +140,7 @@ class DiagnosticsMixin(_Host):
         >>> np.round(rotation, 12).tolist()
         [[0.0, -1.0], [1.0, 0.0]]
         """
-        idx = slice(None) if indices is None else _as_indices(indices)
+        idx: Any = slice(None) if indices is None else _as_indices(indices)
         if indices is not None and idx.size:
             if idx.min() < 0 or idx.max() >= self.num_nodes:
                 raise ValueError(f"indices must be in [0, {self.num_nodes})")
@@ -313,4 +314,4 @@ class DiagnosticsMixin(_Host):
         """
         from springsim.modes import normal_modes
 
-        return normal_modes(self, k)
+        return normal_modes(cast("System", self), k)  # (a mixin: self is a System)

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -28,6 +28,7 @@ class _Drive:
     """
 
     __slots__ = ("indices", "function", "targets", "counter", "rows", "width")
+    function: Any  # the path (a callable) when targets is None
 
     def __init__(
         self,
@@ -418,7 +419,7 @@ class DrivesMixin(_Host):
         from springsim.run import run
 
         return run(
-            self,
+            cast("System", self),  # (a mixin: self is always a System)
             duration,
             dt,
             method=method,

@@ -6,7 +6,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 import numpy as np
 
@@ -34,19 +34,20 @@ class FilesMixin(_Host):
         # plus what the file does not hold: the energy bookkeeping and driven nodes.
         from springsim import io
 
-        io._check_savable(self, "this System")
+        sim = cast("System", self)  # (a mixin: self is always a System)
+        io._check_savable(sim, "this System")
         extras = {
             "dissipated": self.dissipated,
             "track_energy": self.track_energy,
             "drives": self.__dict__.get("_drives"),
         }
-        return (_unpickle, (type(self), io.state_arrays(self), extras))
+        return (_unpickle, (type(sim), io.state_arrays(sim), extras))
 
     def save(self, path: StrPath) -> None:
         """Save every array and parameter to a ``.npz`` file; see :func:`springsim.load`."""
         from springsim import io
 
-        io.save(self, path)
+        io.save(cast("System", self), path)
 
     def write_obj(self, path: StrPath) -> None:
         """Write positions, uvs and faces as a Wavefront OBJ (opens in Blender, MeshLab)."""

@@ -114,7 +114,7 @@ def triangulate(polygons: Iterable[Sequence[int]] | np.ndarray) -> np.ndarray:
     """
     if isinstance(polygons, np.ndarray) and polygons.ndim == 2 and polygons.shape[1] == 3:
         return polygons.astype(np.int64)
-    triangles = []
+    triangles: list[tuple[int, int, int]] = []
     for k, polygon in enumerate(polygons):
         p = [int(i) for i in polygon]
         if len(p) < 3:

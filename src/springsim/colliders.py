@@ -7,12 +7,15 @@ one raises ValueError and changes nothing.
 
 from __future__ import annotations
 
+from typing import Any, Final, Literal, overload
+
 import numpy as np
 import numpy.typing as npt
 
 from springsim import _core
 
-PLANE, SPHERE = 0, 1
+PLANE: Final = 0
+SPHERE: Final = 1
 
 
 class _Collider:
@@ -34,7 +37,7 @@ class _Collider:
     def _replace(self, index: int, value: npt.ArrayLike) -> None:
         from springsim._checks import _as_numbers
 
-        values = list(self._values())
+        values: list[Any] = list(self._values())
         if index == 0:
             values[0] = _as_numbers(value, self._vector_name, np.float64, (self._system.dim,))
         else:
@@ -140,6 +143,12 @@ class Sphere(_Collider):
         return f"Sphere(center={c.tolist()}, radius={r:g}, restitution={e:g}, friction={mu:g})"
 
 
+@overload
+def handle(system: _core.System, collider_id: int, kind: Literal[0]) -> Plane: ...
+@overload
+def handle(system: _core.System, collider_id: int, kind: Literal[1]) -> Sphere: ...
+@overload
+def handle(system: _core.System, collider_id: int, kind: int) -> Plane | Sphere: ...
 def handle(system: _core.System, collider_id: int, kind: int) -> Plane | Sphere:
     """The handle class for a collider kind."""
     return (Plane if kind == PLANE else Sphere)(system, collider_id)

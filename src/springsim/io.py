@@ -74,6 +74,7 @@ from __future__ import annotations
 import math
 import os
 from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -190,7 +191,7 @@ def save(sim: System, path: StrPath) -> None:
         raise TypeError(f"sim must be a springsim.System, not {type(sim).__name__}")
     name = _path_name(path)
     _check_savable(sim, name)
-    arrays = state_arrays(sim)
+    arrays: dict[str, Any] = state_arrays(sim)  # (np.savez's stubs want **Any)
     _write_atomically(name, lambda file: np.savez(file, **arrays))
 
 
@@ -237,7 +238,8 @@ def _read_npz(name: str) -> dict[str, np.ndarray]:
             raise invalid("not a springsim save file (a single .npy array, not an .npz)")
         with npz:
             try:
-                _check_headers(npz.zip, os.fstat(file.fileno()).st_size, invalid)
+                size = os.fstat(file.fileno()).st_size
+                _check_headers(npz.zip, size, invalid)  # type: ignore[arg-type]  # open: a zip
                 return _read_entries(npz, invalid)
             except _UNREADABLE as error:
                 if str(error).startswith(name):

@@ -348,8 +348,8 @@ def jelly(
     steps = size / (np.array(counts) - 1)
     x = origin + np.stack(np.unravel_index(np.arange(count), counts[::-1])[::-1], axis=1) * steps
     if dim == 2:
-        edges = [(1, 0), (0, 1)]
-        diagonals = [(1, 1), (1, -1)]
+        edges: list[tuple[int, ...]] = [(1, 0), (0, 1)]
+        diagonals: list[tuple[int, ...]] = [(1, 1), (1, -1)]
         faces = _quad_triangles(grid)  # (+x) × (+y) = +z
     else:
         edges = [(1, 0, 0), (0, 1, 0), (0, 0, 1)]
