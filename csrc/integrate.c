@@ -416,7 +416,9 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
          * leave a gas body inside out that no force has seen yet. */
         if (sys->collapsed_body < 0 && sys->num_bodies)
             sys->collapsed_body = ss_pressure_first_collapsed(sys);
-        const int finite = sys->known_finite || state_is_finite(sys);
+        /* The energy books too: velocities near 1e154 are finite, but the power of their
+         * damping and drag, counted into dissipated, is not. */
+        const int finite = (sys->known_finite || state_is_finite(sys)) && isfinite(sys->dissipated);
         const int diverged = finite && books_due && ss_books_diverged(sys, backup.x);
         if (finite && sys->collapsed_body < 0 && !diverged)
             continue;
