@@ -88,6 +88,31 @@ void ss_constraints_limit_strain(ss_system *sys) {
     sys->strain_unmet++;
 }
 
+/* Nonzero when some spring with a free end is longer than the strain limit allows
+ * (within the limiter's tolerance): after the colliders have moved nodes that the
+ * limiter had placed, the bound may no longer hold, and the step must say so. */
+int ss_constraints_strain_exceeded(const ss_system *sys) {
+    const size_t dim = (size_t)sys->dim;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *rest = SS_DOUBLES(sys, SS_REST_LENGTHS);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    const double stretch = 1.0 + sys->max_strain;
+    for (size_t s = 0; s < sys->num_springs; s++) {
+        const size_t i = (size_t)pairs[2 * s], j = (size_t)pairs[2 * s + 1];
+        if (pinned[i] && pinned[j])
+            continue;
+        double length2 = 0.0;
+        for (size_t k = 0; k < dim; k++) {
+            const double d = x[j * dim + k] - x[i * dim + k];
+            length2 += d * d;
+        }
+        const double longest = stretch * rest[s];
+        if (length2 > longest * longest * (1.0 + SS_STRAIN_TOLERANCE))
+            return 1;
+    }
+    return 0;
+}
+
 /* Nonzero when a velocity (dim components, m/s) is not exactly zero (NaN included). */
 static int is_moving(const double *v, size_t dim) {
     for (size_t k = 0; k < dim; k++)

@@ -189,10 +189,16 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     double before = 0.0;
     if (sys->track_energy && limited)
         before = total_energy(sys);
+    const size_t unmet_before = sys->strain_unmet;
     ss_constraints_limit_strain(sys);
     if (sys->track_energy && limited)
         sys->dissipated += before - total_energy(sys);
     ss_collide(sys, damped);
+    /* A collider that pushed a node back out may have stretched a spring the limiter
+     * had just shortened: then the limit is not met this substep, and the step says so. */
+    if (limited && sys->num_colliders && sys->strain_unmet == unmet_before &&
+        ss_constraints_strain_exceeded(sys))
+        sys->strain_unmet++;
     const size_t cut_before = sys->num_cut;
     ss_constraints_cut(sys); /* tear: per substep, so chunking a run changes nothing */
     /* Free nodes keep the fraction energy_loss of their velocity. */

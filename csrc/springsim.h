@@ -399,6 +399,8 @@ ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 /* Strain limiting (Provot 1995): shorten every spring longer than (1 + max_strain) L
  * to that length, moving its free ends by inverse mass, and remove the separating
  * part of their relative velocity. Gauss-Seidel passes in spring order. */
+/* Nonzero when a spring with a free end is longer than max_strain allows. */
+int ss_constraints_strain_exceeded(const ss_system *sys);
 void ss_constraints_limit_strain(ss_system *sys);
 /* Before a step call's first substep: hold the pinned nodes, v = 0, so that a pinned node
  * moves only when its position is written or it is dragged (nothing when drag_pins is

@@ -266,3 +266,19 @@ def test_an_unreachable_strain_limit_warns_and_gives_up_early():
 
     ratios = sorted(cost(chain(0.1)) / max(cost(chain(1.5)), 1e-7) for _ in range(5))
     assert ratios[2] < 200
+
+
+def test_a_collider_that_stretches_a_limited_spring_is_reported():
+    # The strain limiter shortens the spring to its rest length; then the plane x >= 1.2
+    # pushes the free end back out to 1.2 m. The limit is not met, and the step says so
+    # (before, it returned silently with the spring 20 % too long; found by the fuzzer).
+    sim = ss.System(dim=2)
+    sim.gravity = (0.0, 0.0)
+    sim.add_nodes([[0.0, 0.0], [1.1, 0.0]], masses=1.0)
+    sim.pin(0)
+    sim.add_springs([[0, 1]], stiffness=10.0, rest_lengths=1.0)
+    sim.max_strain = 0.0
+    sim.add_plane((1.0, 0.0), 1.2)
+    with pytest.warns(ss.ConvergenceWarning, match="could not be met in 10 of 10 substeps"):
+        sim.step(1e-3, steps=10)
+    assert sim.positions[1].tolist() == [1.2, 0.0]
