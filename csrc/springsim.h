@@ -13,6 +13,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "compiler.h"
+
 typedef enum {
     SS_OK = 0,
     SS_ERR_NOMEM,       /* an allocation failed */
@@ -357,7 +359,9 @@ void ss_system_release_free_memory(ss_system *sys);
 #define SS_COLD_ARRAYS                                                                             \
     ((1u << SS_EXTERNAL) | (1u << SS_PREV_ACCEL) | (1u << SS_UVS) | (1u << SS_BREAK_STRAINS))
 /* Nonzero when cold array `which` holds no memory yet (all rows at their default). */
-int ss_array_absent(const ss_system *sys, ss_array which);
+static inline int ss_array_absent(const ss_system *sys, ss_array which) {
+    return (int)(sys->absent >> which & 1u);
+}
 /* Give cold array `which` memory, filled with its default; nothing if it has some. */
 ss_status ss_system_materialize(ss_system *sys, ss_array which);
 
@@ -421,12 +425,6 @@ void ss_constraints_keep_cuts(ss_system *sys);
 /* End a run of calls made with hold_cuts: keep != 0 makes their cuts earlier ones,
  * keep == 0 gives those springs their k and c back. */
 void ss_constraints_settle_cuts(ss_system *sys, int keep);
-/* Topology edits while cuts are pending (deferred tearing): make room for `springs`
- * springs in the cut marks (new springs are whole), ... */
-ss_status ss_constraints_reserve_cuts(ss_system *sys, size_t springs);
-/* ... and, after springs s < `springs` with doomed[s] were removed, drop their marks,
- * the others keeping their order. */
-void ss_constraints_compact_cuts(ss_system *sys, const uint8_t *doomed, size_t springs);
 /* After a step call: remove the springs it cut and record their node pairs.
  * Changes the spring arrays' blocks: call with the lock that guards views (the GIL). */
 ss_status ss_system_tear(ss_system *sys);

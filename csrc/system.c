@@ -4,19 +4,8 @@
 #include "storage.h"
 
 #include <math.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-
-/* ---- Error messages ---------------------------------------------------- */
-
-ss_status ss_fail(ss_system *sys, ss_status status, const char *fmt, ...) {
-    va_list args;
-    va_start(args, fmt);
-    vsnprintf(sys->error, sizeof sys->error, fmt, args);
-    va_end(args);
-    return status;
-}
 
 /* ---- Method names ------------------------------------------------------ */
 
@@ -373,10 +362,6 @@ static int unchecked(const ss_system *sys, ss_array a) {
     if (ss_array_absent(sys, a))
         return 0; /* its defaults are valid */
     return (sys->unchecked >> a & 1u) || sys->arrays[a]->refcount > 1;
-}
-
-int ss_array_absent(const ss_system *sys, ss_array which) {
-    return (int)(sys->absent >> which & 1u);
 }
 
 ss_status ss_system_materialize(ss_system *sys, ss_array which) {

@@ -8,6 +8,52 @@
 
 /* ---- Nodes ------------------------------------------------------------- */
 
+/* ---- Torn-spring marks ------------------------------------------------ */
+
+/* Topology edits while cuts are pending (deferred tearing): make room for `springs`
+ * springs in the cut marks (new springs are whole), ... */
+static ss_status reserve_cut_marks(ss_system *sys, size_t springs) {
+    if (!sys->cut || springs <= sys->num_springs)
+        return SS_OK;
+    uint8_t *cut = ss_malloc(springs);
+    double *saved = ss_malloc(2 * springs * sizeof(double));
+    if (!cut || !saved) {
+        ss_free(cut);
+        ss_free(saved);
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory growing the torn-spring marks");
+    }
+    const size_t m = sys->num_springs;
+    memcpy(cut, sys->cut, m);
+    memset(cut + m, 0, springs - m);
+    memcpy(saved, sys->cut_saved, 2 * m * sizeof(double));
+    ss_free(sys->cut);
+    ss_free(sys->cut_saved);
+    sys->cut = cut;
+    sys->cut_saved = saved;
+    sys->cut_capacity = springs;
+    return SS_OK;
+}
+
+/* ... and, after springs s < `springs` with doomed[s] were removed, drop their marks,
+ * the others keeping their order. */
+static void compact_cut_marks(ss_system *sys, const uint8_t *doomed, size_t springs) {
+    if (!sys->cut)
+        return;
+    /* Writes go to cut[kept] with kept <= s, so doomed == sys->cut reads each mark
+     * before it can be overwritten. */
+    size_t kept = 0;
+    for (size_t s = 0; s < springs; s++) {
+        if (doomed[s]) {
+            sys->num_cut -= sys->cut[s] != 0;
+            continue;
+        }
+        sys->cut[kept] = sys->cut[s];
+        sys->cut_saved[2 * kept] = sys->cut_saved[2 * s];
+        sys->cut_saved[2 * kept + 1] = sys->cut_saved[2 * s + 1];
+        kept++;
+    }
+}
+
 ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, const double *v,
                               const double *m, const uint8_t *pinned, size_t *first) {
     size_t n = sys->num_nodes, dim = (size_t)sys->dim;
@@ -105,7 +151,7 @@ ss_status ss_system_add_springs(ss_system *sys, size_t count, const int64_t *pai
                                "finite rest length",
                                s, (long long)pairs[2 * s], (long long)pairs[2 * s + 1], length);
         }
-    if ((st = ss_constraints_reserve_cuts(sys, m + count)) ||
+    if ((st = reserve_cut_marks(sys, m + count)) ||
         (st = ss_reserve_rows(sys, SS_SPRINGS, SS_FACES, m + count, m)))
         return st;
     x = SS_DOUBLES(sys, SS_POSITIONS);
@@ -151,7 +197,7 @@ ss_status ss_system_remove_spring_mask(ss_system *sys, const uint8_t *doomed) {
     if (st)
         return st;
     sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed);
-    ss_constraints_compact_cuts(sys, doomed, m); /* last: doomed may be sys->cut itself */
+    compact_cut_marks(sys, doomed, m); /* last: doomed may be sys->cut itself */
     ss_system_topology_changed(sys);
     return SS_OK;
 }
@@ -240,7 +286,7 @@ ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *in
 
     mark_touching(SS_INT32S(sys, SS_SPRINGS), m, 2, doomed, doomed_rows);
     sys->num_springs = compact_rows(sys, SS_SPRINGS, SS_FACES, m, doomed_rows);
-    ss_constraints_compact_cuts(sys, doomed_rows, m);
+    compact_cut_marks(sys, doomed_rows, m);
     mark_touching(SS_INT32S(sys, SS_FACES), f, 3, doomed, doomed_rows);
     sys->num_faces = compact_rows(sys, SS_FACES, SS_ARRAY_COUNT, f, doomed_rows);
     sys->num_nodes = compact_rows(sys, 0, SS_NODE_ARRAYS, n, doomed);

@@ -11,20 +11,13 @@ import numpy as np
 import numpy.typing as npt
 
 from springsim._checks import _as_numbers, _scalar
+from springsim._system_host import SystemHost
 
 if TYPE_CHECKING:
     from springsim.colliders import Plane, Sphere
 
 
-if TYPE_CHECKING:
-    # For the type checker a mixin is a System (the class it is mixed into); at run
-    # time it is a plain class, so that system.py alone imports it.
-    from springsim._system_host import SystemHost as _Host
-else:
-    _Host = object
-
-
-class ContactMixin(_Host):
+class ContactMixin(SystemHost):
     """Contact: the plane and sphere colliders."""
 
     def add_plane(

@@ -11,6 +11,7 @@ import numpy as np
 import numpy.typing as npt
 
 from springsim._checks import _as_indices
+from springsim._system_host import SystemHost
 
 if TYPE_CHECKING:
     import scipy.sparse
@@ -65,15 +66,10 @@ class Solve(NamedTuple):
 
 
 if TYPE_CHECKING:
-    # For the type checker a mixin is a System (the class it is mixed into); at run
-    # time it is a plain class, so that system.py alone imports it.
-    from springsim._system_host import SystemHost as _Host
     from springsim.system import System
-else:
-    _Host = object
 
 
-class DiagnosticsMixin(_Host):
+class DiagnosticsMixin(SystemHost):
     """Diagnostics: energy, stable step, solver report, normals, rigid frame, modes."""
 
     def normals(self) -> np.ndarray:

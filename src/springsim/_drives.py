@@ -12,6 +12,7 @@ import numpy as np
 import numpy.typing as npt
 
 from springsim._checks import _as_indices, _as_numbers
+from springsim._system_host import SystemHost
 from springsim.divergence import substep_books as _substep_books
 
 if TYPE_CHECKING:
@@ -98,15 +99,7 @@ class _Line:
         return self.start + self.velocity * (t - self.t0)
 
 
-if TYPE_CHECKING:
-    # For the type checker a mixin is a System (the class it is mixed into); at run
-    # time it is a plain class, so that system.py alone imports it.
-    from springsim._system_host import SystemHost as _Host
-else:
-    _Host = object
-
-
-class DrivesMixin(_Host):
+class DrivesMixin(SystemHost):
     """Pins and drives: holding nodes, dragging them, prescribed paths, run."""
 
     def pin(self, indices: npt.ArrayLike, velocity: npt.ArrayLike | None = None) -> None:

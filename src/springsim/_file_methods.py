@@ -11,20 +11,13 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 
 from springsim._files import StrPath
+from springsim._system_host import SystemHost
 
 if TYPE_CHECKING:
     from springsim.system import System
 
 
-if TYPE_CHECKING:
-    # For the type checker a mixin is a System (the class it is mixed into); at run
-    # time it is a plain class, so that system.py alone imports it.
-    from springsim._system_host import SystemHost as _Host
-else:
-    _Host = object
-
-
-class FilesMixin(_Host):
+class FilesMixin(SystemHost):
     """Files: save, OBJ export and pickling."""
 
     def __reduce__(

@@ -11,20 +11,13 @@ from typing import TYPE_CHECKING
 import numpy.typing as npt
 
 from springsim._checks import _scalar
+from springsim._system_host import SystemHost
 
 if TYPE_CHECKING:
     from springsim.gas import Gas
 
 
-if TYPE_CHECKING:
-    # For the type checker a mixin is a System (the class it is mixed into); at run
-    # time it is a plain class, so that system.py alone imports it.
-    from springsim._system_host import SystemHost as _Host
-else:
-    _Host = object
-
-
-class GasMixin(_Host):
+class GasMixin(SystemHost):
     """Gas: enclosed bodies under pressure."""
 
     def add_pressure(self, boundary: npt.ArrayLike, nrt: float, ambient: float = 0.0) -> int:

@@ -12,20 +12,13 @@ import numpy.typing as npt
 
 from springsim import _core
 from springsim._checks import _as_indices, _as_numbers, _as_rows, _scalar
+from springsim._system_host import SystemHost
 
 if TYPE_CHECKING:  # annotations only: system.py imports this module
     from springsim.system import System
 
 
-if TYPE_CHECKING:
-    # For the type checker a mixin is a System (the class it is mixed into); at run
-    # time it is a plain class, so that system.py alone imports it.
-    from springsim._system_host import SystemHost as _Host
-else:
-    _Host = object
-
-
-class TopologyMixin(_Host):
+class TopologyMixin(SystemHost):
     """Topology editing: adding and removing nodes, springs and faces; tearing."""
 
     def add_nodes(
