@@ -279,46 +279,6 @@ void ss_constraints_settle_cuts(ss_system *sys, int keep) {
         ss_constraints_uncut(sys);
 }
 
-ss_status ss_constraints_reserve_cuts(ss_system *sys, size_t springs) {
-    if (!sys->cut || springs <= sys->num_springs)
-        return SS_OK;
-    uint8_t *cut = ss_malloc(springs);
-    double *saved = ss_malloc(2 * springs * sizeof(double));
-    if (!cut || !saved) {
-        ss_free(cut);
-        ss_free(saved);
-        return ss_fail(sys, SS_ERR_NOMEM, "out of memory growing the torn-spring marks");
-    }
-    const size_t m = sys->num_springs;
-    memcpy(cut, sys->cut, m);
-    memset(cut + m, 0, springs - m);
-    memcpy(saved, sys->cut_saved, 2 * m * sizeof(double));
-    ss_free(sys->cut);
-    ss_free(sys->cut_saved);
-    sys->cut = cut;
-    sys->cut_saved = saved;
-    sys->cut_capacity = springs;
-    return SS_OK;
-}
-
-void ss_constraints_compact_cuts(ss_system *sys, const uint8_t *doomed, size_t springs) {
-    if (!sys->cut)
-        return;
-    /* Writes go to cut[kept] with kept <= s, so doomed == sys->cut reads each mark
-     * before it can be overwritten. */
-    size_t kept = 0;
-    for (size_t s = 0; s < springs; s++) {
-        if (doomed[s]) {
-            sys->num_cut -= sys->cut[s] != 0;
-            continue;
-        }
-        sys->cut[kept] = sys->cut[s];
-        sys->cut_saved[2 * kept] = sys->cut_saved[2 * s];
-        sys->cut_saved[2 * kept + 1] = sys->cut_saved[2 * s + 1];
-        kept++;
-    }
-}
-
 ss_status ss_system_tear(ss_system *sys) {
     if (!sys->cut || sys->num_cut == 0) {
         forget_cuts(sys);

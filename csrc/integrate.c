@@ -364,6 +364,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
          (st = ss_system_ensure_colouring(sys))) ||
         (st = ss_constraints_begin_tearing(sys)) || (st = ss_collide_prepare(sys)))
         return st;
+    ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
     const ss_backup backup = {
         sys->scratch,         sys->scratch + nd, saved == 3 ? sys->scratch + 2 * nd : NULL,
         nd * sizeof(double),  sys->time,         sys->dissipated,

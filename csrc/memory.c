@@ -1,53 +1,10 @@
-/* memory.c - the kernel's memory: its allocator, reference-counted array blocks, what a
- * system holds (ss_system_nbytes), and giving freed memory back after a large build. */
+/* memory.c - what a system holds (ss_system_nbytes), and giving freed memory back after
+ * a large build (the allocator itself is alloc.c's, below every other file). */
 #include "springsim.h"
 
-#include <stdlib.h>
-#include <string.h>
 #ifdef __GLIBC__
 #include <malloc.h>
 #endif
-
-/* ---- Allocation -------------------------------------------------------- */
-
-static ss_allocator allocator = {malloc, free};
-
-void ss_set_allocator(ss_allocator a) {
-    allocator = a;
-}
-
-void *ss_malloc(size_t size) {
-    return allocator.malloc(size ? size : 1);
-}
-
-void ss_free(void *ptr) {
-    if (ptr)
-        allocator.free(ptr);
-}
-
-ss_buffer *ss_buffer_new(size_t capacity) {
-    if (capacity > SIZE_MAX - sizeof(ss_buffer))
-        return NULL;
-    const size_t pad = SS_PAD_DOUBLES * sizeof(double);
-    if (capacity > SIZE_MAX - sizeof(ss_buffer) - pad)
-        return NULL;
-    ss_buffer *buf = ss_malloc(sizeof(ss_buffer) + capacity + pad);
-    if (!buf)
-        return NULL;
-    memset((char *)buf->data + capacity, 0, pad);
-    buf->refcount = 1;
-    buf->capacity = capacity;
-    return buf;
-}
-
-void ss_buffer_retain(ss_buffer *buf) {
-    buf->refcount++;
-}
-
-void ss_buffer_release(ss_buffer *buf) {
-    if (buf && --buf->refcount == 0)
-        ss_free(buf);
-}
 
 /* ---- Accounting -------------------------------------------------------- */
 
@@ -100,7 +57,7 @@ size_t ss_system_nbytes(const ss_system *sys) {
  *
  * malloc_trim(0) gives every free page of every arena back to the system (since glibc
  * 2.8 also those between live chunks). It runs once after a system grew by a large
- * build, at the end of its next plan build: the last large allocation a step makes, so
+ * build, at the end of its next step's set-up (plan, colouring, scratch), so
  * that the plan and the step's scratch reuse the freed heap first, and after the caller's
  * temporaries are gone. It costs a walk of the free lists (0.1 to 1 ms) and the page
  * faults of memory used again; below SS_TRIM_BYTES a build leaves too little to be

@@ -188,7 +188,6 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
     ss_free(per_node);
     sys->plan = plan;
     ss_plan_refresh_masses(sys);
-    ss_system_release_free_memory(sys); /* the last large allocation of a step's set-up */
     return SS_OK;
 
 nomem:

@@ -13,21 +13,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Compiler spellings. GCC and clang (Linux, macOS) use GNU attributes; MSVC has
- * __forceinline, and takes `restrict` only in its C11 mode (/std:c11), else __restrict.
- * (The AVX2/AVX-512 paths and __builtin_cpu_supports are built only under __GNUC__:
- * other compilers build the portable path, which gives the same bits.) */
-#if defined(__GNUC__)
-#define SS_ALWAYS_INLINE static inline __attribute__((always_inline))
-#elif defined(_MSC_VER)
-#define SS_ALWAYS_INLINE static __forceinline
-#else
-#define SS_ALWAYS_INLINE static inline
-#endif
-#if defined(_MSC_VER) && !defined(__clang__) &&                                                    \
-    (!defined(__STDC_VERSION__) || __STDC_VERSION__ < 199901L)
-#define restrict __restrict
-#endif
+#include "compiler.h"
 
 typedef enum {
     SS_OK = 0,
@@ -373,7 +359,9 @@ void ss_system_release_free_memory(ss_system *sys);
 #define SS_COLD_ARRAYS                                                                             \
     ((1u << SS_EXTERNAL) | (1u << SS_PREV_ACCEL) | (1u << SS_UVS) | (1u << SS_BREAK_STRAINS))
 /* Nonzero when cold array `which` holds no memory yet (all rows at their default). */
-int ss_array_absent(const ss_system *sys, ss_array which);
+static inline int ss_array_absent(const ss_system *sys, ss_array which) {
+    return (int)(sys->absent >> which & 1u);
+}
 /* Give cold array `which` memory, filled with its default; nothing if it has some. */
 ss_status ss_system_materialize(ss_system *sys, ss_array which);
 
@@ -405,187 +393,10 @@ ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method meth
  * only xpbd can hold a rod's length. Clears sys->rigid when there are none. */
 ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 
-/* ---- The divergence watch (divergence.c) ------------------------------- */
-
-/* The books of one step call, or of a sequence of calls that make one motion (run(),
- * a driven step): the motion's energy Q (kinetic energy of the free nodes plus the
- * elastic energy of the springs) may grow only by what gravity, external forces, wind,
- * gas and moving pins put in. At a check (every SS_BOOKS_EVERY substeps of the
- * sequence, and at the end of a call when asked) the step fails when
- *     Q > divergence_factor * max(A_max, floor),
- * A_max the most energy ever available: Q when the books opened plus the work put in
- * since. The default SS_BOOKS_CALL watches a call of SS_BOOKS_EVERY substeps or more
- * on its own. xpbd is never watched (it is unconditionally stable, and its rods do
- * work no force accounts for). */
-enum {
-    SS_BOOKS_CALL = 0,     /* books for this call alone */
-    SS_BOOKS_START = 1,    /* open books that the next calls continue */
-    SS_BOOKS_CONTINUE = 2, /* continue them; the state may have been edited since the last
-                              call (which checked at its end): the edit's energy counts as
-                              put in */
-    SS_BOOKS_EXACT = 3,    /* continue them; only driven (pinned) nodes were placed since */
-    SS_BOOKS_CHECK_END = 4 /* flag: check at the end of this call */
-};
-#define SS_BOOKS_EVERY 64
-#define SS_DIVERGENCE_FACTOR 100.0
-
-/* The books (divergence.c keeps them; a step's loop reads the first fields). */
-struct ss_books {
-    size_t since_check; /* substeps since the last check */
-    int check_end;      /* check at the end of the current call */
-    int pins_move;      /* some pinned node has a velocity: their work is counted */
-    int open;           /* an account is open */
-    int sequence;       /* the current call's books go on into the next call */
-    double opened;      /* s, when the account opened */
-    double available;   /* J: Q at opening + the work put in up to the current call */
-    double most;        /* J: the largest energy available at any check, A_max */
-    double motion_end;  /* J: Q at the last check (what an edit is measured against) */
-    double dt;          /* s, the current call's */
-    double gas_start;   /* J: the gas energy as the current call started */
-    double pin_work;    /* J: work of moving pins and the air in the current call so far */
-    double pin_power;   /* W: their power at the end of the last substep */
-    /* Springs with a pinned end (rebuilt for each call but the exact continuations of
-     * an unchanged topology), and the topology they were listed for. */
-    int32_t *pin_springs;
-    size_t num_pin_springs, pin_capacity, pin_topology;
-    double failed_motion, failed_most; /* J: the figures of the last check */
-};
-
-/* Before a step call's first substep, with x, v as the call starts: open or continue
- * the books as books_mode (the call's sys->books_mode) says. *watched: whether this call
- * keeps them (then call the functions below). SS_ERR_NOMEM possible. */
-ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_t steps, double dt,
-                         int *watched);
-/* The work of the moving pins and of the air on faces (where it pushes) over the
- * substep just taken (trapezoid rule). */
-void ss_books_pin_work(ss_system *sys, double dt);
-/* aero.c (declared with the air's other functions below): nonzero when the air on
- * faces acts. */
-int ss_aero_active(const ss_system *sys);
-/* After each substep of a watched call: nonzero when a check is due (`last`: the call's
- * last substep). */
-static inline int ss_books_tick(ss_system *sys, double dt, int last) {
-    struct ss_books *b = sys->books;
-    if (b->pins_move || ss_aero_active(sys))
-        ss_books_pin_work(sys, dt);
-    return ++b->since_check >= SS_BOOKS_EVERY || (last && b->check_end);
-}
-/* The check, with x_start the positions the call started from: nonzero when the
- * motion's energy exceeds its bound (the books keep the figures for the message). */
-int ss_books_diverged(ss_system *sys, const double *x_start);
-/* After a successful watched call: carry its work into the books (a sequence goes on)
- * or close them. */
-void ss_books_end(ss_system *sys, const double *x_start);
-/* After a failed call: close the books. */
-void ss_books_close(ss_system *sys);
-/* The figures of the failed check: Q (J), the most available (J), when the books
- * opened (s). */
-void ss_books_failure(const ss_system *sys, double *motion, double *available, double *opened);
-void ss_books_free(struct ss_books *books);
-
-/* ---- Threads and the spring colouring (parallel.c) -------------------- */
-
-/* The floating-point mode of the calling thread (x86: MXCSR). A library that sets
- * flush-to-zero or denormals-are-zero in one thread (some JIT runtimes do) would make
- * that thread round tiny values differently from the kernel's other threads; the
- * kernel's loops run in the IEEE default mode (round to nearest, denormals kept) on
- * every thread, and leave each thread's mode as they found it. */
-typedef unsigned ss_fpstate;
-ss_fpstate ss_fp_enter(void);
-void ss_fp_leave(ss_fpstate saved);
-
-/* Colours are bits of a 64-bit mask per node; springs of a node with more than 63
- * springs that find no free colour go to this last colour, run by one thread. */
-#define SS_SERIAL_COLOUR 63
-
-/* Nonzero when the kernel was compiled with OpenMP. */
-int ss_threading_available(void);
-/* Threads the kernel uses for a large system; n < 1 means 1. Returns the value set. */
-int ss_set_num_threads(int n);
-int ss_get_num_threads(void);
-/* Threads for a force evaluation of this system: 1 when it is too small to gain from
- * more, else what the tuner chose for the current substep. */
-int ss_threads_for(const ss_system *sys);
-/* Around each substep of a step call: pick the thread count for it, and report its wall
- * time. Every cycle (SS_TUNE_CYCLE substeps, longer while the answer stays the same) a
- * few run on the other choice (1 thread or the configured count); the faster one, by
- * the median, is kept. On a machine whose other cores are busy, threads then stop
- * costing more than they gain. */
-#define SS_TUNE_CYCLE 64
-int ss_threads_begin_substep(ss_system *sys);
-void ss_threads_end_substep(ss_system *sys, double seconds);
-/* Build the colouring (implicit_euler's block product and XPBD's solve order use it)
- * if the topology changed since the last one. */
-ss_status ss_system_ensure_colouring(ss_system *sys);
-/* Free the colouring and the plan, to be rebuilt when needed (topology edits call this). */
-void ss_system_topology_changed(ss_system *sys);
-
-/* ---- The spring plan (plan.c) ------------------------------------------ */
-
-/* Build the plan if the topology changed since the last one. */
-ss_status ss_system_ensure_plan(ss_system *sys);
-/* Recompute the plan's 1 / m (ss_system_validate calls it when the masses may have
- * changed). */
-void ss_plan_refresh_masses(ss_system *sys);
-void ss_plan_free(ss_plan *plan);
-/* Bytes the plan holds. */
-size_t ss_plan_nbytes(const ss_plan *plan);
-
-/* ---- The spring force loop (spring_pass.c) ----------------------------- */
-
-/* Springs shorter than this (m) exert no force: their direction is undefined. */
-#define SS_MIN_SPRING_LENGTH 1e-12
-
-/* What the spring loop reads. */
-typedef struct {
-    const int32_t *pairs;
-    const double *rest, *stiffness, *damping;
-    const double *x, *v;
-    size_t num_nodes;
-} ss_spring_view;
-
-/* The code paths of the spring loop; every one gives the same bits. */
-enum { SS_SIMD_PORTABLE = 0, SS_SIMD_AVX2, SS_SIMD_AVX512, SS_SIMD_COUNT };
-const char *ss_simd_name(int path);
-/* Nonzero when this CPU (and build) can run the path. */
-int ss_simd_available(int path);
-/* The fastest available path. */
-int ss_simd_best(void);
-/* Use this path from now on; -1 if it is not available. */
-int ss_simd_set(int path);
-/* The path in use (the best one unless set). */
-int ss_simd_get(void);
-/* Doubles per row of force arrays: 4 in 3D ((fx, fy, fz, 0): one 256-bit add), 2 in 2D. */
-size_t ss_force_stride(int dim);
-/* f += the forces of springs [first, last), added to both ends spring by spring; f has
- * rows of ss_force_stride(dim) doubles. x and v (N, dim) must be readable for one row
- * past the last node (the kernel pads every array and its scratch). */
-void ss_springs_scatter(const ss_spring_view *sv, int dim, size_t first, size_t last, double *f);
-/* out (count, ss_force_stride(dim)): the force on the first node of each spring
- * index[q] (zeros for a spring too short to pull). */
-void ss_springs_forces(const ss_spring_view *sv, int dim, const int32_t *index, size_t count,
-                       double *out);
-
-/* ---- Colliders (collide.c) -------------------------------------------- */
-
-ss_status ss_system_add_collider(ss_system *sys, ss_collider c, long *id);
-/* Replace the collider with c.id by c (same kind), after checking c. */
-ss_status ss_system_set_collider(ss_system *sys, ss_collider c);
-ss_status ss_system_remove_collider(ss_system *sys, long id);
-ss_collider *ss_system_find_collider(ss_system *sys, long id);
-/* Before a step call: build what ss_collide needs (nothing without colliders). */
-ss_status ss_collide_prepare(ss_system *sys);
-/* At the start of every substep: note where the nodes are (for sticking friction). */
-void ss_collide_begin_substep(ss_system *sys);
-/* After a substep's integration: put free nodes found inside a collider back on its
- * surface and apply restitution and Coulomb friction; adds what the contacts take to
- * sys->dissipated when track_energy (see collide.c for how it is counted), `damped` J
- * being what damping and drag were counted to dissipate in this substep. */
-void ss_collide(ss_system *sys, double damped);
-/* Free what ss_collide_prepare built (on topology edits and when the system goes). */
-void ss_collide_forget(ss_system *sys);
-/* Bytes held by sys->contact. */
-size_t ss_collide_nbytes(const ss_system *sys);
+/* Sections of this header kept in their own files (included here, in this order). */
+#include "divergence.h"
+#include "parallel.h"
+#include "collide.h"
 
 /* ---- Constraints (constraints.c) --------------------------------------- */
 
@@ -614,12 +425,6 @@ void ss_constraints_keep_cuts(ss_system *sys);
 /* End a run of calls made with hold_cuts: keep != 0 makes their cuts earlier ones,
  * keep == 0 gives those springs their k and c back. */
 void ss_constraints_settle_cuts(ss_system *sys, int keep);
-/* Topology edits while cuts are pending (deferred tearing): make room for `springs`
- * springs in the cut marks (new springs are whole), ... */
-ss_status ss_constraints_reserve_cuts(ss_system *sys, size_t springs);
-/* ... and, after springs s < `springs` with doomed[s] were removed, drop their marks,
- * the others keeping their order. */
-void ss_constraints_compact_cuts(ss_system *sys, const uint8_t *doomed, size_t springs);
 /* After a step call: remove the springs it cut and record their node pairs.
  * Changes the spring arrays' blocks: call with the lock that guards views (the GIL). */
 ss_status ss_system_tear(ss_system *sys);

@@ -35,7 +35,7 @@ class _Collider:
         raise ValueError("this collider was removed from its system")
 
     def _replace(self, index: int, value: npt.ArrayLike) -> None:
-        from springsim.system import _as_numbers
+        from springsim._checks import _as_numbers
 
         values: list[Any] = list(self._values())
         if index == 0:

@@ -65,7 +65,7 @@ class Gas:
         raise ValueError(f"pressure body {self._id} was removed from its system")
 
     def _write(self, nrt: float | None = None, ambient: float | None = None) -> None:
-        from springsim.system import _scalar
+        from springsim._checks import _scalar
 
         state = self._state()
         nrt = state.nrt if nrt is None else _scalar(nrt, "nrt")

@@ -21,8 +21,9 @@ import numpy.typing as npt
 from springsim import _core
 from springsim._files import StrPath, path_name, write_atomically
 from springsim._files import quote as _quote
+from springsim._shape_args import _node_masses
 from springsim.reference import MIN_SPRING_LENGTH
-from springsim.shapes import _node_masses, bend_pairs, mesh, unique_edges
+from springsim.shapes import bend_pairs, mesh, unique_edges
 from springsim.system import System
 from springsim.weld import weld_polygons, weld_vertices
 

@@ -1,0 +1,253 @@
+"""Bodies from points and meshes: :func:`mesh`, :func:`ball`, :func:`cluster`
+(re-exported by :mod:`springsim.shapes`, whose conventions they follow).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+
+import numpy as np
+import numpy.typing as npt
+
+from springsim._geometry import (
+    MAX_LEVEL,
+    _icosphere,
+    bend_pairs,
+    triangulate,
+    unique_edges,
+)
+from springsim._shape_args import (
+    _dimension,
+    _integer,
+    _node_masses,
+    _number,
+    _system,
+    _vector,
+)
+from springsim.system import System
+
+
+def mesh(
+    vertices: npt.ArrayLike,
+    faces: Iterable[Sequence[int]] | np.ndarray,
+    mass: npt.ArrayLike,
+    stiffness: npt.ArrayLike,
+    damping: npt.ArrayLike = 0.0,
+    bend: bool = False,
+) -> System:
+    """A mass-spring system from a polygon mesh: each unique edge becomes one spring.
+
+    The Gamasutra article's converter, deduplicated: an edge shared by two faces is
+    one spring, not two. Polygons are fan-triangulated and kept as ``faces``.
+
+    Parameters
+    ----------
+    vertices : array_like, shape (N, dim)
+        Vertex positions, m; dim 2 or 3.
+    faces : sequence of sequences of int, or array_like of int, shape (F, 3)
+        Polygons (triangles, quads, n-gons) as vertex indices, counter-clockwise
+        seen from outside.
+    mass : float or array_like, shape (N,)
+        Total mass, kg, spread equally over the vertices; or per-vertex masses.
+    stiffness, damping : float or array_like
+        Spring stiffness (N/m) and axial damping (N·s/m).
+    bend : bool
+        Also add a spring across each interior edge, between the two vertices
+        opposite it (resists folding), with the same stiffness and damping.
+
+    Returns
+    -------
+    System
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> square = ss.mesh([[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]], [[0, 1, 2, 3]],
+    ...                  mass=1.0, stiffness=100.0)
+    >>> square.num_springs, square.num_faces
+    (5, 2)
+    """
+    x = np.asarray(vertices, dtype=np.float64)
+    if x.ndim != 2 or x.shape[1] not in (2, 3) or len(x) == 0:
+        raise ValueError(f"vertices must have shape (N, 2) or (N, 3), N > 0, got {x.shape}")
+    triangles = triangulate(faces)
+    sim = System(dim=x.shape[1])
+    sim.add_nodes(x, masses=_node_masses(mass, len(x)))
+    sim.add_faces(triangles)
+    edges = unique_edges(triangles)
+    if bend:
+        edges = np.concatenate([edges, bend_pairs(triangles, edges)])
+    # A spring with no length has no direction: coincident vertices are an error.
+    short = np.flatnonzero(np.linalg.norm(x[edges[:, 1]] - x[edges[:, 0]], axis=1) < 1e-12)
+    if short.size:
+        i, j = edges[short[0]]
+        raise ValueError(f"vertices {i} and {j} coincide: they cannot share a spring")
+    if len(edges):
+        sim.add_springs(edges, stiffness=stiffness, damping=damping)
+    return sim
+
+
+def ball(
+    n: int,
+    radius: float,
+    mass: npt.ArrayLike,
+    stiffness: float,
+    damping: float = 0.0,
+    dim: int = 3,
+    center: npt.ArrayLike | None = None,
+    nrt: float | None = None,
+) -> System:
+    """A hollow ball: an icosphere in 3D, a ring of nodes in 2D; with ``nrt``, full of gas.
+
+    3D: the icosphere of subdivision level ``n``. Level 0 is the icosahedron (12
+    nodes, 30 springs, 20 faces) with a node at each pole of the y axis; each level
+    splits every triangle into four at its edge midpoints, projected onto the
+    sphere: 10·4ⁿ + 2 nodes, 30·4ⁿ springs (its unique edges), 20·4ⁿ outward faces.
+    Node 0 is the top (+y), node 11 the bottom (−y).
+
+    2D: a ring of ``n`` nodes, node 0 at the bottom (−y), counter-clockwise, each
+    joined to the next (the last to node 0): ``n`` springs, no faces.
+
+    Either way it is a skin without a filling: it holds its shape only under
+    tension. Give ``nrt`` to fill it with gas, Matyka's pressure soft body: the
+    ball is then pressure body 0 (see :meth:`System.add_pressure`), its boundary
+    the ring (2D) or the faces (3D). For a solid, use :func:`jelly`.
+
+    Parameters
+    ----------
+    n : int
+        3D: the subdivision level, 0 to :data:`MAX_LEVEL`. 2D: the number of nodes, >= 3.
+    radius : float
+        m, > 0.
+    mass : float or array_like, shape (N,)
+        Total mass, kg, spread equally over the nodes; or per-node masses.
+    stiffness, damping : float
+        Of each spring: N/m and axial damping N·s/m, >= 0.
+    dim : {3, 2}
+        Spatial dimension.
+    center : array_like, shape (dim,), optional
+        m; the origin by default.
+    nrt : float, optional
+        n·R·T of the gas inside, >= 0: J in 3D, J/m in 2D. P·V = nrt, so to start at
+        pressure P pass P times the initial volume (area in 2D). None (the
+        default): no gas.
+
+    Returns
+    -------
+    System
+
+    Raises
+    ------
+    TypeError
+        A non-integer ``n`` or ``dim``, a non-numeric value.
+    ValueError
+        ``n`` out of range, radius <= 0, a negative stiffness, damping or nrt.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> sphere = ss.ball(1, radius=0.5, mass=1.0, stiffness=100.0)
+    >>> sphere.num_nodes, sphere.num_springs, sphere.num_faces
+    (42, 120, 80)
+    >>> ring = ss.ball(12, radius=0.5, mass=1.0, stiffness=100.0, dim=2)
+    >>> ring.num_springs, ring.positions[0].round(12).tolist()
+    (12, [0.0, -0.5])
+
+    A 2D soft ball in the style of Matyka's demo, dropped on the floor:
+
+    >>> soft = ss.ball(20, radius=0.5, mass=1.0, stiffness=1e4, damping=1.0, dim=2,
+    ...                center=(0, 1), nrt=80.0)
+    >>> floor = soft.add_plane((0, 1))  # the floor y = 0, restitution 0: only gas bounces
+    >>> soft.step(1e-4, steps=4000)  # 0.4 s: squashed on the floor
+    >>> bool(soft.center_of_mass()[1] < 0.4)  # its centre is lower than its radius
+    True
+    >>> soft.step(1e-4, steps=4000)  # 0.8 s: bounced back up
+    >>> bool(soft.center_of_mass()[1] > 0.75)
+    True
+    """
+    dim = _dimension(dim)
+    if dim == 3:
+        n = _integer(n, "n (the icosphere level)", 0)
+        if n > MAX_LEVEL:
+            raise ValueError(
+                f"n is the icosphere level in 3D, 0 to {MAX_LEVEL}; level {n} would "
+                f"have {10 * 4**n + 2} nodes"
+            )
+    else:
+        n = _integer(n, "n (the ring's nodes)", 3)
+    radius = _number(radius, "radius", positive=True)
+    k, c = _number(stiffness, "stiffness"), _number(damping, "damping")
+    center = _vector(center, "center", dim)
+    if dim == 3:
+        unit, faces = _icosphere(n)
+        pairs = unique_edges(faces)
+    else:
+        angle = -np.pi / 2 + 2 * np.pi * np.arange(n) / n
+        unit = np.stack([np.cos(angle), np.sin(angle)], axis=1)
+        pairs, faces = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1), None
+    masses = _node_masses(mass, len(unit))
+    nrt = None if nrt is None else _number(nrt, "nrt")
+    sim = _system(center + radius * unit, masses, pairs, k, c, faces=faces)
+    if nrt is not None:
+        sim.add_pressure(np.arange(n) if dim == 2 else faces, nrt)  # type: ignore[arg-type]
+    return sim
+
+
+def cluster(
+    points: npt.ArrayLike, mass: npt.ArrayLike, stiffness: float, damping: float = 0.0
+) -> System:
+    """Nodes at ``points``, every pair joined by a spring: a squishy body.
+
+    The xbdev article's squishy objects: linking every vertex to every other keeps
+    a small shape (a cube, a pyramid) from collapsing. Each pair is joined once:
+    N(N − 1)/2 springs, in the order (0, 1), (0, 2), ..., (1, 2), ...; a cube's 8
+    corners give 28. The count grows as N², so keep N small (tens of nodes).
+
+    Parameters
+    ----------
+    points : array_like, shape (N, dim)
+        Node positions, m; dim 2 or 3, N >= 2, no two the same.
+    mass : float or array_like, shape (N,)
+        Total mass, kg, spread equally over the nodes; or per-node masses.
+    stiffness, damping : float
+        Of each spring: N/m and axial damping N·s/m, >= 0.
+
+    Returns
+    -------
+    System
+
+    Raises
+    ------
+    TypeError
+        Non-numeric points or values.
+    ValueError
+        A wrong shape, fewer than two points, two points at the same place (a
+        zero-length spring), a negative stiffness or damping.
+
+    Examples
+    --------
+    >>> import itertools
+    >>> import springsim as ss
+    >>> cube = ss.cluster(list(itertools.product([0, 1], repeat=3)), mass=1.0,
+    ...                   stiffness=100.0)
+    >>> cube.num_nodes, cube.num_springs
+    (8, 28)
+    """
+    x = np.asarray(points)
+    if x.dtype.kind not in "iuf":
+        raise TypeError(f"points must be real numbers, not an array of dtype {x.dtype}")
+    if x.ndim != 2 or x.shape[1] not in (2, 3):
+        raise ValueError(f"points must have shape (N, 2) or (N, 3), got {x.shape}")
+    if len(x) < 2:
+        raise ValueError(f"a cluster needs at least 2 points, got {len(x)}")
+    x = x.astype(np.float64)
+    if not np.all(np.isfinite(x)):
+        raise ValueError("points must be finite")
+    k, c = _number(stiffness, "stiffness"), _number(damping, "damping")
+    masses = _node_masses(mass, len(x))
+    pairs = np.stack(np.triu_indices(len(x), 1), axis=1)
+    lengths = np.linalg.norm(x[pairs[:, 1]] - x[pairs[:, 0]], axis=1)
+    if np.any(lengths == 0):
+        i, j = pairs[np.argmax(lengths == 0)]
+        raise ValueError(f"points {i} and {j} are at the same place (a zero-length spring)")
+    return _system(x, masses, pairs, k, c)

@@ -1,0 +1,313 @@
+"""Diagnostics: energy, stable step, solver report, normals, rigid frame, modes.
+
+:class:`springsim.System` inherits these methods; this module never imports it.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
+
+import numpy as np
+import numpy.typing as npt
+
+from springsim._checks import _as_indices
+from springsim._system_host import SystemHost
+
+if TYPE_CHECKING:
+    import scipy.sparse
+
+    from springsim.modes import Modes
+
+
+class Energy(NamedTuple):
+    """Energy terms of a system, in joules.
+
+    Attributes
+    ----------
+    kinetic : float
+        ``½ Σ m |v|²``.
+    elastic : float
+        ½ Σ k (l − L)² over the springs.
+    gravity : float
+        −Σ m g·x (zero at the origin).
+    pressure : float
+        Σ over gas bodies of −nrt·ln V + ambient·V (see :meth:`System.add_pressure`);
+        zero without gas. Only its changes are physical: ln V depends on V's unit.
+    total : float
+        The sum of the four.
+    """
+
+    kinetic: float
+    elastic: float
+    gravity: float
+    pressure: float
+    total: float
+
+
+class Solve(NamedTuple):
+    """How the conjugate-gradient solves of the last ``implicit_euler`` call went.
+
+    Attributes
+    ----------
+    iterations : int
+        CG iterations of its last substep.
+    residual : float
+        ``|r| / |b|`` at the end of its last substep's solve (NaN before any solve).
+    substeps : int
+        Substeps (solves) in that call.
+    capped : int
+        How many of them stopped at ``cg_max_iterations`` before ``cg_tolerance``.
+    """
+
+    iterations: int
+    residual: float
+    substeps: int
+    capped: int
+
+
+if TYPE_CHECKING:
+    from springsim.system import System
+
+
+class DiagnosticsMixin(SystemHost):
+    """Diagnostics: energy, stable step, solver report, normals, rigid frame, modes."""
+
+    def normals(self) -> np.ndarray:
+        """Per-vertex unit normals of the faces at the current positions, (N, 3).
+
+        Each vertex normal is the sum of its faces' normals weighted by their areas
+        (the cross product of two edges is twice the area times the unit normal),
+        normalised; nodes on no face get a zero normal. 3D only.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=3)
+        >>> _ = sim.add_nodes([[0, 0, 0], [1, 0, 0], [0, 1, 0]])
+        >>> _ = sim.add_faces([0, 1, 2])
+        >>> sim.normals()[0].tolist()
+        [0.0, 0.0, 1.0]
+        """
+        if self.dim != 3:
+            raise ValueError("normals() needs a 3D system (faces are triangles in 3D)")
+        x, tri = self.positions, self.faces
+        face_normals = np.cross(x[tri[:, 1]] - x[tri[:, 0]], x[tri[:, 2]] - x[tri[:, 0]])
+        normals = np.zeros_like(x)
+        for corner in range(3):
+            np.add.at(normals, tri[:, corner], face_normals)
+        length = np.linalg.norm(normals, axis=1, keepdims=True)
+        return np.divide(normals, length, out=np.zeros_like(normals), where=length > 0)
+
+    def rigid_frame(self, indices: npt.ArrayLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """Centre of mass and best-fit rotation of the nodes onto their rest shape.
+
+        Finds the rotation R minimising ``Σ m |R (r_i − r̄) − (x_i − x̄)|²`` over the
+        nodes (r: :attr:`rest_positions`, x: positions, bars: mass-weighted means):
+        the Kabsch / polar-decomposition fit, the rigid body the xbdev article
+        recovers from a soft body's vertices.
+
+        Parameters
+        ----------
+        indices : array_like of int, optional
+            The nodes to fit; all by default.
+
+        Returns
+        -------
+        center : ndarray, shape (dim,)
+            The current centre of mass x̄, m.
+        rotation : ndarray, shape (dim, dim)
+            R, a proper rotation (det +1) taking rest-shape offsets to current ones.
+
+        Raises
+        ------
+        ValueError
+            An index out of range, no nodes, or positions or rest positions that are
+            not finite or lie farther than about 1e154 from their centre of mass
+            (their products would overflow).
+
+        Examples
+        --------
+        >>> import numpy as np
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[1, 0], [-1, 0], [0, 2]])
+        >>> sim.positions = sim.positions @ np.array([[0, 1], [-1, 0]]) + 5  # turn 90°
+        >>> center, rotation = sim.rigid_frame()
+        >>> np.round(rotation, 12).tolist()
+        [[0.0, -1.0], [1.0, 0.0]]
+        """
+        idx: Any = slice(None) if indices is None else _as_indices(indices)
+        if indices is not None and idx.size:
+            if idx.min() < 0 or idx.max() >= self.num_nodes:
+                raise ValueError(f"indices must be in [0, {self.num_nodes})")
+        x, rest, m = self.positions[idx], self.rest_positions[idx], self.masses[idx]
+        if len(m) == 0:
+            raise ValueError("rigid_frame() needs at least one node")
+        weights = m / m.sum()
+        nodes = np.arange(self.num_nodes)[idx]
+        with np.errstate(over="ignore", invalid="ignore"):
+            center = weights @ x
+            p, q = rest - weights @ rest, x - center
+        # The SVD of a covariance holding inf or NaN may never return: refuse input
+        # whose offsets are not finite, or whose products would overflow.
+        limit = np.sqrt(np.finfo(np.float64).max)
+        for name, values, offsets in (("positions", x, q), ("rest_positions", rest, p)):
+            if not np.all(np.abs(offsets) < limit):  # NaN fails too
+                size = np.nan_to_num(np.abs(values).max(axis=1), nan=np.inf)
+                k = int(np.argmax(size))  # blame the farthest node
+                raise ValueError(
+                    f"rigid_frame() needs finite {name} within about {limit:.1e} of "
+                    f"their centre of mass (the fit multiplies them): node {nodes[k]} is "
+                    f"at {values[k].tolist()}"
+                )
+        covariance = (q * weights[:, None]).T @ p  # Σ m q pᵀ: R maps p onto q
+        u, _, vt = np.linalg.svd(covariance)
+        flip = np.ones(self.dim)
+        flip[-1] = np.sign(np.linalg.det(u @ vt)) or 1.0  # a rotation, never a reflection
+        return center, (u * flip) @ vt
+
+    def energy(self) -> Energy:
+        """Kinetic, elastic, gravitational and gas energy, and their total, in joules.
+
+        Symplectic methods conserve the total of an undamped system (to a bounded
+        error); damping, drag, the air on faces, ``energy_loss`` and inelastic contact
+        remove energy.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([0, 2], masses=3.0, velocities=[1, 0])
+        >>> e = sim.energy()
+        >>> e.kinetic, round(e.gravity, 6)
+        (1.5, 58.86)
+        """
+        kinetic, elastic, gravity, pressure = self._energy_terms()
+        return Energy(kinetic, elastic, gravity, pressure, kinetic + elastic + gravity + pressure)
+
+    def critical_dt(self) -> float:
+        """Estimated largest stable time step of symplectic Euler and Verlet, s.
+
+        These methods are stable while ω_max·dt < 2, so ``critical_dt = 2 / ω_max``,
+        with ω_max the highest angular frequency of the springs. ω_max² is bounded
+        (Gershgorin) by the largest, over free nodes i, of Σ_s k_s (1/m_i + 1/√(m_i m_j))
+        over the springs s = (i, j) at i, a pinned j counting as infinitely heavy:
+        exact for one mass on a pinned spring, two free masses, and the top mode of a
+        long uniform chain, and never too optimistic for a node held by many springs.
+        Damping, drag and the air on faces are not included; RK4 tolerates about 1.4× this, explicit
+        Euler no undamped dt at all. Infinite when no spring acts on a free node.
+
+        For steps far beyond this limit (stiff springs, long runs) use
+        ``method="implicit_euler"``, stable at any dt, or ``"xpbd"``. Gas pressure is
+        not included either, nor the sideways stiffness k (L/l − 1) of a spring
+        squeezed below half its rest length, which buckles it faster than its
+        stretching stiffness k. A rigid rod (stiffness inf) makes it 0: only
+        ``"xpbd"`` steps rods. A step that outgrows this limit is stopped by the
+        divergence watch (:attr:`divergence_factor`).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[0, 0], [0, -1]], masses=[1.0, 4.0])
+        >>> sim.pin(0)
+        >>> _ = sim.add_springs([0, 1], stiffness=100.0)
+        >>> sim.critical_dt()  # 2 / sqrt(k / m)
+        0.4
+        """
+        return super().critical_dt()
+
+    def last_solve(self) -> Solve:
+        """Iterations and residual of the last ``implicit_euler`` step's CG solves.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> cloth = ss.cloth(10, 10, width=1.0, height=1.0, mass=0.1, stiffness=1e4)
+        >>> cloth.step(10 * cloth.critical_dt(), steps=5, method="implicit_euler")
+        >>> solve = cloth.last_solve()
+        >>> solve.substeps, solve.capped, solve.residual <= cloth.cg_tolerance
+        (5, 0, True)
+        """
+        return Solve(*self._last_solve())
+
+    def stiffness_matrix(self) -> scipy.sparse.csr_matrix:
+        """The Hessian K of the elastic energy at the current positions (needs SciPy).
+
+        Each spring s = (i, j) with unit vector u, length l and rest length L adds
+        ``K_s = k [u uᵀ + (1 − L/l)(I − u uᵀ)]`` at blocks (i, i) and (j, j) and −K_s at
+        (i, j) and (j, i): the exact second derivative of ½ k (l − L)², so that
+        small displacements δx change the spring forces by −K δx. Row and column
+        ``node * dim + axis``; pinned nodes included. Springs shorter than 1e-12 m
+        contribute nothing (they exert no force). Gas and gravity are not included.
+
+        Returns
+        -------
+        scipy.sparse.csr_matrix, shape (dim·N, dim·N)
+            Symmetric; positive semi-definite unless a spring is compressed.
+
+        Raises
+        ------
+        ImportError
+            SciPy is not installed (``pip install 'springsim[scipy]'``).
+        ValueError
+            A spring is a rigid rod (stiffness inf).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[0, 0], [2, 0]])
+        >>> _ = sim.add_springs([0, 1], stiffness=10.0, rest_lengths=1.0)
+        >>> sim.stiffness_matrix().toarray()  # axial k = 10, sideways k (1 − L/l) = 5
+        array([[ 10.,   0., -10.,   0.],
+               [  0.,   5.,   0.,  -5.],
+               [-10.,   0.,  10.,   0.],
+               [  0.,  -5.,   0.,   5.]])
+        """
+        from springsim.modes import stiffness_matrix
+
+        return stiffness_matrix(self)
+
+    def normal_modes(self, k: int) -> Modes:
+        """The ``k`` lowest normal modes of small motions about the current state.
+
+        Solves K φ = ω² M φ (K: :meth:`stiffness_matrix`, M: the node masses) over
+        the free nodes; pinned nodes stay put. A free body has one zero mode per
+        rigid motion (3 in 2D, 6 in 3D), more if it can deform without stretching a
+        spring (a ``jelly(..., arrangement="simple")`` can shear). Dense (NumPy)
+        up to 2000 free coordinates, sparse shift-invert Lanczos (SciPy) above.
+
+        Parameters
+        ----------
+        k : int
+            How many modes, 1 to dim × (free nodes).
+
+        Returns
+        -------
+        Modes
+            ``frequencies`` (k,) in rad/s, ascending, and mass-normalised ``shapes``
+            (k, N, dim); see :class:`springsim.modes.Modes` for negative frequencies.
+
+        Raises
+        ------
+        ValueError
+            k out of range, every node pinned, a rigid rod.
+
+        Examples
+        --------
+        Ten masses between two pins: ω_n = 2 √(k/m) sin(nπ/22). Along the chain at
+        rest length the sideways motions are free (10 zero modes); the next 10 are
+        the stretching ones.
+
+        >>> import numpy as np
+        >>> import springsim as ss
+        >>> chain = ss.string(12, length=11.0, mass=12.0, stiffness=4.0, dim=2, pin="both")
+        >>> omega = chain.normal_modes(20).frequencies
+        >>> n = np.arange(1, 11)
+        >>> np.allclose(omega[:10], 0), np.allclose(omega[10:], 4 * np.sin(n * np.pi / 22))
+        (True, True)
+        """
+        from springsim.modes import normal_modes
+
+        return normal_modes(cast("System", self), k)  # (a mixin: self is a System)
