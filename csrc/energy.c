@@ -139,40 +139,61 @@ void ss_spring_tensions(const ss_system *sys, double *out) {
     }
 }
 
-/* Largest stable explicit step, s, for symplectic Euler and Verlet: they need
- * omega_max dt < 2, so dt_crit = 2 / omega_max.
+/* Largest stable step of symplectic Euler, s.
  *
- * omega_max^2 is bounded by Gershgorin's theorem applied to the mass-weighted axial
- * stiffness M^-1/2 K M^-1/2: for each free node i, the sum over its springs s = (i, j)
- * of k_s / m_i (the diagonal) + k_s / sqrt(m_i m_j) (the off-diagonal), a pinned j
- * counting as infinitely heavy. The bound is exact for one mass on a pinned spring
- * (k/m), two free masses (2k/m) and the top mode of a long uniform chain (4k/m), and
- * never below the truth, even for a node held by many springs. Infinite when no
- * spring acts on a free node. */
+ * For one degree of freedom x'' = -w^2 x - g x' (w^2 = k/m, g = c/m), symplectic Euler
+ * (v' = v + h a(x, v), x' = x + h v') has the amplification matrix of trace
+ * 2 - h^2 w^2 - h g and determinant 1 - h g; its eigenvalues stay inside the unit
+ * circle while h^2 w^2 + 2 h g < 4, that is while
+ *     h < 4 / (g + sqrt(g^2 + 4 w^2))        (2 / w undamped; 2 / g without springs).
+ *
+ * Many degrees of freedom: w^2 and g are bounded node by node by Gershgorin's theorem,
+ * applied to the mass-weighted axial stiffness M^-1/2 K M^-1/2 and damping
+ * M^-1/2 C M^-1/2: for each free node i, the sum over its springs s = (i, j) of
+ * k_s / m_i (the diagonal) + k_s / sqrt(m_i m_j) (the off-diagonal), a pinned j counting
+ * as infinitely heavy, and the same with the damping c_s, plus drag / m_i. The limit is
+ * the smallest over the nodes. Exact for one mass on a pinned spring, two free masses
+ * and the top mode of a long uniform chain; never above the truth when every spring has
+ * the same c / k (the damping is then proportional, and the top mode's g is the bound's),
+ * and otherwise an estimate. Infinite when nothing acts on a free node. */
 ss_status ss_critical_dt(ss_system *sys, double *out) {
     const size_t n = sys->num_nodes;
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
     const double *m = SS_DOUBLES(sys, SS_MASSES);
     const double *stiffness = SS_DOUBLES(sys, SS_STIFFNESS);
+    const double *damping = SS_DOUBLES(sys, SS_DAMPING);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    double *row_sum = ss_malloc(n * sizeof(double)); /* 1/s^2 */
-    if (!row_sum)
+    double *rows = ss_malloc(2 * n * sizeof(double)); /* per node: w^2 (1/s^2), g (1/s) */
+    if (!rows)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory estimating critical_dt");
-    for (size_t i = 0; i < n; i++)
-        row_sum[i] = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        rows[2 * i] = 0.0;
+        rows[2 * i + 1] = sys->drag / m[i];
+    }
     for (size_t s = 0; s < sys->num_springs; s++) {
         const int32_t i = pairs[2 * s], j = pairs[2 * s + 1];
-        const double k = stiffness[s];
-        if (!pinned[i])
-            row_sum[i] += k / m[i] + (pinned[j] ? 0.0 : k / sqrt(m[i] * m[j]));
-        if (!pinned[j])
-            row_sum[j] += k / m[j] + (pinned[i] ? 0.0 : k / sqrt(m[i] * m[j]));
+        const double k = stiffness[s], c = damping[s];
+        if (!pinned[i]) {
+            const double weight = 1.0 / m[i] + (pinned[j] ? 0.0 : 1.0 / sqrt(m[i] * m[j]));
+            rows[2 * i] += k * weight;
+            rows[2 * i + 1] += c * weight;
+        }
+        if (!pinned[j]) {
+            const double weight = 1.0 / m[j] + (pinned[i] ? 0.0 : 1.0 / sqrt(m[i] * m[j]));
+            rows[2 * j] += k * weight;
+            rows[2 * j + 1] += c * weight;
+        }
     }
-    double omega2 = 0.0;
-    for (size_t i = 0; i < n; i++)
-        if (row_sum[i] > omega2)
-            omega2 = row_sum[i];
-    ss_free(row_sum);
-    *out = omega2 > 0.0 ? 2.0 / sqrt(omega2) : INFINITY;
+    double limit = INFINITY;
+    for (size_t i = 0; i < n; i++) {
+        const double w2 = rows[2 * i], g = rows[2 * i + 1];
+        if (pinned[i] || (w2 == 0.0 && g == 0.0))
+            continue;
+        const double h = 4.0 / (g + sqrt(g * g + 4.0 * w2));
+        if (h < limit)
+            limit = h;
+    }
+    ss_free(rows);
+    *out = limit;
     return SS_OK;
 }
