@@ -259,7 +259,9 @@ def dragged_ring():
     return sim
 
 
-@pytest.mark.parametrize("method, ratio", [("symplectic_euler", 1.12), ("euler", 0.3), ("rk2", 0.5)])
+@pytest.mark.parametrize(
+    "method, ratio", [("symplectic_euler", 1.12), ("euler", 0.3), ("rk2", 0.5)]
+)
 def test_the_books_agree_with_the_reference(method, ratio):
     # The oracle's books, check by check (every 64 substeps), until the motion's energy
     # is twice the most available: a factor just above that ratio lets the kernel run
