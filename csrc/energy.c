@@ -156,19 +156,18 @@ void ss_spring_tensions(const ss_system *sys, double *out) {
  * and the top mode of a long uniform chain; never above the truth when every spring has
  * the same c / k (the damping is then proportional, and the top mode's g is the bound's),
  * and otherwise an estimate. Infinite when nothing acts on a free node. */
-ss_status ss_critical_dt(ss_system *sys, double *out) {
+/* Per free node i: rows[2 i] bounds w^2 (1/s^2) and rows[2 i + 1] bounds g (1/s), as
+ * described above; pinned nodes' rows are 0. */
+static void stability_rows(const ss_system *sys, double *rows) {
     const size_t n = sys->num_nodes;
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
     const double *m = SS_DOUBLES(sys, SS_MASSES);
     const double *stiffness = SS_DOUBLES(sys, SS_STIFFNESS);
     const double *damping = SS_DOUBLES(sys, SS_DAMPING);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    double *rows = ss_malloc(2 * n * sizeof(double)); /* per node: w^2 (1/s^2), g (1/s) */
-    if (!rows)
-        return ss_fail(sys, SS_ERR_NOMEM, "out of memory estimating critical_dt");
     for (size_t i = 0; i < n; i++) {
         rows[2 * i] = 0.0;
-        rows[2 * i + 1] = sys->drag / m[i];
+        rows[2 * i + 1] = pinned[i] ? 0.0 : sys->drag / m[i];
     }
     for (size_t s = 0; s < sys->num_springs; s++) {
         const int32_t i = pairs[2 * s], j = pairs[2 * s + 1];
@@ -184,10 +183,18 @@ ss_status ss_critical_dt(ss_system *sys, double *out) {
             rows[2 * j + 1] += c * weight;
         }
     }
+}
+
+ss_status ss_critical_dt(ss_system *sys, double *out) {
+    const size_t n = sys->num_nodes;
+    double *rows = ss_malloc(2 * n * sizeof(double)); /* per node: w^2 (1/s^2), g (1/s) */
+    if (!rows)
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory estimating critical_dt");
+    stability_rows(sys, rows);
     double limit = INFINITY;
     for (size_t i = 0; i < n; i++) {
         const double w2 = rows[2 * i], g = rows[2 * i + 1];
-        if (pinned[i] || (w2 == 0.0 && g == 0.0))
+        if (w2 == 0.0 && g == 0.0)
             continue;
         const double h = 4.0 / (g + sqrt(g * g + 4.0 * w2));
         if (h < limit)
@@ -195,5 +202,20 @@ ss_status ss_critical_dt(ss_system *sys, double *out) {
     }
     ss_free(rows);
     *out = limit;
+    return SS_OK;
+}
+
+ss_status ss_stiffest_omega(ss_system *sys, double *out) {
+    const size_t n = sys->num_nodes;
+    double *rows = ss_malloc(2 * n * sizeof(double));
+    if (!rows)
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory bounding the springs' frequencies");
+    stability_rows(sys, rows);
+    double w2 = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (rows[2 * i] > w2)
+            w2 = rows[2 * i];
+    ss_free(rows);
+    *out = sqrt(w2);
     return SS_OK;
 }

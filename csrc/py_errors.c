@@ -4,6 +4,7 @@
 
 PyObject *ss_py_unstable_error;
 PyObject *ss_py_convergence_warning;
+PyObject *ss_py_stiffness_warning;
 
 /* Raise the Python exception for a kernel status; returns NULL for `return`. */
 PyObject *ss_py_raise_status(ss_system *sys, ss_status st) {
@@ -24,7 +25,7 @@ PyObject *ss_py_raise_status(ss_system *sys, ss_status st) {
     }
 }
 
-/* Create springsim.UnstableError and springsim.ConvergenceWarning and add them to
+/* Create springsim.UnstableError, ConvergenceWarning and StiffnessWarning and add them to
  * `module`; -1 with the exception set if that fails. */
 int ss_py_add_exceptions(PyObject *module) {
     PyObject *bases = PyTuple_Pack(2, PyExc_FloatingPointError, PyExc_RuntimeError);
@@ -48,6 +49,16 @@ int ss_py_add_exceptions(PyObject *module) {
     if (!ss_py_convergence_warning)
         return -1;
     if (PyModule_AddObjectRef(module, "ConvergenceWarning", ss_py_convergence_warning) < 0)
+        return -1;
+    ss_py_stiffness_warning = PyErr_NewExceptionWithDoc(
+        "springsim.StiffnessWarning",
+        "An implicit_euler step whose springs are nearly rigid at its dt (omega_max dt > 1000): "
+        "it damps the nodes' swinging, not only the springs' vibration, so slow motion comes "
+        "out too slow. Take smaller steps, softer springs, or rigid rods with xpbd.",
+        PyExc_RuntimeWarning, NULL);
+    if (!ss_py_stiffness_warning)
+        return -1;
+    if (PyModule_AddObjectRef(module, "StiffnessWarning", ss_py_stiffness_warning) < 0)
         return -1;
     return 0;
 }

@@ -54,6 +54,7 @@ PyObject *ss_py_remove_by_id(SystemObject *self, PyObject *arg,
 
 extern PyObject *ss_py_unstable_error;      /* springsim.UnstableError */
 extern PyObject *ss_py_convergence_warning; /* springsim.ConvergenceWarning */
+extern PyObject *ss_py_stiffness_warning;   /* springsim.StiffnessWarning */
 
 PyObject *ss_py_raise_status(ss_system *sys, ss_status st);
 int ss_py_add_exceptions(PyObject *module);

@@ -585,5 +585,8 @@ double ss_dissipation_power(const ss_system *sys);
 double ss_free_kinetic_energy(const ss_system *sys);
 /* The explicit stability limit, s (see energy.c for the estimate). */
 ss_status ss_critical_dt(ss_system *sys, double *out);
+/* The Gershgorin bound on the springs' highest angular frequency, rad/s (inf with a
+ * rigid rod, 0 with no spring on a free node): the w of ss_critical_dt's bound. */
+ss_status ss_stiffest_omega(ss_system *sys, double *out);
 
 #endif

@@ -38,7 +38,9 @@ def test_one_step_shrinks_the_amplitude_by_the_backward_euler_factor(omega_dt):
         return np.hypot(omega * (sim.positions[1, 1] + 0.8), sim.velocities[1, 1])
 
     before = amplitude()
-    sim.step(omega_dt / omega, method="implicit_euler")
+    with warnings.catch_warnings():  # ω dt = 10⁴ warns (StiffnessWarning): tested below
+        warnings.simplefilter("ignore", ss.StiffnessWarning)
+        sim.step(omega_dt / omega, method="implicit_euler")
     assert amplitude() / before == pytest.approx(1 / np.sqrt(1 + omega_dt**2), rel=1e-10)
     assert sim.positions[1, 0] == 0.0  # stays on its line
 
@@ -180,6 +182,39 @@ def test_critical_dt_and_unstable_error_point_to_implicit_euler():
     sim = oscillator()
     with pytest.raises(ss.UnstableError, match="method='implicit_euler'"):
         sim.step(3 * sim.critical_dt(), steps=500, method="symplectic_euler")
+
+
+def horizontal_pendulum(k):
+    """1 kg on a 1 m spring from a pinned node, released horizontally."""
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.0, 0.0]])
+    sim.pin(0)
+    sim.add_springs([0, 1], stiffness=k)
+    return sim
+
+
+def test_springs_nearly_rigid_at_the_step_warn_that_the_swing_freezes():
+    # Exact: y = -0.9204 m after 0.5 s (the rigid pendulum's ODE). At ω dt = 1 the step
+    # gets it to 1e-3; at ω dt = 3162 (k = 10¹³ N/m) it has dropped only 5 cm, and says so.
+    sim = horizontal_pendulum(1e6)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        sim.step(1e-3, steps=500, method="implicit_euler")
+    assert sim.positions[1, 1] == pytest.approx(-0.9204, abs=1e-3)
+    sim = horizontal_pendulum(1e13)
+    with pytest.warns(ss.StiffnessWarning, match=r"omega_max dt = 3\.16e\+03 > 1000.*xpbd"):
+        sim.step(1e-3, steps=500, method="implicit_euler")
+    assert sim.positions[1, 1] > -0.1
+    # The threshold is the bound behind critical_dt(): ω = 2 / critical_dt() undamped.
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        horizontal_pendulum(1e13).step(
+            999.0 * horizontal_pendulum(1e13).critical_dt() / 2.0, method="implicit_euler"
+        )
+    with pytest.warns(ss.StiffnessWarning):
+        horizontal_pendulum(1e13).step(
+            1001.0 * horizontal_pendulum(1e13).critical_dt() / 2.0, method="implicit_euler"
+        )
 
 
 # ---- The stiffness matrix ---------------------------------------------------------------

@@ -17,6 +17,7 @@ from springsim import (
 from springsim._core import (
     METHODS,
     ConvergenceWarning,
+    StiffnessWarning,
     UnstableError,
     get_num_threads,
     threading_available,
@@ -42,6 +43,7 @@ __all__ = [
     "METHODS",
     "Modes",
     "ConvergenceWarning",
+    "StiffnessWarning",
     "MeshWarning",
     "EXPLICIT_METHODS",
     "Energy",
