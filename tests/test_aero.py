@@ -50,7 +50,7 @@ def aero_specs(draw):
     """A small jittered cloth (2-4 × 2-4 nodes, its springs and faces) moving in a wind,
     with masses, pins, stiffness, damping, gravity, drag, ρ and C_d drawn."""
     nx, ny = draw(st.integers(2, 4)), draw(st.integers(2, 4))
-    cloth = ss.cloth(nx, ny, 1.0, 0.8, mass=1.0, stiffness=1.0, pin="none")
+    cloth = ss.cloth(nx, ny, width=1.0, height=0.8, mass=1.0, stiffness=1.0, pin="none")
     n, m = cloth.num_nodes, cloth.num_springs
     return dict(
         positions=cloth.positions
@@ -200,7 +200,7 @@ def test_off_by_default_and_the_other_settings_change_no_bit():
     for sim in (plain, dense):
         sim.step(1e-4, steps=20)
     assert state_hash(plain) == state_hash(dense)
-    rope, airy = (ss.string(20, 1.0, 0.1, 100.0, dim=3) for _ in range(2))
+    rope, airy = (ss.string(20, length=1.0, mass=0.1, stiffness=100.0, dim=3) for _ in range(2))
     airy.drag_coefficient = 2.0
     for sim in (rope, airy):
         sim.step(1e-4, steps=20, method="rk4")
@@ -212,7 +212,7 @@ def test_off_by_default_and_the_other_settings_change_no_bit():
 
 def falling_sheet(n, mass=0.1, size=1.0):
     """A uniform horizontal square sheet of n × n nodes (in the x-z plane), free."""
-    sim = ss.cloth(n, n, size, size, mass=mass, stiffness=20.0, pin="none")
+    sim = ss.cloth(n, n, width=size, height=size, mass=mass, stiffness=20.0, pin="none")
     x = sim.positions
     sim.positions = np.stack([x[:, 0], np.zeros(n * n), x[:, 1]], axis=1)
     sim.masses = area_masses(sim, mass)
@@ -239,7 +239,7 @@ def test_a_falling_sheet_reaches_the_flat_plates_terminal_velocity_on_any_mesh()
 def banner(n, masses="area", mass=0.5, wind=3.0):
     """A 1 m × 1 m cloth of n × n nodes hanging from its top edge (pin="top") in a
     horizontal wind along +z, across it."""
-    sim = ss.cloth(n, n, 1.0, 1.0, mass=mass, stiffness=200.0, pin="top")
+    sim = ss.cloth(n, n, width=1.0, height=1.0, mass=mass, stiffness=200.0, pin="top")
     if masses == "area":
         sim.masses = area_masses(sim, mass)
     sim.drag_coefficient = CD
@@ -273,7 +273,7 @@ def test_a_banners_deflection_in_wind_does_not_depend_on_the_mesh(masses):
 def test_a_closed_body_feels_the_drag_of_its_frontal_area():
     # Windward and lee faces both push (no wake is modelled): over a sphere, ½ ρ C_d A
     # (u.n)² summed along u is ½ ρ C_d π R² u², the drag of a sphere of coefficient C_d.
-    ball = ss.ball(3, radius=0.5, mass=1.0, stiffness=100.0)
+    ball = ss.ball(subdivisions=3, radius=0.5, mass=1.0, stiffness=100.0)
     ball.drag_coefficient = 0.5
     state = reference.State.from_system(ball)
     state.v[:] = (0.0, -2.0, 0.0)
@@ -360,7 +360,7 @@ def test_wrong_types_are_refused(value):
 
 def test_2d_systems_refuse_air_on_faces():
     # A triangle in the plane has no normal out of it: in 2D, drag is the air.
-    flat = ss.cloth(4, 4, 1.0, 1.0, mass=1.0, stiffness=10.0, dim=2)
+    flat = ss.cloth(4, 4, width=1.0, height=1.0, mass=1.0, stiffness=10.0, dim=2)
     assert flat.num_faces > 0
     assert_rejected(flat, ValueError, lambda: setattr(flat, "drag_coefficient", 1.0), match="3D")
     flat.air_density = 1.0  # harmless: nothing in 2D uses it

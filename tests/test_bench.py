@@ -268,7 +268,7 @@ class NumpyPeer:
 
 @pytest.mark.parametrize("damped", [True, False])
 def test_peer_validation_tells_same_physics_from_different(damped):
-    sim = ss.cloth(12, 12, 1.0, 1.0, mass=1.0, stiffness=1000.0, damping=bench.DAMPING)
+    sim = ss.cloth(12, 12, width=1.0, height=1.0, mass=1.0, stiffness=1000.0, damping=bench.DAMPING)
     dt = bench.DT_FRACTION * sim.critical_dt()
     error = bench.validate_peer(NumpyPeer(sim, dt, damped), sim, dt)
     if damped:
@@ -382,7 +382,9 @@ def test_interleave_returns_medians_per_contender():
 
 
 def _tiny_cloth():
-    return ss.cloth(12, 12, 1.0, 1.0, mass=1.0, stiffness=1000.0, damping=bench.DAMPING)
+    return ss.cloth(
+        12, 12, width=1.0, height=1.0, mass=1.0, stiffness=1000.0, damping=bench.DAMPING
+    )
 
 
 def _installed(config):

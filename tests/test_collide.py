@@ -99,8 +99,8 @@ def drop_cloth_on_sphere(friction, seconds=1.5, dt=1e-3, radius=0.3, off=0.1):
     sim = ss.cloth(
         15,
         15,
-        width,
-        width,
+        width=width,
+        height=width,
         mass=0.2,
         stiffness=50.0,
         damping=0.02,
@@ -272,7 +272,7 @@ def test_any_finite_nonzero_normal_is_normalised(scale):
 
 @pytest.mark.parametrize("method", METHODS)
 def test_rising_plane_pushes_resting_nodes_up(method):
-    sim = ss.cloth(5, 5, 1.0, 1.0, mass=0.1, stiffness=20.0, damping=0.01, pin=None)
+    sim = ss.cloth(5, 5, width=1.0, height=1.0, mass=0.1, stiffness=20.0, damping=0.01, pin=None)
     x = sim.positions.copy()
     sim.positions = np.stack([x[:, 0], np.zeros(len(x)), x[:, 1]], axis=1)  # flat, y = 0
     floor = sim.add_plane((0, 1, 0), 0.0)
@@ -393,7 +393,9 @@ def test_incline(mu, accel_factor):
 def test_many_substeps_in_one_call_collide_after_each(method):
     # Colliders act after every substep: step(dt, steps=n) is bit for bit n step(dt).
     def scene():
-        sim = ss.cloth(4, 4, 0.5, 0.5, mass=0.1, stiffness=30.0, damping=0.01, pin=None)
+        sim = ss.cloth(
+            4, 4, width=0.5, height=0.5, mass=0.1, stiffness=30.0, damping=0.01, pin=None
+        )
         x = sim.positions.copy()
         sim.positions = np.stack([x[:, 0] - 0.2, np.full(len(x), 0.3), x[:, 1]], axis=1)
         sim.add_sphere((0, 0, 0), 0.2, restitution=0.4, friction=0.6)

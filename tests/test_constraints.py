@@ -9,7 +9,7 @@ import springsim as ss
 
 def soft_cloth():
     # Soft enough that gravity alone stretches the top springs far beyond 5 %.
-    return ss.cloth(8, 8, 1.0, 1.0, mass=1.0, stiffness=20.0, damping=0.05, pin="top")
+    return ss.cloth(8, 8, width=1.0, height=1.0, mass=1.0, stiffness=20.0, damping=0.05, pin="top")
 
 
 def max_ratio(sim):
@@ -48,7 +48,9 @@ def test_strain_limit_moves_free_ends_only():
 
 
 def test_tearing_pulls_a_cloth_apart_and_reports_exactly_the_removed_pairs():
-    sim = ss.cloth(10, 10, 1.0, 1.0, mass=0.1, stiffness=200.0, damping=0.01, pin="top_corners")
+    sim = ss.cloth(
+        10, 10, width=1.0, height=1.0, mass=0.1, stiffness=200.0, damping=0.01, pin="top_corners"
+    )
     sim.break_strain = 0.1
     left, right = np.flatnonzero(sim.pinned)
     sim.pin(left, velocity=(-1.0, 0.0, 0.0))  # drag the corners apart
@@ -106,7 +108,9 @@ def test_bad_settings_raise_and_change_nothing(setting, value, error):
 
 
 def pulled_cloth():
-    sim = ss.cloth(10, 10, 1.0, 1.0, mass=0.1, stiffness=200.0, damping=0.01, pin="top_corners")
+    sim = ss.cloth(
+        10, 10, width=1.0, height=1.0, mass=0.1, stiffness=200.0, damping=0.01, pin="top_corners"
+    )
     sim.break_strain = 0.05
     left, right = np.flatnonzero(sim.pinned)
     sim.pin(left, velocity=(-1.0, 0.0, 0.0))  # drag the corners apart

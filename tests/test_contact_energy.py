@@ -181,7 +181,7 @@ def test_a_damped_gas_ball_on_a_rough_floor_keeps_second_order_books():
     # Gas, damping, friction and restitution together: with rk4 the books close to
     # second order in dt (the damping's trapezoid rule and the contacts' step error).
     def error(dt):
-        ball = ss.ball(12, radius=0.3, mass=1.0, stiffness=500.0, damping=0.2, dim=2, nrt=2.0)
+        ball = ss.ball(nodes=12, radius=0.3, mass=1.0, stiffness=500.0, damping=0.2, dim=2, nrt=2.0)
         ball.velocities[:, 0] = 1.0
         ball.add_plane((0, 1), offset=-0.8, restitution=0.4, friction=0.3)
         h = ball.run(2.0, dt, method="rk4", progress=False)
@@ -198,7 +198,7 @@ def test_a_damped_gas_ball_on_a_rough_floor_keeps_second_order_books():
 def contact_scene():
     """A 45 × 45 cloth (enough springs for threads) with random velocities falling onto a
     rough sphere and a tilted floor."""
-    sim = ss.cloth(45, 45, 1.0, 1.0, mass=1.0, stiffness=500.0, damping=0.02, pin=None)
+    sim = ss.cloth(45, 45, width=1.0, height=1.0, mass=1.0, stiffness=500.0, damping=0.02, pin=None)
     assert sim.num_springs >= 8192
     rng = np.random.default_rng(11)
     x = sim.positions.copy()

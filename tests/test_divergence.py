@@ -155,7 +155,7 @@ def test_free_fall_over_kilometres(method):
 
 @pytest.mark.parametrize("method", STABLE)
 def test_a_spinning_body(method):
-    ball = ss.ball(20, radius=0.5, mass=1.0, stiffness=2e3, dim=2)
+    ball = ss.ball(nodes=20, radius=0.5, mass=1.0, stiffness=2e3, dim=2)
     ball.gravity = (0.0, 0.0)
     r = ball.positions - ball.center_of_mass()
     ball.velocities = 30.0 * np.c_[-r[:, 1], r[:, 0]]  # 30 rad/s: 4.8 turns per second
@@ -194,7 +194,7 @@ def test_a_pinned_node_dragging_a_string_in_one_call():
 
 @pytest.mark.parametrize("method", STABLE)
 def test_gas_inflation(method):
-    ball = ss.ball(2, radius=0.5, mass=1.0, stiffness=200.0, damping=0.5, nrt=5.0)
+    ball = ss.ball(subdivisions=2, radius=0.5, mass=1.0, stiffness=200.0, damping=0.5, nrt=5.0)
     ball.gravity = (0.0, 0.0, 0.0)
     gas = ball.gas(0)
     dt = 0.5 * ball.critical_dt()
@@ -251,7 +251,7 @@ def test_a_particle_resting_on_the_floor():
 def dragged_ring():
     """Everything the books count: a gas ring pulled by a pinned node that moves,
     gravity, wind and an external force."""
-    sim = ss.ball(8, radius=0.3, mass=0.08, stiffness=50.0, damping=0.01, dim=2, nrt=0.05)
+    sim = ss.ball(nodes=8, radius=0.3, mass=0.08, stiffness=50.0, damping=0.01, dim=2, nrt=0.05)
     hand = sim.add_nodes([[0.6, 0.0]], velocities=[[0.3, 0.2]], pinned=True)[0]
     sim.connect(hand, 0, stiffness=20.0)
     sim.wind, sim.drag = (1.0, 0.0), 0.01

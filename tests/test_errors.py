@@ -493,8 +493,8 @@ def test_adding_a_system_whose_gas_is_blown_apart_changes_nothing():
     # Nodes 1e200 m apart enclose an infinite area: no force on them is finite. It used
     # to pass validation, so System.add appended nodes and springs before the gas body
     # was refused.
-    ring = ss.ball(4, 1.0, 1.0, 10.0, dim=2, nrt=1.0)
+    ring = ss.ball(nodes=4, radius=1.0, mass=1.0, stiffness=10.0, dim=2, nrt=1.0)
     ring.positions = ring.positions * 1e200
-    target = ss.ball(4, 1.0, 1.0, 10.0, dim=2, nrt=1.0)
+    target = ss.ball(nodes=4, radius=1.0, mass=1.0, stiffness=10.0, dim=2, nrt=1.0)
     assert_rejected(target, ValueError, lambda: target.add(ring), match="finite and > 0")
     assert_rejected(ring, ValueError, lambda: ring.step(1e-3), match="finite and > 0")

@@ -328,7 +328,7 @@ class Fuzzer(RuleBasedStateMachine):
         elif kind == "string":
             n = data.draw(st.integers(2, 8))
             pin = data.draw(st.sampled_from(["start", "end", "both", "middle", None]))
-            sim = ss.string(n, 1.0, 0.1 * n, k, damping=c, dim=dim, pin=pin)
+            sim = ss.string(n, length=1.0, mass=0.1 * n, stiffness=k, damping=c, dim=dim, pin=pin)
         elif kind == "cloth":
             nx, ny = data.draw(st.integers(2, 5)), data.draw(st.integers(2, 5))
             sim = ss.cloth(nx, ny, width=1.0, height=1.0, mass=0.2, stiffness=k, damping=c)
@@ -341,10 +341,10 @@ class Fuzzer(RuleBasedStateMachine):
             sim = ss.jelly(2, 3, nz, size=1.0, mass=1.0, stiffness=k, arrangement=arrangement)
         elif kind == "ring":
             n = data.draw(st.integers(3, 12))
-            sim = ss.ball(n, radius=1.0, mass=1.0, stiffness=k, damping=c, dim=2, nrt=nrt)
+            sim = ss.ball(nodes=n, radius=1.0, mass=1.0, stiffness=k, damping=c, dim=2, nrt=nrt)
             self.boundary = np.arange(n)
         elif kind == "ball":
-            sim = ss.ball(0, radius=1.0, mass=1.0, stiffness=k, damping=c, nrt=nrt)
+            sim = ss.ball(subdivisions=0, radius=1.0, mass=1.0, stiffness=k, damping=c, nrt=nrt)
             self.boundary = np.array(sim.faces, dtype=np.int64)
         elif kind == "mesh":
             square = [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0]]
@@ -353,7 +353,9 @@ class Fuzzer(RuleBasedStateMachine):
             points = np.array([[0, 0], [1, 0], [0, 1], [1, 1.5]])[: data.draw(st.integers(2, 4))]
             sim = ss.cluster(points, mass=1.0, stiffness=k)
         else:
-            sim = ss.balloon(0.3, 0.5, mass=0.1, stiffness=max(k, 1.0), dim=dim, nrt=nrt)
+            sim = ss.balloon(
+                radius=0.3, string_length=0.5, mass=0.1, stiffness=max(k, 1.0), dim=dim, nrt=nrt
+            )
         if nrt is not None and kind not in ("ring", "ball", "balloon"):
             self.boundary = None
         self.sim = sim
@@ -366,11 +368,11 @@ class Fuzzer(RuleBasedStateMachine):
         a, b = data.draw(anything), data.draw(anything)
         n = data.draw(st.sampled_from([-1, 0, 1, 2, 3, 2.5, True, None]))
         calls = {
-            "string": lambda: ss.string(n, a, 1.0, b),
+            "string": lambda: ss.string(n, length=a, mass=1.0, stiffness=b),
             "cloth": lambda: ss.cloth(n, 2, width=a, height=1.0, mass=1.0, stiffness=b),
             "jelly": lambda: ss.jelly(2, n, size=a, mass=1.0, stiffness=b),
-            "ball": lambda: ss.ball(n, radius=a, mass=1.0, stiffness=b, dim=2),
-            "mesh": lambda: ss.mesh([[0, 0], [a, 0], [0, 1]], [[0, 1, n]], 1.0, b),
+            "ball": lambda: ss.ball(nodes=n, radius=a, mass=1.0, stiffness=b, dim=2),
+            "mesh": lambda: ss.mesh([[0, 0], [a, 0], [0, 1]], [[0, 1, n]], mass=1.0, stiffness=b),
             "cluster": lambda: ss.cluster([[0, 0], [a, 1.0]], mass=1.0, stiffness=b),
         }
         ok, made = self.attempt(f"build_hostile {kind}", calls[kind], query=True)
@@ -424,8 +426,8 @@ class Fuzzer(RuleBasedStateMachine):
         other = {
             "self": lambda: self.sim,
             "copy": lambda: self.sim.copy(),
-            "string": lambda: ss.string(3, 1.0, 1.0, 10.0, dim=dim),
-            "ring": lambda: ss.ball(4, 1.0, 1.0, 10.0, dim=2, nrt=1.0),
+            "string": lambda: ss.string(3, length=1.0, mass=1.0, stiffness=10.0, dim=dim),
+            "ring": lambda: ss.ball(nodes=4, radius=1.0, mass=1.0, stiffness=10.0, dim=2, nrt=1.0),
             "other dim": lambda: ss.System(dim=5 - dim),
             "junk": lambda: "a system",
         }[choice]()
@@ -935,7 +937,7 @@ def test_the_checks_can_fail(name, value, problem):
     """The machine's checks fail when they should: a refused call that changed the
     state, a step that left a bad value."""
     machine = Fuzzer()
-    machine.sim = ss.string(3, 1.0, 1.0, 10.0, dim=2)
+    machine.sim = ss.string(3, length=1.0, mass=1.0, stiffness=10.0, dim=2)
 
     def change_then_refuse():
         getattr(machine.sim, name)[0] = value

@@ -141,7 +141,7 @@ def test_pinned_nodes_are_held_or_dragged():
 
 
 def test_gas_is_explicit_and_a_ball_inflates():
-    ball = ss.ball(24, radius=1.0, mass=1.0, stiffness=100.0, damping=1.0, dim=2, nrt=20.0)
+    ball = ss.ball(nodes=24, radius=1.0, mass=1.0, stiffness=100.0, damping=1.0, dim=2, nrt=20.0)
     ball.gravity = (0, 0)
     area = ball.gas(0).volume
     ball.step(0.01, steps=300, method="implicit_euler")

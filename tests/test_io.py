@@ -583,11 +583,11 @@ def assert_same_gas(a, b):
 
 
 def gas_ball_2d():
-    return ss.ball(16, radius=0.5, mass=1.0, stiffness=1e3, dim=2, nrt=2.0)
+    return ss.ball(nodes=16, radius=0.5, mass=1.0, stiffness=1e3, dim=2, nrt=2.0)
 
 
 def gas_ball_3d():
-    sim = ss.ball(1, radius=0.5, mass=1.0, stiffness=1e3, nrt=2.0)
+    sim = ss.ball(subdivisions=1, radius=0.5, mass=1.0, stiffness=1e3, nrt=2.0)
     sim.gas(0).ambient = 0.5
     return sim
 
@@ -596,7 +596,7 @@ def two_gas_bodies_after_a_removed_one():
     """A 2D system that had bodies 0, 1 and 2 (16, 12 and 10 edges); 0 was removed."""
     sim = gas_ball_2d()
     for k, (n, nrt, ambient) in enumerate([(12, 1.0, 0.25), (10, 3.0, 0.0)]):
-        other = ss.ball(n, radius=0.3, mass=0.5, stiffness=500.0, dim=2, nrt=nrt)
+        other = ss.ball(nodes=n, radius=0.3, mass=0.5, stiffness=500.0, dim=2, nrt=nrt)
         other.positions += (1.5 * (k + 1), 0.0)
         other.gas(0).ambient = ambient
         sim.add(other)

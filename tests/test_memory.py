@@ -196,7 +196,7 @@ def tracing():
     """tracemalloc running; a step that allocates nothing is seen to trace nothing."""
     tracemalloc.start()
     try:
-        warm = ss.cloth(4, 4, 1.0, 1.0, mass=1.0, stiffness=100.0)
+        warm = ss.cloth(4, 4, width=1.0, height=1.0, mass=1.0, stiffness=100.0)
         for method in ss.METHODS:
             warm.step(1e-4, method=method)
         for method in ss.METHODS:
@@ -210,7 +210,7 @@ def test_nbytes_counts_the_plan_and_scratch_a_step_makes(tracing):
     # The kernel allocates through PyMem_RawMalloc: tracemalloc sees every block, at its
     # size. A 40x40 cloth (9,202 springs) gets a plan of 4 blocks, with between-block
     # springs, on its first step.
-    sim = ss.cloth(40, 40, 1.0, 1.0, mass=1.0, stiffness=1000.0, damping=0.01)
+    sim = ss.cloth(40, 40, width=1.0, height=1.0, mass=1.0, stiffness=1000.0, damping=0.01)
     n, dim, dt = sim.num_nodes, sim.dim, 0.5 * sim.critical_dt()
     grown, allocated = growths(sim, lambda: sim.step(dt))
     assert grown == allocated
@@ -230,7 +230,7 @@ def test_nbytes_counts_the_plan_and_scratch_a_step_makes(tracing):
 
 
 def test_nbytes_counts_tear_marks_and_the_broken_list(tracing):
-    sim = ss.cloth(30, 30, 1.0, 1.0, mass=1.0, stiffness=200.0, pin="top")
+    sim = ss.cloth(30, 30, width=1.0, height=1.0, mass=1.0, stiffness=200.0, pin="top")
     sim.break_strains = 0.3
     sim.gravity = (0.0, -200.0, 0.0)
     sim._defer_tearing = True  # as run() does: cut springs stay marked between calls

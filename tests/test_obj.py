@@ -88,7 +88,9 @@ def test_read_obj_builds_the_mesh_of_the_equivalent_triangles(tmp_path, bend, ne
     path.write_bytes(MODEL.replace("\n", newline).encode())
     masses = np.linspace(1.0, 2.0, 12)
     sim = read_obj(path, mass=masses, stiffness=50.0, damping=0.5, bend=bend)
-    expected = ss.mesh(MODEL_VERTICES, MODEL_TRIANGLES, masses, 50.0, damping=0.5, bend=bend)
+    expected = ss.mesh(
+        MODEL_VERTICES, MODEL_TRIANGLES, mass=masses, stiffness=50.0, damping=0.5, bend=bend
+    )
     assert sim.dim == 3
     for name in ("positions", "springs", "faces", "rest_lengths", "masses", "stiffness", "damping"):
         np.testing.assert_array_equal(getattr(sim, name), getattr(expected, name), err_msg=name)

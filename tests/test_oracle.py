@@ -284,7 +284,7 @@ def gas_specs(draw, dim):
         loop = np.arange(n) if draw(st.booleans()) else np.arange(n)[::-1].copy()
         boundary, springs = loop, np.stack([loop, np.roll(loop, -1)], axis=1)
     else:
-        sphere = ss.ball(0, radius=1.0, mass=1.0, stiffness=1.0)
+        sphere = ss.ball(subdivisions=0, radius=1.0, mass=1.0, stiffness=1.0)
         unit, boundary, springs = sphere.positions.copy(), sphere.faces.copy(), sphere.springs
         n = len(unit)
     jitter = draw(hnp.arrays(np.float64, (n, dim), elements=floats(-0.1, 0.1)))

@@ -20,7 +20,7 @@ def close_figures():
 
 def histories():
     flat = ss.string(8, length=1.0, mass=0.1, stiffness=50.0, damping=0.02, dim=2)
-    ball = ss.ball(1, radius=0.3, mass=0.5, stiffness=200.0, damping=0.1, nrt=2.0)
+    ball = ss.ball(subdivisions=1, radius=0.3, mass=0.5, stiffness=200.0, damping=0.1, nrt=2.0)
     return (
         flat.run(0.3, 1e-3, frames=7, progress=False),
         ball.run(0.3, 1e-3, frames=5, progress=False),
@@ -48,7 +48,7 @@ def test_animate_renders_every_frame(which, tmp_path):
 
 
 def test_animate_needs_frames():
-    h = ss.string(4, 1.0, 0.1, 10.0).run(0.01, 1e-3, progress=False)
+    h = ss.string(4, length=1.0, mass=0.1, stiffness=10.0).run(0.01, 1e-3, progress=False)
     with pytest.raises(ValueError, match="no frames"):
         animate(h)
 

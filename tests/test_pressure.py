@@ -53,7 +53,9 @@ def test_icosahedron_volume_is_the_analytic_one(offset):
     # ball(0) is the regular icosahedron inscribed in the unit sphere: edge
     # a = 4 / sqrt(10 + 2 sqrt(5)), V = 5/12 (3 + sqrt 5) a³. Also far from the origin,
     # where a formula about the origin would lose digits.
-    sim = ss.ball(0, radius=1.0, mass=1.0, stiffness=1.0, nrt=1.0, center=(offset, 0, 0))
+    sim = ss.ball(
+        subdivisions=0, radius=1.0, mass=1.0, stiffness=1.0, nrt=1.0, center=(offset, 0, 0)
+    )
     a = 4.0 / np.sqrt(10.0 + 2.0 * np.sqrt(5.0))
     assert sim.gas(0).volume == pytest.approx(5.0 / 12.0 * (3.0 + np.sqrt(5.0)) * a**3, rel=1e-12)
 
@@ -72,7 +74,7 @@ def test_polyhedron_volumes_are_analytic(shape, volume):
 
 @pytest.mark.parametrize("level", [1, 3])
 def test_icosphere_volume_equals_the_sum_of_its_tetrahedra(level):
-    sim = ss.ball(level, radius=2.0, mass=1.0, stiffness=1.0, nrt=1.0)
+    sim = ss.ball(subdivisions=level, radius=2.0, mass=1.0, stiffness=1.0, nrt=1.0)
     expected = polyhedron_volume(sim.positions, sim.faces)
     assert sim.gas(0).volume == pytest.approx(expected, rel=1e-12)
     assert expected < 4 / 3 * np.pi * 8  # inscribed in its sphere
@@ -82,19 +84,19 @@ def test_icosphere_volume_equals_the_sum_of_its_tetrahedra(level):
 def test_regular_polygon_area_is_analytic(n):
     # A regular n-gon of circumradius r: A = n/2 r² sin(2π/n).
     r = 1.7
-    ring = ss.ball(n, radius=r, mass=1.0, stiffness=1.0, dim=2, nrt=1.0, center=(5.0, -3.0))
+    ring = ss.ball(nodes=n, radius=r, mass=1.0, stiffness=1.0, dim=2, nrt=1.0, center=(5.0, -3.0))
     assert ring.gas(0).volume == pytest.approx(n / 2 * r * r * np.sin(2 * np.pi / n), rel=1e-12)
 
 
 def test_clockwise_loop_and_inward_triangles_are_stored_outward():
-    ring = ss.ball(8, radius=1.0, mass=1.0, stiffness=1.0, dim=2)
+    ring = ss.ball(nodes=8, radius=1.0, mass=1.0, stiffness=1.0, dim=2)
     clockwise = np.arange(8)[::-1]
     body = ring.add_pressure(clockwise, nrt=1.0)
     assert shoelace(ring.positions) > 0
     assert ring.gas(body).volume == pytest.approx(shoelace(ring.positions), rel=1e-12)
     edges = np.stack([clockwise, np.roll(clockwise, -1)], 1)
     np.testing.assert_array_equal(ring.gas(body).boundary, edges[:, ::-1])
-    sphere = ss.ball(1, radius=1.0, mass=1.0, stiffness=1.0)
+    sphere = ss.ball(subdivisions=1, radius=1.0, mass=1.0, stiffness=1.0)
     inward = sphere.faces[:, ::-1]
     body = sphere.add_pressure(inward, nrt=1.0)
     assert sphere.gas(body).volume > 0
@@ -102,7 +104,7 @@ def test_clockwise_loop_and_inward_triangles_are_stored_outward():
 
 
 def test_loop_given_closed_or_as_edges_is_the_same_body():
-    ring = ss.ball(6, radius=1.0, mass=1.0, stiffness=1.0, dim=2)
+    ring = ss.ball(nodes=6, radius=1.0, mass=1.0, stiffness=1.0, dim=2)
     a = ring.add_pressure([0, 1, 2, 3, 4, 5, 0], nrt=1.0)  # first node repeated at the end
     b = ring.add_pressure(np.stack([np.arange(6), np.roll(np.arange(6), -1)], 1), nrt=1.0)
     np.testing.assert_array_equal(ring.gas(a).boundary, ring.gas(b).boundary)
@@ -115,8 +117,8 @@ def test_volume_gradient_is_the_derivative_of_the_volume():
     # rounding ~1e-10).
     rng = np.random.default_rng(7)
     for sim, elements in (
-        (ss.ball(1, radius=1.0, mass=1.0, stiffness=1.0), None),
-        (ss.ball(9, radius=1.0, mass=1.0, stiffness=1.0, dim=2), None),
+        (ss.ball(subdivisions=1, radius=1.0, mass=1.0, stiffness=1.0), None),
+        (ss.ball(nodes=9, radius=1.0, mass=1.0, stiffness=1.0, dim=2), None),
     ):
         body = sim.add_pressure(sim.faces if sim.dim == 3 else np.arange(9), nrt=1.0)
         elements = sim.gas(body).boundary.astype(np.int64)
@@ -152,7 +154,7 @@ def test_inflated_ring_obeys_the_gas_law_and_laplace():
     #   P·V = nrt with V the shoelace area (to 1e-6, the settling accuracy), and
     #   T = P·R, Laplace's law with R the equilibrium radius (within 1%: R = a/cos(π/n)).
     n, nrt = 64, 20.0
-    ring = ss.ball(n, radius=1.0, mass=1.0, stiffness=1000.0, damping=2.0, dim=2)
+    ring = ss.ball(nodes=n, radius=1.0, mass=1.0, stiffness=1000.0, damping=2.0, dim=2)
     ring.gravity = (0, 0)
     ring.drag = 0.5
     body = ring.add_pressure(np.arange(n), nrt=nrt)
@@ -188,7 +190,7 @@ def test_pressurised_icosphere_obeys_the_gas_law_and_grows_with_nrt():
     # At rest every node's spring force balances P dV/dx. The best P (least squares
     # over all nodes) times the volume (divergence theorem) is nrt, to 1e-6; raising
     # nrt inflates the ball.
-    sphere = ss.ball(2, radius=1.0, mass=1.0, stiffness=500.0, damping=1.0, nrt=30.0)
+    sphere = ss.ball(subdivisions=2, radius=1.0, mass=1.0, stiffness=500.0, damping=1.0, nrt=30.0)
     sphere.gravity = (0, 0, 0)
     sphere.drag = 0.5
     assert settle(sphere, 1e-3, 30.0) < 1e-9
@@ -216,7 +218,7 @@ def test_ambient_pressure_compresses_the_gas_to_nrt_over_ambient():
     # pressure. Equilibrium is P = ambient, so V = nrt / ambient (Boyle's law), both
     # starting larger and starting smaller.
     for nrt in (2.0, 5.0):
-        ring = ss.ball(32, radius=1.0, mass=1.0, stiffness=0.0, damping=0.5, dim=2, nrt=nrt)
+        ring = ss.ball(nodes=32, radius=1.0, mass=1.0, stiffness=0.0, damping=0.5, dim=2, nrt=nrt)
         ring.gravity = (0, 0)
         ring.drag = 0.2
         ring.gas(0).ambient = 1.0
@@ -231,7 +233,14 @@ def test_ambient_pressure_compresses_the_gas_to_nrt_over_ambient():
 def breathing_ball(dim):
     """An undamped ball in free space, started at its uninflated size with a sideways
     kick: it breathes in and out, sloshing energy between kinetic, elastic and gas."""
-    sim = ss.ball(32 if dim == 2 else 2, radius=1.0, mass=1.0, stiffness=200.0, dim=dim, nrt=20.0)
+    sim = ss.ball(
+        **({"nodes": 32} if dim == 2 else {"subdivisions": 2}),
+        radius=1.0,
+        mass=1.0,
+        stiffness=200.0,
+        dim=dim,
+        nrt=20.0,
+    )
     sim.gravity = np.zeros(dim)
     sim.velocities[:, 0] = 0.2 * np.sign(sim.positions[:, 0])
     return sim
@@ -280,7 +289,7 @@ def test_energy_error_converges_at_the_method_order(method, order):
 
 
 def test_energy_pressure_term_is_minus_nrt_ln_v_plus_ambient_v():
-    sim = ss.ball(1, radius=0.8, mass=1.0, stiffness=1.0, nrt=3.0)
+    sim = ss.ball(subdivisions=1, radius=0.8, mass=1.0, stiffness=1.0, nrt=3.0)
     sim.gas(0).ambient = 0.5
     v = polyhedron_volume(sim.positions, sim.faces)
     assert sim.energy().pressure == pytest.approx(-3.0 * np.log(v) + 0.5 * v, rel=1e-12)
@@ -297,7 +306,7 @@ def test_soft_ball_bounces_on_the_floor_and_keeps_its_area():
     # with restitution 0 (the floor itself returns nothing: only the gas and springs
     # can bounce the ball). It must come back up by at least half of its drop and keep
     # 90% of its rest area at the lowest point.
-    ball = ss.ball(20, radius=0.5, mass=1.0, stiffness=1e4, damping=1.0, dim=2, nrt=80.0)
+    ball = ss.ball(nodes=20, radius=0.5, mass=1.0, stiffness=1e4, damping=1.0, dim=2, nrt=80.0)
     ball.gravity = (0, 0)
     ball.drag = 1.0
     settle(ball, 1e-4, 2.0)
@@ -324,8 +333,8 @@ def test_soft_ball_bounces_on_the_floor_and_keeps_its_area():
 
 
 def test_several_bodies_are_independent_and_add_copies_them():
-    a = ss.ball(10, radius=1.0, mass=1.0, stiffness=100.0, dim=2, nrt=2.0)
-    b = ss.ball(6, radius=0.5, mass=1.0, stiffness=100.0, dim=2, nrt=7.0, center=(5, 0))
+    a = ss.ball(nodes=10, radius=1.0, mass=1.0, stiffness=100.0, dim=2, nrt=2.0)
+    b = ss.ball(nodes=6, radius=0.5, mass=1.0, stiffness=100.0, dim=2, nrt=7.0, center=(5, 0))
     nodes = a.add(b)
     assert [g.body for g in a.gases] == [0, 1]
     assert a.gas(1).nrt == 7.0
@@ -340,7 +349,7 @@ def test_several_bodies_are_independent_and_add_copies_them():
 
 
 def test_copy_owns_its_gas():
-    sim = ss.ball(1, radius=1.0, mass=1.0, stiffness=100.0, nrt=2.0)
+    sim = ss.ball(subdivisions=1, radius=1.0, mass=1.0, stiffness=100.0, nrt=2.0)
     twin = sim.copy()
     twin.gas(0).nrt = 9.0
     assert sim.gas(0).nrt == 2.0
@@ -354,7 +363,7 @@ def test_copy_owns_its_gas():
 
 
 def test_nrt_and_ambient_write_through_and_change_the_motion():
-    sim = ss.ball(12, radius=1.0, mass=1.0, stiffness=100.0, dim=2, nrt=1.0)
+    sim = ss.ball(nodes=12, radius=1.0, mass=1.0, stiffness=100.0, dim=2, nrt=1.0)
     gas = sim.gas(0)
     gas.nrt = 4.0
     gas.ambient = 0.25
@@ -371,7 +380,7 @@ def test_nrt_and_ambient_write_through_and_change_the_motion():
 
 
 def test_pinned_boundary_nodes_feel_no_gas():
-    sim = ss.ball(12, radius=1.0, mass=1.0, stiffness=0.0, dim=2, nrt=10.0)
+    sim = ss.ball(nodes=12, radius=1.0, mass=1.0, stiffness=0.0, dim=2, nrt=10.0)
     sim.gravity = (0, 0)
     sim.pin([0, 3])
     x0 = sim.positions[[0, 3]].copy()
@@ -387,7 +396,7 @@ def test_threads_do_not_change_a_gas_step(monkeypatch):
     for threads in (1, 2):
         ss.set_num_threads(threads)
         try:
-            sim = ss.ball(5, radius=1.0, mass=1.0, stiffness=1e3, nrt=5.0)
+            sim = ss.ball(subdivisions=5, radius=1.0, mass=1.0, stiffness=1e3, nrt=5.0)
             assert sim.num_springs >= 8192
             sim.step(1e-4, 20)
             results.append(snapshot(sim))
@@ -401,8 +410,8 @@ def test_threads_do_not_change_a_gas_step(monkeypatch):
 
 def ring_and_sphere():
     return (
-        ss.ball(6, radius=1.0, mass=1.0, stiffness=1.0, dim=2),
-        ss.ball(0, radius=1.0, mass=1.0, stiffness=1.0),
+        ss.ball(nodes=6, radius=1.0, mass=1.0, stiffness=1.0, dim=2),
+        ss.ball(subdivisions=0, radius=1.0, mass=1.0, stiffness=1.0),
     )
 
 
@@ -493,7 +502,7 @@ def test_a_removed_body_handle_raises():
 
 
 def test_removing_a_boundary_node_is_refused():
-    ring = ss.ball(6, radius=1.0, mass=1.0, stiffness=1.0, dim=2, nrt=1.0)
+    ring = ss.ball(nodes=6, radius=1.0, mass=1.0, stiffness=1.0, dim=2, nrt=1.0)
     ring.add_nodes([5.0, 5.0])
     before = snapshot(ring)
     with pytest.raises(ValueError, match="node 2 is on the boundary of pressure body 0"):
@@ -508,7 +517,7 @@ def test_removing_a_boundary_node_is_refused():
 def test_removing_nodes_before_a_body_renumbers_it():
     sim = ss.System(dim=2)
     sim.add_nodes([[9.0, 9.0]])
-    ring = ss.ball(6, radius=1.0, mass=1.0, stiffness=1.0, dim=2, nrt=1.0)
+    ring = ss.ball(nodes=6, radius=1.0, mass=1.0, stiffness=1.0, dim=2, nrt=1.0)
     sim.add(ring)
     volume = sim.gas(0).volume
     sim.remove_nodes([0])
@@ -517,7 +526,7 @@ def test_removing_nodes_before_a_body_renumbers_it():
 
 
 def test_an_inside_out_body_is_refused_before_stepping():
-    ring = ss.ball(6, radius=1.0, mass=1.0, stiffness=1.0, dim=2, nrt=1.0)
+    ring = ss.ball(nodes=6, radius=1.0, mass=1.0, stiffness=1.0, dim=2, nrt=1.0)
     ring.positions[:, 0] *= -1  # mirrored: the loop now runs clockwise
     before = snapshot(ring)
     with pytest.raises(ValueError, match="pressure body 0 encloses an area of -2.59"):
@@ -530,7 +539,7 @@ def test_a_collapsing_body_raises_unstable_and_rolls_back(method):
     # A weak gas under a crushing ambient pressure, no springs to resist: the ring
     # turns inside out within the step. The step raises UnstableError naming the body,
     # and the state is exactly as before the call.
-    ring = ss.ball(8, radius=1.0, mass=1.0, stiffness=0.0, dim=2, nrt=0.01)
+    ring = ss.ball(nodes=8, radius=1.0, mass=1.0, stiffness=0.0, dim=2, nrt=0.01)
     ring.gravity = (0, 0)
     ring.gas(0).ambient = 100.0
     ring.step(1e-3, 3, method=method)
@@ -543,7 +552,7 @@ def test_a_collapsing_body_raises_unstable_and_rolls_back(method):
 def test_a_flat_body_has_infinite_pressure_or_none():
     # Squashed flat (every node on a line), the loop encloses exactly 0: P = nrt / 0
     # is inf with gas inside, 0 without (it used to raise ZeroDivisionError).
-    ring = ss.ball(8, radius=1.0, mass=1.0, stiffness=1e3, dim=2, nrt=3.0)
+    ring = ss.ball(nodes=8, radius=1.0, mass=1.0, stiffness=1e3, dim=2, nrt=3.0)
     ring.positions[:, 1] = 0.0
     gas = ring.gas(0)
     assert gas.volume == 0.0

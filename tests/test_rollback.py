@@ -89,7 +89,7 @@ def interrupt_after(seconds: float) -> list:
 @pytest.mark.parametrize("threads", [1, 2])
 def test_ctrl_c_stops_a_long_step_at_once_and_rolls_it_back(threads):
     # 200 x 200 cloth: above the thread threshold, and 10^5 substeps would take minutes.
-    sim = ss.cloth(200, 200, 1.0, 1.0, mass=1.0, stiffness=100.0, pin="top_corners")
+    sim = ss.cloth(200, 200, width=1.0, height=1.0, mass=1.0, stiffness=100.0, pin="top_corners")
     sim.step(1e-4, steps=2)
     before = snapshot(sim)
     previous = ss.get_num_threads()
@@ -122,7 +122,7 @@ def test_ctrl_c_stops_a_long_step_of_a_tiny_system():
 
 
 def test_ctrl_c_during_a_tearing_step_undoes_its_cuts():
-    sim = ss.cloth(100, 100, 1.0, 1.0, mass=0.1, stiffness=200.0, pin="top_corners")
+    sim = ss.cloth(100, 100, width=1.0, height=1.0, mass=0.1, stiffness=200.0, pin="top_corners")
     sim.break_strain = 0.05
     left, right = np.flatnonzero(sim.pinned)
     sim.velocities[left] = (-1.0, 0.0, 0.0)

@@ -67,7 +67,7 @@ def test_every_loss_is_accounted_for(method, tolerance):
     # once: with an accurate integrator the books balance to its error (measured 5e-7
     # of the energy scale for rk4, set by the contacts, which no integrator resolves
     # within a step).
-    ball = ss.ball(12, radius=0.3, mass=1.0, stiffness=500.0, damping=0.2, dim=2, nrt=2.0)
+    ball = ss.ball(nodes=12, radius=0.3, mass=1.0, stiffness=500.0, damping=0.2, dim=2, nrt=2.0)
     ball.drag, ball.wind, ball.energy_loss = 0.05, (0.3, 0.0), 0.99995
     ball.velocities[:, 0] = 1.0
     ball.add_plane((0, 1), offset=-0.8, restitution=0.4, friction=0.3)

@@ -41,6 +41,11 @@ def unordered(pairs):
     return {tuple(p) for p in np.sort(np.asarray(pairs), axis=1).tolist()}
 
 
+def ball_count(dim, n):
+    """The keyword of a ball's count: the icosphere level in 3D, the ring's nodes in 2D."""
+    return {"subdivisions": n} if dim == 3 else {"nodes": n}
+
+
 def random_rotation(rng, dim):
     """A proper rotation matrix (det +1) from the QR decomposition of a random matrix."""
     q, r = np.linalg.qr(rng.normal(size=(dim, dim)))
@@ -55,11 +60,21 @@ def every_build():
     builds = []
     for n in (2, 3, 10, 57):
         for dim in (2, 3):
-            builds.append((f"string-{n}-{dim}d", string(n, 2.0, 0.3, K, C, dim=dim), 0.3))
+            builds.append(
+                (
+                    f"string-{n}-{dim}d",
+                    string(n, length=2.0, mass=0.3, stiffness=K, damping=C, dim=dim),
+                    0.3,
+                )
+            )
     for nx, ny in ((2, 2), (3, 2), (2, 5), (4, 7), (10, 10)):
         for dim in (2, 3):
             builds.append(
-                (f"cloth-{nx}x{ny}-{dim}d", cloth(nx, ny, 1.5, 0.7, 0.2, K, dim=dim), 0.2)
+                (
+                    f"cloth-{nx}x{ny}-{dim}d",
+                    cloth(nx, ny, width=1.5, height=0.7, mass=0.2, stiffness=K, dim=dim),
+                    0.2,
+                )
             )
     for counts in ((2, 2, 2), (3, 2, 4), (4, 5, 3), (2, 2), (3, 5), (6, 4)):
         for arrangement in ("simple", "stable"):
@@ -72,15 +87,34 @@ def every_build():
             )
             builds.append((f"jelly-{counts}-{arrangement}", sim, 2.0))
     for level in range(4):
-        builds.append((f"ball-level{level}", ball(level, 0.4, 1.5, K, C), 1.5))
+        builds.append(
+            (
+                f"ball-level{level}",
+                ball(subdivisions=level, radius=0.4, mass=1.5, stiffness=K, damping=C),
+                1.5,
+            )
+        )
     for n in (3, 4, 17):
-        builds.append((f"ring-{n}", ball(n, 0.4, 1.5, K, C, dim=2), 1.5))
+        builds.append(
+            (f"ring-{n}", ball(nodes=n, radius=0.4, mass=1.5, stiffness=K, damping=C, dim=2), 1.5)
+        )
     rng = np.random.default_rng(1)
     for n in (2, 3, 8, 20):
-        builds.append((f"cluster-{n}", cluster(rng.normal(size=(n, 3)), 0.8, K), 0.8))
-    builds.append(("cluster-2d", cluster(rng.normal(size=(6, 2)), 0.8, K), 0.8))
+        builds.append(
+            (f"cluster-{n}", cluster(rng.normal(size=(n, 3)), mass=0.8, stiffness=K), 0.8)
+        )
+    builds.append(("cluster-2d", cluster(rng.normal(size=(6, 2)), mass=0.8, stiffness=K), 0.8))
     for dim, n, nodes in ((3, 0, 1), (3, 1, 10), (3, 2, 4), (2, 12, 1), (2, 16, 10)):
-        sim = balloon(0.3, 1.2, 0.05, K, C, dim=dim, n=n, string_nodes=nodes)
+        sim = balloon(
+            radius=0.3,
+            string_length=1.2,
+            mass=0.05,
+            stiffness=K,
+            damping=C,
+            dim=dim,
+            **ball_count(dim, n),
+            string_nodes=nodes,
+        )
         builds.append((f"balloon-{dim}d-{n}-{nodes}", sim, 0.05))
     return builds
 
@@ -120,14 +154,14 @@ def test_total_mass_is_the_mass_asked_for(label, sim, mass):
 def test_per_node_masses_are_taken_as_given():
     rng = np.random.default_rng(7)
     cases = [
-        (lambda m: string(6, 1.0, m, K), 6),
-        (lambda m: cloth(4, 3, 1.0, 1.0, m, K), 12),
+        (lambda m: string(6, length=1.0, mass=m, stiffness=K), 6),
+        (lambda m: cloth(4, 3, width=1.0, height=1.0, mass=m, stiffness=K), 12),
         (lambda m: jelly(3, 2, 2, size=1.0, mass=m, stiffness=K), 12),
         (lambda m: jelly(3, 2, size=1.0, mass=m, stiffness=K), 6),
-        (lambda m: ball(1, 1.0, m, K), 42),
-        (lambda m: ball(5, 1.0, m, K, dim=2), 5),
-        (lambda m: cluster(np.eye(3), m, K), 3),
-        (lambda m: mesh(np.eye(3), [[0, 1, 2]], m, K), 3),
+        (lambda m: ball(subdivisions=1, radius=1.0, mass=m, stiffness=K), 42),
+        (lambda m: ball(nodes=5, radius=1.0, mass=m, stiffness=K, dim=2), 5),
+        (lambda m: cluster(np.eye(3), mass=m, stiffness=K), 3),
+        (lambda m: mesh(np.eye(3), [[0, 1, 2]], mass=m, stiffness=K), 3),
     ]
     for build, count in cases:
         m = rng.uniform(0.1, 2.0, size=count)
@@ -141,7 +175,7 @@ def test_per_node_masses_are_taken_as_given():
 
 @pytest.mark.parametrize("n", [2, 3, 10, 57])
 def test_string_counts_and_layout(n):
-    sim = string(n, 3.0, 1.0, K, dim=3, start=(1, 2, 3), direction=(0, 0, -2))
+    sim = string(n, length=3.0, mass=1.0, stiffness=K, dim=3, start=(1, 2, 3), direction=(0, 0, -2))
     assert sim.num_nodes == n and sim.num_springs == n - 1
     assert sim.springs.tolist() == [[i, i + 1] for i in range(n - 1)]
     np.testing.assert_allclose(sim.rest_lengths, 3.0 / (n - 1), rtol=1e-14)
@@ -166,7 +200,7 @@ def test_string_counts_and_layout(n):
     ],
 )
 def test_string_pins(pin, n, expected):
-    sim = string(n, 1.0, 1.0, K, dim=2, pin=pin)
+    sim = string(n, length=1.0, mass=1.0, stiffness=K, dim=2, pin=pin)
     assert np.flatnonzero(sim.pinned).tolist() == expected
 
 
@@ -177,7 +211,17 @@ def test_cloth_spring_families_match_closed_forms(nx, ny):
     bend = nx * (ny - 2) + ny * (nx - 2)
     w, h = 1.2, 0.9
     dx, dy = w / (nx - 1), h / (ny - 1)
-    sim = cloth(nx, ny, w, h, 1.0, K, shear_stiffness=20.0, bend_stiffness=3.0, pin=None)
+    sim = cloth(
+        nx,
+        ny,
+        width=w,
+        height=h,
+        mass=1.0,
+        stiffness=K,
+        shear_stiffness=20.0,
+        bend_stiffness=3.0,
+        pin=None,
+    )
     assert sim.num_springs == structural + shear + bend
     assert sim.num_faces == 2 * (nx - 1) * (ny - 1)
     # Each family is where the documented order puts it, with its own stiffness,
@@ -198,14 +242,25 @@ def test_cloth_spring_families_match_closed_forms(nx, ny):
     np.testing.assert_allclose(sim.rest_lengths[structural + shear :][:bend_rows], 2 * dx)
     np.testing.assert_allclose(sim.rest_lengths[structural + shear + bend_rows :], 2 * dy)
     # The options take families away.
-    assert cloth(nx, ny, w, h, 1.0, K, shear=False).num_springs == structural + bend
-    assert cloth(nx, ny, w, h, 1.0, K, bend=False).num_springs == structural + shear
-    assert cloth(nx, ny, w, h, 1.0, K, shear=False, bend=False).num_springs == structural
+    assert (
+        cloth(nx, ny, width=w, height=h, mass=1.0, stiffness=K, shear=False).num_springs
+        == structural + bend
+    )
+    assert (
+        cloth(nx, ny, width=w, height=h, mass=1.0, stiffness=K, bend=False).num_springs
+        == structural + shear
+    )
+    assert (
+        cloth(nx, ny, width=w, height=h, mass=1.0, stiffness=K, shear=False, bend=False).num_springs
+        == structural
+    )
 
 
 def test_cloth_layout_pins_and_uvs():
     nx, ny = 5, 4
-    sim = cloth(nx, ny, 2.0, 1.5, 1.0, K, origin=(1.0, 3.0, -1.0), pin="top")
+    sim = cloth(
+        nx, ny, width=2.0, height=1.5, mass=1.0, stiffness=K, origin=(1.0, 3.0, -1.0), pin="top"
+    )
     x = sim.positions
     np.testing.assert_allclose(x[0], [1.0, 3.0, -1.0])  # top-left
     np.testing.assert_allclose(x[nx - 1], [3.0, 3.0, -1.0])  # top-right
@@ -225,8 +280,13 @@ def test_cloth_layout_pins_and_uvs():
     }
     for pin, expected in pins.items():
         pin = list(pin) if isinstance(pin, tuple) else pin
-        assert np.flatnonzero(cloth(nx, ny, 1, 1, 1, K, pin=pin).pinned).tolist() == expected
-    flat = cloth(nx, ny, 2.0, 1.5, 1.0, K, dim=2)
+        assert (
+            np.flatnonzero(
+                cloth(nx, ny, width=1, height=1, mass=1, stiffness=K, pin=pin).pinned
+            ).tolist()
+            == expected
+        )
+    flat = cloth(nx, ny, width=2.0, height=1.5, mass=1.0, stiffness=K, dim=2)
     np.testing.assert_allclose(flat.positions, x[:, :2] - [1.0, 3.0], atol=1e-15)
     assert flat.num_springs == sim.num_springs
 
@@ -287,7 +347,7 @@ def test_jelly_layout_and_bottom_pin():
 
 @pytest.mark.parametrize("level", [0, 1, 2, 3])
 def test_icosphere_counts(level):
-    sim = ball(level, 1.0, 1.0, K)
+    sim = ball(subdivisions=level, radius=1.0, mass=1.0, stiffness=K)
     assert sim.num_nodes == 10 * 4**level + 2
     assert sim.num_springs == 30 * 4**level
     assert sim.num_faces == 20 * 4**level
@@ -301,7 +361,7 @@ def test_icosphere_counts(level):
 
 @pytest.mark.parametrize("n", [3, 4, 7, 64])
 def test_ring_counts_and_layout(n):
-    sim = ball(n, 0.5, 1.0, K, dim=2, center=(1.0, 2.0))
+    sim = ball(nodes=n, radius=0.5, mass=1.0, stiffness=K, dim=2, center=(1.0, 2.0))
     assert sim.num_nodes == n and sim.num_springs == n and sim.num_faces == 0
     assert unordered(sim.springs) == unordered([(i, (i + 1) % n) for i in range(n)])
     r = sim.positions - [1.0, 2.0]
@@ -314,7 +374,7 @@ def test_ring_counts_and_layout(n):
 @pytest.mark.parametrize("n", [2, 3, 8, 20])
 def test_cluster_counts(n):
     points = np.random.default_rng(n).normal(size=(n, 3))
-    sim = cluster(points, 1.0, K)
+    sim = cluster(points, mass=1.0, stiffness=K)
     assert sim.num_springs == n * (n - 1) // 2
     assert unordered(sim.springs) == set(itertools.combinations(range(n), 2))
     np.testing.assert_array_equal(sim.positions, points)
@@ -323,7 +383,7 @@ def test_cluster_counts(n):
 def test_cluster_cube_is_the_xbdev_squishy_cube():
     # 8 corners, every pair once: 8·7/2 = 28 springs (the article's 8 × 7 = 56 halved):
     # 12 edges, 12 face diagonals, 4 body diagonals.
-    cube = cluster(list(itertools.product([0.0, 1.0], repeat=3)), 1.0, K)
+    cube = cluster(list(itertools.product([0.0, 1.0], repeat=3)), mass=1.0, stiffness=K)
     assert cube.num_springs == 28
     lengths = np.round(cube.rest_lengths**2).astype(int)
     assert np.bincount(lengths).tolist() == [0, 12, 12, 4]
@@ -334,19 +394,21 @@ def test_cluster_cube_is_the_xbdev_squishy_cube():
 )
 def test_balloon_counts_and_layout(dim, n, nodes):
     sim = balloon(
-        0.3,
-        1.2,
-        0.05,
-        K,
-        C,
+        radius=0.3,
+        string_length=1.2,
+        mass=0.05,
+        stiffness=K,
+        damping=C,
         dim=dim,
-        n=n,
+        **ball_count(dim, n),
         string_nodes=nodes,
         string_mass=0.01,
         string_stiffness=7.0,
         center=(0.5,) * dim,
     )
-    skin = ball(n, 0.3, 1.0, K, dim=dim, center=(0.5,) * dim)
+    skin = ball(
+        **ball_count(dim, n), radius=0.3, mass=1.0, stiffness=K, dim=dim, center=(0.5,) * dim
+    )
     nb = skin.num_nodes
     assert sim.num_nodes == nb + nodes
     assert sim.num_springs == skin.num_springs + nodes  # string springs + the knot
@@ -366,7 +428,16 @@ def test_balloon_counts_and_layout(dim, n, nodes):
     assert np.flatnonzero(sim.pinned).tolist() == [nb + nodes - 1]
     np.testing.assert_allclose(sim.masses[nb:].sum(), 0.01, rtol=1e-14)
     np.testing.assert_allclose(sim.masses.sum(), 0.05, rtol=1e-14)
-    free = balloon(0.3, 1.2, 0.05, K, dim=dim, n=n, string_nodes=nodes, pin=None)
+    free = balloon(
+        radius=0.3,
+        string_length=1.2,
+        mass=0.05,
+        stiffness=K,
+        dim=dim,
+        **ball_count(dim, n),
+        string_nodes=nodes,
+        pin=None,
+    )
     assert not free.pinned.any()
     assert free.masses[nb:].sum() == pytest.approx(0.005)  # a tenth of the mass by default
 
@@ -376,20 +447,22 @@ def test_balloon_counts_and_layout(dim, n, nodes):
 
 @pytest.mark.parametrize("level", [0, 1, 2, 3])
 def test_mesh_of_an_icosphere_is_a_closed_surface(level):
-    sphere = ball(level, 1.0, 1.0, K)
-    sim = mesh(sphere.positions, sphere.faces, 1.0, K)
+    sphere = ball(subdivisions=level, radius=1.0, mass=1.0, stiffness=K)
+    sim = mesh(sphere.positions, sphere.faces, mass=1.0, stiffness=K)
     v, e, f = sim.num_nodes, sim.num_springs, sim.num_faces
     assert 2 * e == 3 * f  # every edge is shared by exactly two triangles
     assert v - e + f == 2  # Euler characteristic of a sphere
     assert unordered(sim.springs) == unordered(sphere.springs)
     # bend=True adds one spring per edge of a closed surface (each edge is interior).
-    assert mesh(sphere.positions, sphere.faces, 1.0, K, bend=True).num_springs == 2 * e
+    assert (
+        mesh(sphere.positions, sphere.faces, mass=1.0, stiffness=K, bend=True).num_springs == 2 * e
+    )
 
 
 def test_mesh_of_quads_and_ngons():
     corners = np.array(list(itertools.product([0.0, 1.0], repeat=3)))
     quads = [[0, 1, 3, 2], [4, 6, 7, 5], [0, 4, 5, 1], [2, 3, 7, 6], [0, 2, 6, 4], [1, 5, 7, 3]]
-    box = mesh(corners, quads, 1.0, K)
+    box = mesh(corners, quads, mass=1.0, stiffness=K)
     # 6 quads -> 12 triangles; 12 cube edges + one diagonal per quad = 18 springs.
     assert (box.num_faces, box.num_springs) == (12, 18)
     assert box.num_nodes - box.num_springs + box.num_faces == 2
@@ -398,12 +471,12 @@ def test_mesh_of_quads_and_ngons():
     # interior edges give 3 bend springs.
     angle = np.arange(6) * np.pi / 3
     hexagon = np.stack([np.cos(angle), np.sin(angle)], axis=1)
-    flat = mesh(hexagon, [range(6)], 1.0, K)
+    flat = mesh(hexagon, [range(6)], mass=1.0, stiffness=K)
     assert (flat.num_faces, flat.num_springs) == (4, 9)
-    assert mesh(hexagon, [range(6)], 1.0, K, bend=True).num_springs == 12
+    assert mesh(hexagon, [range(6)], mass=1.0, stiffness=K, bend=True).num_springs == 12
     # A quad and a triangle sharing the edge (1, 2): 3 triangles, 4 + 1 + 2 = 7 springs.
     vertices = [[0, 0, 0], [1, 0, 0], [1, 1, 0], [0, 1, 0], [2, 0.5, 0]]
-    mixed = mesh(vertices, [[0, 1, 2, 3], [1, 4, 2]], 1.0, K)
+    mixed = mesh(vertices, [[0, 1, 2, 3], [1, 4, 2]], mass=1.0, stiffness=K)
     assert (mixed.num_faces, mixed.num_springs) == (3, 7)
     assert mixed.normals()[:, 2].min() == 1.0
 
@@ -413,7 +486,7 @@ def test_mesh_of_quads_and_ngons():
 
 def test_normals_of_a_flat_cloth_are_plus_z():
     for nx, ny in ((2, 2), (5, 3), (8, 11)):
-        sim = cloth(nx, ny, 1.7, 0.4, 1.0, K, origin=(3.0, -2.0, 5.0))
+        sim = cloth(nx, ny, width=1.7, height=0.4, mass=1.0, stiffness=K, origin=(3.0, -2.0, 5.0))
         normals = sim.normals()
         np.testing.assert_allclose(
             normals, np.tile([0.0, 0.0, 1.0], (sim.num_nodes, 1)), atol=1e-12
@@ -424,7 +497,7 @@ def test_normals_of_a_flat_cloth_are_plus_z():
 @pytest.mark.parametrize("level", [0, 1, 2, 3])
 def test_normals_of_an_icosphere_point_outward(level):
     center = np.array([0.3, -1.0, 2.0])
-    sim = ball(level, 2.0, 1.0, K, center=center)
+    sim = ball(subdivisions=level, radius=2.0, mass=1.0, stiffness=K, center=center)
     radial = (sim.positions - center) / 2.0
     cosines = np.einsum("ij,ij->i", sim.normals(), radial)
     assert cosines.min() > 0.9
@@ -436,7 +509,7 @@ def test_normals_of_an_icosphere_point_outward(level):
 def test_ball_faces_are_outward(level):
     center = np.array([1.0, 2.0, -3.0])
     r = 0.7
-    sim = ball(level, r, 1.0, K, center=center)
+    sim = ball(subdivisions=level, radius=r, mass=1.0, stiffness=K, center=center)
     x, f = sim.positions, sim.faces
     # Each face faces away from the centre ...
     outward = np.einsum("ij,ij->i", face_normals(x, f), x[f].mean(axis=1) - center)
@@ -541,7 +614,7 @@ def test_simple_jelly_folds_where_the_stable_one_holds(dim):
 
 
 def test_add_and_connect_builder_output():
-    whole = cloth(4, 3, 1.0, 0.5, 0.3, K, C, pin="top")
+    whole = cloth(4, 3, width=1.0, height=0.5, mass=0.3, stiffness=K, damping=C, pin="top")
     whole.velocities = np.random.default_rng(3).normal(size=(whole.num_nodes, 3))
     part = jelly(
         2, 3, 2, size=0.4, mass=0.7, stiffness=2 * K, damping=0.1, pin="bottom", origin=(3, 0, 0)
@@ -605,77 +678,117 @@ def test_remove_nodes_matches_a_numpy_recomputation(seed):
 
 BAD = [
     # counts
-    (lambda: string(1, 1.0, 1.0, K), ValueError, "n must be >= 2"),
-    (lambda: string(2.0, 1.0, 1.0, K), TypeError, "n must be an integer"),
-    (lambda: string(True, 1.0, 1.0, K), TypeError, "integer"),
-    (lambda: cloth(1, 5, 1.0, 1.0, 1.0, K), ValueError, "nx must be >= 2"),
-    (lambda: cloth(5, 0, 1.0, 1.0, 1.0, K), ValueError, "ny must be >= 2"),
+    (lambda: string(1, length=1.0, mass=1.0, stiffness=K), ValueError, "n must be >= 2"),
+    (lambda: string(2.0, length=1.0, mass=1.0, stiffness=K), TypeError, "n must be an integer"),
+    (lambda: string(True, length=1.0, mass=1.0, stiffness=K), TypeError, "integer"),
+    (
+        lambda: cloth(1, 5, width=1.0, height=1.0, mass=1.0, stiffness=K),
+        ValueError,
+        "nx must be >= 2",
+    ),
+    (
+        lambda: cloth(5, 0, width=1.0, height=1.0, mass=1.0, stiffness=K),
+        ValueError,
+        "ny must be >= 2",
+    ),
     (lambda: jelly(3, 3, 1, size=1.0, mass=1.0, stiffness=K), ValueError, "nz must be >= 2"),
     (lambda: jelly(3, "3", size=1.0, mass=1.0, stiffness=K), TypeError, "ny"),
-    (lambda: ball(2, 1.0, 1.0, K, dim=2), ValueError, ">= 3"),
-    (lambda: ball(-1, 1.0, 1.0, K), ValueError, ">= 0"),
-    (lambda: ball(9, 1.0, 1.0, K), ValueError, "level"),
-    (lambda: ball(1.5, 1.0, 1.0, K), TypeError, "integer"),
-    (lambda: cluster([[0.0, 0.0, 0.0]], 1.0, K), ValueError, "at least 2"),
-    (lambda: balloon(1.0, 1.0, 1.0, K, string_nodes=0), ValueError, "string_nodes"),
+    (lambda: ball(nodes=2, radius=1.0, mass=1.0, stiffness=K, dim=2), ValueError, ">= 3"),
+    (lambda: ball(subdivisions=-1, radius=1.0, mass=1.0, stiffness=K), ValueError, ">= 0"),
+    (lambda: ball(subdivisions=9, radius=1.0, mass=1.0, stiffness=K), ValueError, "level"),
+    (lambda: ball(subdivisions=1.5, radius=1.0, mass=1.0, stiffness=K), TypeError, "integer"),
+    (lambda: cluster([[0.0, 0.0, 0.0]], mass=1.0, stiffness=K), ValueError, "at least 2"),
+    (
+        lambda: balloon(radius=1.0, string_length=1.0, mass=1.0, stiffness=K, string_nodes=0),
+        ValueError,
+        "string_nodes",
+    ),
     # sizes
-    (lambda: string(3, -1.0, 1.0, K), ValueError, "length"),
-    (lambda: string(3, 0.0, 1.0, K), ValueError, "length"),
-    (lambda: cloth(3, 3, -1.0, 1.0, 1.0, K), ValueError, "width"),
-    (lambda: cloth(3, 3, 1.0, np.nan, 1.0, K), ValueError, "height"),
+    (lambda: string(3, length=-1.0, mass=1.0, stiffness=K), ValueError, "length"),
+    (lambda: string(3, length=0.0, mass=1.0, stiffness=K), ValueError, "length"),
+    (lambda: cloth(3, 3, width=-1.0, height=1.0, mass=1.0, stiffness=K), ValueError, "width"),
+    (lambda: cloth(3, 3, width=1.0, height=np.nan, mass=1.0, stiffness=K), ValueError, "height"),
     (lambda: jelly(3, 3, 3, size=-1.0, mass=1.0, stiffness=K), ValueError, "size"),
     (lambda: jelly(3, 3, 3, size=(1.0, 0.0, 1.0), mass=1.0, stiffness=K), ValueError, "size"),
     (lambda: jelly(3, 3, 3, size=(1.0, 1.0), mass=1.0, stiffness=K), ValueError, "shape"),
-    (lambda: ball(1, -0.5, 1.0, K), ValueError, "radius"),
-    (lambda: balloon(1.0, -1.0, 1.0, K), ValueError, "string_length"),
+    (lambda: ball(subdivisions=1, radius=-0.5, mass=1.0, stiffness=K), ValueError, "radius"),
+    (
+        lambda: balloon(radius=1.0, string_length=-1.0, mass=1.0, stiffness=K),
+        ValueError,
+        "string_length",
+    ),
     # masses, stiffness, damping
-    (lambda: string(3, 1.0, -1.0, K), ValueError, "mass"),
-    (lambda: string(3, 1.0, 0.0, K), ValueError, "mass"),
-    (lambda: string(3, 1.0, [1.0, 2.0], K), ValueError, "shape"),
-    (lambda: string(3, 1.0, [1.0, -2.0, 1.0], K), ValueError, "mass"),
-    (lambda: string(3, 1.0, "heavy", K), TypeError, "mass"),
-    (lambda: cloth(3, 3, 1.0, 1.0, 1.0, -K), ValueError, "stiffness"),
-    (lambda: cloth(3, 3, 1.0, 1.0, 1.0, K, bend_stiffness=-1.0), ValueError, "bend_stiffness"),
+    (lambda: string(3, length=1.0, mass=-1.0, stiffness=K), ValueError, "mass"),
+    (lambda: string(3, length=1.0, mass=0.0, stiffness=K), ValueError, "mass"),
+    (lambda: string(3, length=1.0, mass=[1.0, 2.0], stiffness=K), ValueError, "shape"),
+    (lambda: string(3, length=1.0, mass=[1.0, -2.0, 1.0], stiffness=K), ValueError, "mass"),
+    (lambda: string(3, length=1.0, mass="heavy", stiffness=K), TypeError, "mass"),
+    (lambda: cloth(3, 3, width=1.0, height=1.0, mass=1.0, stiffness=-K), ValueError, "stiffness"),
+    (
+        lambda: cloth(3, 3, width=1.0, height=1.0, mass=1.0, stiffness=K, bend_stiffness=-1.0),
+        ValueError,
+        "bend_stiffness",
+    ),
     (
         lambda: jelly(2, 2, 2, size=1.0, mass=1.0, stiffness=K, damping=np.inf),
         ValueError,
         "damping",
     ),
-    (lambda: ball(1, 1.0, 1.0, None), TypeError, "stiffness"),
-    (lambda: cluster(np.eye(3), 1.0, [K, K]), ValueError, "single number"),
-    (lambda: balloon(1.0, 1.0, 1.0, K, string_mass=1.0), ValueError, "string_mass"),
+    (lambda: ball(subdivisions=1, radius=1.0, mass=1.0, stiffness=None), TypeError, "stiffness"),
+    (lambda: cluster(np.eye(3), mass=1.0, stiffness=[K, K]), ValueError, "single number"),
+    (
+        lambda: balloon(radius=1.0, string_length=1.0, mass=1.0, stiffness=K, string_mass=1.0),
+        ValueError,
+        "string_mass",
+    ),
     # choices
     (
-        lambda: string(3, 1.0, 1.0, K, pin="top"),
+        lambda: string(3, length=1.0, mass=1.0, stiffness=K, pin="top"),
         ValueError,
         "'start', 'end', 'both', 'middle', 'none'",
     ),
     (
-        lambda: cloth(3, 3, 1.0, 1.0, 1.0, K, pin="bottom"),
+        lambda: cloth(3, 3, width=1.0, height=1.0, mass=1.0, stiffness=K, pin="bottom"),
         ValueError,
         "'top_corners', 'top', 'left'",
     ),
     (lambda: jelly(2, 2, size=1, mass=1, stiffness=K, pin="top"), ValueError, "'bottom'"),
-    (lambda: balloon(1.0, 1.0, 1.0, K, pin="start"), ValueError, "'end'"),
+    (
+        lambda: balloon(radius=1.0, string_length=1.0, mass=1.0, stiffness=K, pin="start"),
+        ValueError,
+        "'end'",
+    ),
     (
         lambda: jelly(2, 2, size=1, mass=1, stiffness=K, arrangement="fig8"),
         ValueError,
         "'stable', 'simple'",
     ),
     (lambda: jelly(2, 2, size=1, mass=1, stiffness=K, arrangement=8), TypeError, "arrangement"),
-    (lambda: string(3, 1.0, 1.0, K, pin=True), TypeError, "pin"),
-    (lambda: string(3, 1.0, 1.0, K, pin=[3]), ValueError, "pin"),
-    (lambda: string(3, 1.0, 1.0, K, pin=[-1]), ValueError, "pin"),
-    (lambda: string(3, 1.0, 1.0, K, dim=4), ValueError, "dim must be 2 or 3"),
-    (lambda: cloth(3, 3, 1.0, 1.0, 1.0, K, dim=3.0), TypeError, "dim"),
+    (lambda: string(3, length=1.0, mass=1.0, stiffness=K, pin=True), TypeError, "pin"),
+    (lambda: string(3, length=1.0, mass=1.0, stiffness=K, pin=[3]), ValueError, "pin"),
+    (lambda: string(3, length=1.0, mass=1.0, stiffness=K, pin=[-1]), ValueError, "pin"),
+    (lambda: string(3, length=1.0, mass=1.0, stiffness=K, dim=4), ValueError, "dim must be 2 or 3"),
+    (lambda: cloth(3, 3, width=1.0, height=1.0, mass=1.0, stiffness=K, dim=3.0), TypeError, "dim"),
     # geometry
-    (lambda: string(3, 1.0, 1.0, K, direction=(0, 0, 0)), ValueError, "direction"),
-    (lambda: string(3, 1.0, 1.0, K, start=(0, 0)), ValueError, "start"),
-    (lambda: cloth(3, 3, 1.0, 1.0, 1.0, K, origin="here"), TypeError, "origin"),
-    (lambda: ball(1, 1.0, 1.0, K, center=(0, np.nan, 0)), ValueError, "center"),
-    (lambda: cluster([[0, 0], [1, 1], [0, 0]], 1.0, K), ValueError, "same place"),
-    (lambda: cluster([[0, 0, 0, 0], [1, 1, 1, 1]], 1.0, K), ValueError, "shape"),
-    (lambda: cluster([["a", "b"], ["c", "d"]], 1.0, K), TypeError, "points"),
+    (
+        lambda: string(3, length=1.0, mass=1.0, stiffness=K, direction=(0, 0, 0)),
+        ValueError,
+        "direction",
+    ),
+    (lambda: string(3, length=1.0, mass=1.0, stiffness=K, start=(0, 0)), ValueError, "start"),
+    (
+        lambda: cloth(3, 3, width=1.0, height=1.0, mass=1.0, stiffness=K, origin="here"),
+        TypeError,
+        "origin",
+    ),
+    (
+        lambda: ball(subdivisions=1, radius=1.0, mass=1.0, stiffness=K, center=(0, np.nan, 0)),
+        ValueError,
+        "center",
+    ),
+    (lambda: cluster([[0, 0], [1, 1], [0, 0]], mass=1.0, stiffness=K), ValueError, "same place"),
+    (lambda: cluster([[0, 0, 0, 0], [1, 1, 1, 1]], mass=1.0, stiffness=K), ValueError, "shape"),
+    (lambda: cluster([["a", "b"], ["c", "d"]], mass=1.0, stiffness=K), TypeError, "points"),
 ]
 
 

@@ -262,7 +262,7 @@ def test_progress_bar_counts_points(capsys):
 
 def rich_system():
     """Gas, a collider, tearing settings, Verlet history: everything a pickle must keep."""
-    sim = ss.ball(16, radius=0.5, mass=1.0, stiffness=2e3, damping=0.5, dim=2, nrt=20.0)
+    sim = ss.ball(nodes=16, radius=0.5, mass=1.0, stiffness=2e3, damping=0.5, dim=2, nrt=20.0)
     sim.add_plane((0, 1), offset=-1.0, restitution=0.5, friction=0.2)
     sim.break_strains = 5.0
     sim.max_strain = 1.0

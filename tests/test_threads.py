@@ -35,7 +35,7 @@ def threads():
 
 
 def big_cloth():
-    sim = ss.cloth(60, 60, 1.0, 1.0, mass=1.0, stiffness=500.0, damping=0.02)
+    sim = ss.cloth(60, 60, width=1.0, height=1.0, mass=1.0, stiffness=500.0, damping=0.02)
     assert sim.num_springs >= 8192
     rng = np.random.default_rng(5)
     sim.velocities = rng.normal(scale=0.1, size=sim.velocities.shape)

@@ -84,7 +84,7 @@ def test_xpbd_damping_shortens_a_large_swing_at_first_order():
 def test_cloth_stretches_less_with_more_iterations():
     stretch = []
     for iterations in (1, 5, 20, 50):
-        sim = ss.cloth(12, 12, 1.0, 1.0, mass=0.5, stiffness=1e6, pin="top")
+        sim = ss.cloth(12, 12, width=1.0, height=1.0, mass=0.5, stiffness=1e6, pin="top")
         sim.iterations = iterations
         sim.step(2e-3, steps=250, method="xpbd")
         stretch.append(float((sim.spring_lengths() / sim.rest_lengths).max() - 1))
@@ -201,7 +201,7 @@ def test_springs_are_solved_in_colour_order(monkeypatch, path, springs, order, d
 def test_the_solve_order_follows_topology_edits():
     # Adding and removing springs and nodes recolours: the kernel still solves in the
     # colour order of the springs it has (the oracle colours them afresh every step).
-    sim = ss.cloth(6, 6, 1.0, 1.0, mass=1.0, stiffness=500.0, damping=0.1, pin="top")
+    sim = ss.cloth(6, 6, width=1.0, height=1.0, mass=1.0, stiffness=500.0, damping=0.1, pin="top")
     sim.positions = sim.positions * 1.1  # every spring stretched
     edits = [
         lambda: sim.add_springs([[0, 35], [7, 20], [13, 14]], stiffness=200.0),
@@ -220,7 +220,7 @@ def test_the_solve_order_follows_topology_edits():
 
 
 def tearing_cloth():
-    sim = ss.cloth(8, 8, 1.0, 1.0, mass=0.1, stiffness=50.0, damping=0.1, pin="top")
+    sim = ss.cloth(8, 8, width=1.0, height=1.0, mass=0.1, stiffness=50.0, damping=0.1, pin="top")
     sim.external_forces[-8:] = (0.0, -3.0, 0.0)  # a pull that tears it within 0.05 s
     sim.break_strain = 0.15
     sim._defer_tearing = True  # torn springs stay, with k = c = 0, until sim._tear()

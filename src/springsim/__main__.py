@@ -26,8 +26,8 @@ def hanging_cloth() -> ss.System:
     sim = ss.cloth(
         16,
         16,
-        1.0,
-        1.0,
+        width=1.0,
+        height=1.0,
         mass=0.2,
         stiffness=400.0,
         damping=0.02,
@@ -52,7 +52,13 @@ def floating_balloon() -> ss.System:
     shape's), helium lifts the ball with twice its weight."""
     volume = 4 / 3 * np.pi * 0.25**3
     sim = ss.balloon(
-        0.25, 1.0, mass=0.05, stiffness=200.0, damping=0.01, string_nodes=10, nrt=40.0 * volume
+        radius=0.25,
+        string_length=1.0,
+        mass=0.05,
+        stiffness=200.0,
+        damping=0.01,
+        string_nodes=10,
+        nrt=40.0 * volume,
     )
     ball = np.arange(sim.num_faces and sim.faces.max() + 1)  # the ball's nodes come first
     sim.external_forces[ball] = -2.0 * sim.masses[ball, None] * sim.gravity

@@ -1,9 +1,10 @@
-"""Bodies from points and meshes: :func:`mesh`, :func:`ball`, :func:`cluster`
+"""Bodies from points, meshes and spheres: :func:`mesh`, :func:`ball`, :func:`cluster`
 (re-exported by :mod:`springsim.shapes`, whose conventions they follow).
 """
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -16,7 +17,9 @@ from springsim._geometry import (
     triangulate,
     unique_edges,
 )
+from springsim._materials import _rotation
 from springsim._shape_args import (
+    _damping,
     _dimension,
     _integer,
     _node_masses,
@@ -30,6 +33,7 @@ from springsim.system import System
 def mesh(
     vertices: npt.ArrayLike,
     faces: Iterable[Sequence[int]] | np.ndarray,
+    *,
     mass: npt.ArrayLike,
     stiffness: npt.ArrayLike,
     damping: npt.ArrayLike = 0.0,
@@ -88,25 +92,29 @@ def mesh(
 
 
 def ball(
-    n: int,
+    *positional: object,
     radius: float,
     mass: npt.ArrayLike,
     stiffness: float,
-    damping: float = 0.0,
+    damping: float | None = None,
     dim: int = 3,
+    subdivisions: int | None = None,
+    nodes: int | None = None,
     center: npt.ArrayLike | None = None,
+    rotation: npt.ArrayLike | None = None,
     nrt: float | None = None,
+    damping_ratio: float | None = None,
 ) -> System:
     """A hollow ball: an icosphere in 3D, a ring of nodes in 2D; with ``nrt``, full of gas.
 
-    3D: the icosphere of subdivision level ``n``. Level 0 is the icosahedron (12
+    3D: the icosphere of ``subdivisions`` levels. Level 0 is the icosahedron (12
     nodes, 30 springs, 20 faces) with a node at each pole of the y axis; each level
     splits every triangle into four at its edge midpoints, projected onto the
-    sphere: 10·4ⁿ + 2 nodes, 30·4ⁿ springs (its unique edges), 20·4ⁿ outward faces.
-    Node 0 is the top (+y), node 11 the bottom (−y).
+    sphere: 10·4ˢ + 2 nodes, 30·4ˢ springs (its unique edges), 20·4ˢ outward faces.
+    Node 0 is the top (+y), node 11 the bottom (−y), before ``rotation``.
 
-    2D: a ring of ``n`` nodes, node 0 at the bottom (−y), counter-clockwise, each
-    joined to the next (the last to node 0): ``n`` springs, no faces.
+    2D: a ring of ``nodes`` nodes, node 0 at the bottom (−y), counter-clockwise, each
+    joined to the next (the last to node 0): ``nodes`` springs, no faces.
 
     Either way it is a skin without a filling: it holds its shape only under
     tension. Give ``nrt`` to fill it with gas, Matyka's pressure soft body: the
@@ -115,22 +123,32 @@ def ball(
 
     Parameters
     ----------
-    n : int
-        3D: the subdivision level, 0 to :data:`MAX_LEVEL`. 2D: the number of nodes, >= 3.
     radius : float
         m, > 0.
     mass : float or array_like, shape (N,)
         Total mass, kg, spread equally over the nodes; or per-node masses.
-    stiffness, damping : float
-        Of each spring: N/m and axial damping N·s/m, >= 0.
+    stiffness : float
+        Of each spring, N/m, >= 0.
+    damping : float, optional
+        Axial damping of each spring, N·s/m, >= 0; 0 by default. Or ``damping_ratio``.
     dim : {3, 2}
         Spatial dimension.
+    subdivisions : int
+        3D only: the icosphere level, 0 to :data:`MAX_LEVEL`.
+    nodes : int
+        2D only: the ring's number of nodes, >= 3.
     center : array_like, shape (dim,), optional
         m; the origin by default.
+    rotation : array_like, shape (dim, dim), float (2D) or scipy Rotation, optional
+        The ball turned about its centre (where its poles, or node 0, are); in 2D also
+        an angle, rad.
     nrt : float, optional
         n·R·T of the gas inside, >= 0: J in 3D, J/m in 2D. P·V = nrt, so to start at
         pressure P pass P times the initial volume (area in 2D). None (the
         default): no gas.
+    damping_ratio : float, optional
+        ζ >= 0, instead of ``damping``: c = 2 ζ √(k m_eff) per spring (see
+        :func:`string`).
 
     Returns
     -------
@@ -139,23 +157,26 @@ def ball(
     Raises
     ------
     TypeError
-        A non-integer ``n`` or ``dim``, a non-numeric value.
+        A positional argument (the count is ``subdivisions=`` or ``nodes=``), a
+        non-integer count or ``dim``, a non-numeric value.
     ValueError
-        ``n`` out of range, radius <= 0, a negative stiffness, damping or nrt.
+        The count of the other dimension (``nodes`` in 3D, ``subdivisions`` in 2D)
+        or none, a count out of range, radius <= 0, a negative stiffness, damping or
+        nrt.
 
     Examples
     --------
     >>> import springsim as ss
-    >>> sphere = ss.ball(1, radius=0.5, mass=1.0, stiffness=100.0)
+    >>> sphere = ss.ball(subdivisions=1, radius=0.5, mass=1.0, stiffness=100.0)
     >>> sphere.num_nodes, sphere.num_springs, sphere.num_faces
     (42, 120, 80)
-    >>> ring = ss.ball(12, radius=0.5, mass=1.0, stiffness=100.0, dim=2)
+    >>> ring = ss.ball(nodes=12, radius=0.5, mass=1.0, stiffness=100.0, dim=2)
     >>> ring.num_springs, ring.positions[0].round(12).tolist()
     (12, [0.0, -0.5])
 
     A 2D soft ball in the style of Matyka's demo, dropped on the floor:
 
-    >>> soft = ss.ball(20, radius=0.5, mass=1.0, stiffness=1e4, damping=1.0, dim=2,
+    >>> soft = ss.ball(nodes=20, radius=0.5, mass=1.0, stiffness=1e4, damping=1.0, dim=2,
     ...                center=(0, 1), nrt=80.0)
     >>> floor = soft.add_plane((0, 1))  # the floor y = 0, restitution 0: only gas bounces
     >>> soft.step(1e-4, steps=4000)  # 0.4 s: squashed on the floor
@@ -165,19 +186,18 @@ def ball(
     >>> bool(soft.center_of_mass()[1] > 0.75)
     True
     """
+    if positional:
+        raise TypeError(
+            "ball() takes keywords only: its count is subdivisions= (the icosphere level, "
+            f"3D) or nodes= (the ring's nodes, 2D), not a positional {positional[0]!r}"
+        )
+    n = _ball_count(_dimension(dim), subdivisions, nodes)
     dim = _dimension(dim)
-    if dim == 3:
-        n = _integer(n, "n (the icosphere level)", 0)
-        if n > MAX_LEVEL:
-            raise ValueError(
-                f"n is the icosphere level in 3D, 0 to {MAX_LEVEL}; level {n} would "
-                f"have {10 * 4**n + 2} nodes"
-            )
-    else:
-        n = _integer(n, "n (the ring's nodes)", 3)
     radius = _number(radius, "radius", positive=True)
-    k, c = _number(stiffness, "stiffness"), _number(damping, "damping")
+    k = _number(stiffness, "stiffness")
+    c, ratio = _damping(damping, damping_ratio)
     center = _vector(center, "center", dim)
+    turn = _rotation(rotation, dim)
     if dim == 3:
         unit, faces = _icosphere(n)
         pairs = unique_edges(faces)
@@ -187,14 +207,56 @@ def ball(
         pairs, faces = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1), None
     masses = _node_masses(mass, len(unit))
     nrt = None if nrt is None else _number(nrt, "nrt")
-    sim = _system(center + radius * unit, masses, pairs, k, c, faces=faces)
+    sim = _system(
+        center + radius * unit @ turn.T, masses, pairs, k, c, faces=faces, damping_ratio=ratio
+    )
     if nrt is not None:
         sim.add_pressure(np.arange(n) if dim == 2 else faces, nrt)  # type: ignore[arg-type]
     return sim
 
 
+# Shown as keywords only: the positional slot exists only to explain the old ball(n, ...).
+_signature = inspect.signature(ball)
+ball.__signature__ = _signature.replace(  # type: ignore[attr-defined]
+    parameters=[p for p in _signature.parameters.values() if p.name != "positional"]
+)
+
+
+def _ball_count(dim: int, subdivisions: object, nodes: object) -> int:
+    """The ball's count: the icosphere level in 3D, the ring's nodes in 2D."""
+    if dim == 3:
+        if nodes is not None:
+            raise ValueError(
+                "nodes= is the node count of a 2D ring; a 3D ball takes subdivisions= "
+                f"(the icosphere level, 0 to {MAX_LEVEL})"
+            )
+        if subdivisions is None:
+            raise ValueError(
+                f"a 3D ball needs subdivisions= (the icosphere level, 0 to {MAX_LEVEL})"
+            )
+        level = _integer(subdivisions, "subdivisions", 0)
+        if level > MAX_LEVEL:
+            raise ValueError(
+                f"subdivisions is the icosphere level, 0 to {MAX_LEVEL}; level {level} would "
+                f"have {10 * 4**level + 2} nodes"
+            )
+        return level
+    if subdivisions is not None:
+        raise ValueError(
+            "subdivisions= is the level of a 3D icosphere; a 2D ball (a ring) takes nodes="
+        )
+    if nodes is None:
+        raise ValueError("a 2D ball needs nodes= (the ring's number of nodes, >= 3)")
+    return _integer(nodes, "nodes", 3)
+
+
 def cluster(
-    points: npt.ArrayLike, mass: npt.ArrayLike, stiffness: float, damping: float = 0.0
+    points: npt.ArrayLike,
+    *,
+    mass: npt.ArrayLike,
+    stiffness: float,
+    damping: float | None = None,
+    damping_ratio: float | None = None,
 ) -> System:
     """Nodes at ``points``, every pair joined by a spring: a squishy body.
 
@@ -209,8 +271,13 @@ def cluster(
         Node positions, m; dim 2 or 3, N >= 2, no two the same.
     mass : float or array_like, shape (N,)
         Total mass, kg, spread equally over the nodes; or per-node masses.
-    stiffness, damping : float
-        Of each spring: N/m and axial damping N·s/m, >= 0.
+    stiffness : float
+        Of each spring, N/m, >= 0.
+    damping : float, optional
+        Axial damping of each spring, N·s/m, >= 0; 0 by default. Or ``damping_ratio``.
+    damping_ratio : float, optional
+        ζ >= 0, instead of ``damping``: c = 2 ζ √(k m_eff) per spring (see
+        :func:`string`).
 
     Returns
     -------
@@ -243,11 +310,12 @@ def cluster(
     x = x.astype(np.float64)
     if not np.all(np.isfinite(x)):
         raise ValueError("points must be finite")
-    k, c = _number(stiffness, "stiffness"), _number(damping, "damping")
+    k = _number(stiffness, "stiffness")
+    c, ratio = _damping(damping, damping_ratio)
     masses = _node_masses(mass, len(x))
     pairs = np.stack(np.triu_indices(len(x), 1), axis=1)
     lengths = np.linalg.norm(x[pairs[:, 1]] - x[pairs[:, 0]], axis=1)
     if np.any(lengths == 0):
         i, j = pairs[np.argmax(lengths == 0)]
         raise ValueError(f"points {i} and {j} are at the same place (a zero-length spring)")
-    return _system(x, masses, pairs, k, c)
+    return _system(x, masses, pairs, k, c, damping_ratio=ratio)

@@ -78,7 +78,7 @@ class GasMixin(SystemHost):
 
         >>> import numpy as np
         >>> import springsim as ss
-        >>> ring = ss.ball(12, radius=1.0, mass=1.0, stiffness=100.0, damping=1.0, dim=2)
+        >>> ring = ss.ball(nodes=12, radius=1.0, mass=1.0, stiffness=100.0, damping=1.0, dim=2)
         >>> ring.gravity = (0, 0)
         >>> body = ring.add_pressure(range(12), nrt=20.0)
         >>> ring.step(1e-3, steps=20000)

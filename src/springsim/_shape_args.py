@@ -116,6 +116,39 @@ def _choice(value: object, name: str, valid: tuple[str, ...]) -> str:
     return value
 
 
+def _damping(damping: object, damping_ratio: object) -> tuple[float, float | None]:
+    """(damping N·s/m, damping ratio or None): at most one of the two is given."""
+    if damping is not None and damping_ratio is not None:
+        raise ValueError("give damping (N·s/m) or damping_ratio, not both")
+    if damping_ratio is not None:
+        return 0.0, _number(damping_ratio, "damping_ratio")
+    return (0.0 if damping is None else _number(damping, "damping")), None
+
+
+def spring_damping(
+    pairs: np.ndarray,
+    stiffness: npt.ArrayLike,
+    masses: np.ndarray,
+    pinned: np.ndarray,
+    ratio: float,
+) -> np.ndarray:
+    """Axial damping c = 2 ζ √(k m_eff) of each spring, N·s/m.
+
+    m_eff is the reduced mass m_i m_j / (m_i + m_j) of the spring's two nodes, a
+    pinned node counting as infinitely heavy (m_eff is then the free node's mass):
+    the spring and its two nodes alone, in their relative motion, are an oscillator
+    with damping ratio ζ.
+    """
+    m = np.asarray(masses, dtype=np.float64)
+    heavy = np.zeros(len(m), dtype=bool)
+    heavy[np.asarray(pinned, dtype=np.int64)] = True
+    mi, mj = m[pairs[:, 0]], m[pairs[:, 1]]
+    hi, hj = heavy[pairs[:, 0]], heavy[pairs[:, 1]]
+    m_eff = np.where(hi & ~hj, mj, np.where(hj & ~hi, mi, mi * mj / (mi + mj)))
+    k = np.broadcast_to(np.asarray(stiffness, dtype=np.float64), (len(pairs),))
+    return 2.0 * ratio * np.sqrt(k * m_eff)
+
+
 def _system(
     positions: np.ndarray,
     masses: npt.ArrayLike,
@@ -124,12 +157,17 @@ def _system(
     damping: npt.ArrayLike,
     faces: np.ndarray | None = None,
     pinned: np.ndarray | Sequence[int] = (),
+    damping_ratio: float | None = None,
+    rest_lengths: npt.ArrayLike | None = None,
 ) -> System:
-    """A new System holding these nodes, springs (rest = current length) and faces."""
+    """A new System holding these nodes, springs (rest = current length unless given)
+    and faces; with ``damping_ratio``, each spring's damping comes from it."""
     sim = System(dim=positions.shape[1])
     sim.add_nodes(positions, masses=masses)
+    if damping_ratio is not None:
+        damping = spring_damping(pairs, stiffness, sim.masses, np.asarray(pinned), damping_ratio)
     if len(pairs):
-        sim.add_springs(pairs, stiffness=stiffness, damping=damping)
+        sim.add_springs(pairs, stiffness=stiffness, damping=damping, rest_lengths=rest_lengths)
     if faces is not None and len(faces):
         sim.add_faces(faces)
     if len(pinned):

@@ -43,7 +43,7 @@ class Gas:
     Examples
     --------
     >>> import springsim as ss
-    >>> ring = ss.ball(40, radius=1.0, mass=1.0, stiffness=1e3, dim=2, nrt=3.0)
+    >>> ring = ss.ball(nodes=40, radius=1.0, mass=1.0, stiffness=1e3, dim=2, nrt=3.0)
     >>> gas = ring.gas(0)
     >>> round(gas.volume, 4), round(gas.pressure, 4)  # the 40-gon's area, nrt / V
     (3.1287, 0.9589)

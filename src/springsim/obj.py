@@ -427,7 +427,9 @@ def read_obj(
     triangles = np.array(triangles, dtype=np.int64).reshape(-1, 3)
     masses = _masses(mass, len(vertices), node_of, len(kept))
     try:
-        sim = mesh(vertices[kept], triangles, masses, stiffness, damping=damping, bend=bend)
+        sim = mesh(
+            vertices[kept], triangles, mass=masses, stiffness=stiffness, damping=damping, bend=bend
+        )
     except ValueError as error:
         hint = (
             "read it with weld=1e-9 (the default) or more to weld them"

@@ -206,7 +206,8 @@ def plot_energy(history: History, ax: Axes | None = None, dissipated: bool = Tru
     >>> matplotlib.use("Agg")
     >>> import springsim as ss
     >>> from springsim.plot import plot_energy
-    >>> h = ss.string(8, 1.0, 0.1, 50.0, damping=0.02).run(0.5, 1e-3, progress=False)
+    >>> rope = ss.string(8, length=1.0, mass=0.1, stiffness=50.0, damping=0.02)
+    >>> h = rope.run(0.5, 1e-3, progress=False)
     >>> [line.get_label() for line in plot_energy(h).lines]
     ['kinetic', 'elastic', 'gravity', 'total', 'total + dissipated']
     """
@@ -275,7 +276,8 @@ def animate(
     >>> matplotlib.use("Agg")
     >>> import springsim as ss
     >>> from springsim.plot import animate
-    >>> h = ss.string(8, 1.0, 0.1, 50.0, dim=2).run(0.5, 1e-3, frames=6, progress=False)
+    >>> rope = ss.string(8, length=1.0, mass=0.1, stiffness=50.0, dim=2)
+    >>> h = rope.run(0.5, 1e-3, frames=6, progress=False)
     >>> anim = animate(h)
     >>> "<script" in anim.to_jshtml()
     True

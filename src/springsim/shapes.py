@@ -1,11 +1,23 @@
 """Builders: one call for each model of the source articles, each returning a System.
 
+Counts (nodes, cells) come first, positionally; everything else is a keyword.
 Mass is the body's total mass, spread equally over its nodes, unless per-node
 masses are given. Stiffness (N/m) and damping (N·s/m) are those of each spring, not
 of the whole body: :func:`mesh` also takes per-spring arrays; the other builders
 take one number per spring family (vary them afterwards by writing ``sim.stiffness``
-— each builder documents its spring order). Every builder makes each spring once,
-never a zero-length one, with rest lengths equal to the initial distances.
+— each builder documents its spring order). ``damping_ratio`` ζ may replace
+``damping``: c = 2 ζ √(k m_eff) per spring, m_eff the reduced mass of its two nodes.
+:func:`string` and :func:`cloth` also take a material in physical units (a linear or
+areal density, EA and a tension, a 2D Young's modulus and Poisson ratio). Every
+builder makes each spring once, never a zero-length one, with rest lengths equal to
+the initial distances (but a string built under ``tension``).
+
+Placement: each builder takes where its shape sits — an anchor point (``start`` of a
+string, ``origin`` of a cloth or jelly, ``center`` of a ball or balloon) — and how it
+is turned about that point: ``rotation``, a rotation matrix (dim × dim, or SciPy's
+``Rotation``; in 2D also an angle in radians), or the shape's own direction
+(``direction`` of a string, ``normal`` of a cloth). :func:`mesh` and
+:func:`cluster` take their points where they are.
 
 Conventions: y is up (the default gravity pulls along −y), so strings and cloth
 hang along −y; faces are counter-clockwise seen from outside (outward normals by
@@ -27,8 +39,17 @@ from springsim._geometry import (
     triangulate,
     unique_edges,
 )
+from springsim._materials import (
+    _either,
+    _from_normal,
+    _placement,
+    _rotation,
+    cloth_springs,
+    edge_weights,
+)
 from springsim._shape_args import (
     _choice,
+    _damping,
     _dimension,
     _integer,
     _node_masses,
@@ -37,6 +58,7 @@ from springsim._shape_args import (
     _system,
     _vector,
 )
+from springsim._string import balloon, string
 from springsim.system import System
 
 __all__ = [
@@ -54,108 +76,30 @@ __all__ = [
 ]
 
 
-def string(
-    n: int,
-    length: float,
-    mass: npt.ArrayLike,
-    stiffness: float,
-    damping: float = 0.0,
-    dim: int = 3,
-    start: npt.ArrayLike | None = None,
-    direction: npt.ArrayLike | None = None,
-    pin: str | npt.ArrayLike | None = "start",
-) -> System:
-    """A string (a chain) of ``n`` nodes joined by ``n − 1`` equal springs.
-
-    The Gamasutra article's first model and the forum tutorial's: a straight line of
-    nodes, each joined to the next. Node 0 is at ``start``; spring i joins nodes i and
-    i + 1. Stretched out horizontally (the default) and pinned at one end, it swings
-    down under gravity like a pendulum that bends.
-
-    Parameters
-    ----------
-    n : int
-        Number of nodes, >= 2.
-    length : float
-        Length of the whole string at rest, m, > 0; each spring is ``length / (n − 1)``.
-    mass : float or array_like, shape (n,)
-        Total mass, kg, spread equally over the nodes; or per-node masses.
-    stiffness, damping : float
-        Of each spring: N/m and axial damping N·s/m, >= 0. A chain of n − 1 springs
-        of stiffness k stretches like one spring of k / (n − 1).
-    dim : {3, 2}
-        Spatial dimension.
-    start : array_like, shape (dim,), optional
-        Position of node 0, m; the origin by default.
-    direction : array_like, shape (dim,), optional
-        Direction from node 0 to node n − 1 (normalised here); +x by default.
-    pin : {"start", "end", "both", "middle", "none"}, None or array_like of int
-        Which nodes are anchors. "middle" pins node ``(n − 1) // 2``, as the forum
-        tutorial does: the middle node for odd n, and for even n the one of the
-        two middle nodes nearer the start.
-
-    Returns
-    -------
-    System
-
-    Raises
-    ------
-    TypeError
-        A non-integer ``n`` or ``dim``, a non-numeric value or pin.
-    ValueError
-        n < 2, length <= 0, a negative stiffness or damping, a zero direction, a
-        wrong shape, an unknown pin name (the message lists the valid ones).
-
-    Examples
-    --------
-    >>> import springsim as ss
-    >>> rope = ss.string(5, length=2.0, mass=0.5, stiffness=200.0, dim=2)
-    >>> rope.positions[:, 0].tolist(), rope.num_springs, rope.pinned.tolist()
-    ([0.0, 0.5, 1.0, 1.5, 2.0], 4, [True, False, False, False, False])
-    >>> rope.step(1e-3, steps=500)  # it swings down
-    >>> bool(rope.positions[-1, 1] < -0.5)
-    True
-    """
-    n = _integer(n, "n", 2)
-    length = _number(length, "length", positive=True)
-    stiffness, damping = _number(stiffness, "stiffness"), _number(damping, "damping")
-    dim = _dimension(dim)
-    start = _vector(start, "start", dim)
-    direction = _vector(direction, "direction", dim, default=np.eye(dim)[0])
-    norm = np.linalg.norm(direction)
-    if norm == 0:
-        raise ValueError("direction must not be the zero vector")
-    masses = _node_masses(mass, n)
-    last = n - 1
-    named = {
-        "start": np.array([0]),
-        "end": np.array([last]),
-        "both": np.array([0, last]),
-        "middle": np.array([last // 2]),
-    }
-    pinned = _pin_nodes(pin, named, n)
-    x = start + np.linspace(0.0, length, n)[:, None] * (direction / norm)
-    pairs = np.stack([np.arange(last), np.arange(1, n)], axis=1)
-    return _system(x, masses, pairs, stiffness, damping, pinned=pinned)
-
-
 def cloth(
     nx: int,
     ny: int,
+    *,
     width: float,
     height: float,
-    mass: npt.ArrayLike,
-    stiffness: float,
-    damping: float = 0.0,
+    mass: npt.ArrayLike | None = None,
+    stiffness: float | None = None,
+    damping: float | None = None,
     shear: bool = True,
     bend: bool = True,
     shear_stiffness: float | None = None,
     bend_stiffness: float | None = None,
     dim: int = 3,
     origin: npt.ArrayLike | None = None,
+    normal: npt.ArrayLike | None = None,
+    rotation: npt.ArrayLike | None = None,
     pin: str | npt.ArrayLike | None = "top_corners",
+    areal_density: float | None = None,
+    youngs_modulus: float | None = None,
+    poisson: float | None = None,
+    damping_ratio: float | None = None,
 ) -> System:
-    """A rectangular cloth of ``nx × ny`` nodes hanging in the x–y plane.
+    """A rectangular cloth of ``nx × ny`` nodes, hanging in the x–y plane unless placed.
 
     The Gamasutra and xbdev cloth: a grid of nodes with three families of springs,
 
@@ -164,10 +108,25 @@ def cloth(
     - bend: each node to the node two away, right and down (resists folding).
 
     Node ``r·nx + c`` is in row r (0 = top) and column c (0 = left), at
-    ``origin + (c·width/(nx−1), −r·height/(ny−1), 0)``: the cloth hangs from its top
-    edge along −y, so gravity pulls along it, and its triangles face +z (normals
-    +z while it is flat). ``uvs`` map it onto [0, 1]²: u left to right, v bottom (0)
-    to top (1).
+    ``origin + R (c·width/(nx−1), −r·height/(ny−1), 0)``: unrotated (R = I), the
+    cloth hangs from its top edge along −y, so gravity pulls along it, and its
+    triangles face +z (normals +z while it is flat). ``normal`` turns +z onto the
+    given normal by the shortest rotation (about z × normal; half a turn about x for
+    −z): ``normal=(0, 1, 0)`` lays it flat, facing up, rows running along +z — a
+    table cloth. ``uvs`` map it onto [0, 1]²: u left to right, v bottom (0) to top (1).
+
+    Per spring (``mass``, ``stiffness``, ...) or as a material: ``areal_density``
+    ρ_A (kg/m²; each node carries the quarter cells around it) and a 2D Young's
+    modulus E (N/m, the 3D modulus times the thickness) and Poisson ratio ν. The
+    lattice's springs then give the elastic constants C11 = C22 = E/(1 − ν²) and
+    C12 = ν E/(1 − ν²) (see below): E and ν hold exactly along x and y (the weave).
+    Springs between nodes have the Cauchy relation C66 = C12, so the cloth is
+    isotropic only at ν = 1/3 (the default); at another ν its shear modulus is
+    ν E/(1 − ν²) instead of E/(2(1 + ν)): too soft below 1/3, too stiff above. On
+    square cells, with k the structural, k_d the shear and k_b the bend springs,
+    C11 = k + k_d + 4 k_b and C12 = C66 = k_d (the bend springs, 2 cells long, count
+    four times in stretching); without ``bend_stiffness`` the bend springs are as
+    stiff as the structural ones.
 
     Parameters
     ----------
@@ -176,23 +135,40 @@ def cloth(
     width, height : float
         Size of the cloth, m, > 0.
     mass : float or array_like, shape (nx·ny,)
-        Total mass, kg, spread equally over the nodes; or per-node masses.
+        Total mass, kg, spread equally over the nodes; or per-node masses. Or give
+        ``areal_density``.
     stiffness : float
-        Of each structural spring, N/m, >= 0.
-    damping : float
-        Axial damping of every spring, N·s/m, >= 0.
+        Of each structural spring, N/m, >= 0. Or give ``youngs_modulus``.
+    damping : float, optional
+        Axial damping of every spring, N·s/m, >= 0; 0 by default. Or ``damping_ratio``.
     shear, bend : bool
         Whether to add the shear and the bend springs.
     shear_stiffness, bend_stiffness : float, optional
         Of each shear / bend spring, N/m (absolute, not a factor); ``stiffness`` if
         omitted. Real fabric bends far more easily than it stretches: try a tenth.
+        With ``youngs_modulus`` the shear springs' follows from E and ν.
     dim : {3, 2}
         Spatial dimension; a 2D cloth is the same grid in the plane.
     origin : array_like, shape (dim,), optional
         Position of the top-left node (node 0), m; the origin by default.
+    normal : array_like, shape (3,), optional
+        The side the faces face (3D): the cloth turned from +z onto it, about ``origin``.
+    rotation : array_like, shape (dim, dim), float (2D) or scipy Rotation, optional
+        Instead of ``normal``: any rotation about ``origin``; in 2D also an angle, rad.
     pin : {"top_corners", "top", "left", "none"}, None or array_like of int
         Anchors: the two top corners (a hanging cloth), the whole top row (a
         curtain), the left column (a flag on its pole), nothing, or these nodes.
+    areal_density : float, optional
+        ρ_A, kg/m², > 0: instead of ``mass``.
+    youngs_modulus : float, optional
+        E, N/m, > 0 (2D: force per unit width per unit strain): instead of
+        ``stiffness`` and ``shear_stiffness``; needs ``shear``.
+    poisson : float, optional
+        ν, 0 < ν < 1, with ``youngs_modulus``; 1/3 by default (isotropic). Cells far
+        from square need (height/width per cell)² > ν and its inverse too.
+    damping_ratio : float, optional
+        ζ >= 0, instead of ``damping``: c = 2 ζ √(k m_eff) per spring (see
+        :func:`string`).
 
     Returns
     -------
@@ -207,7 +183,9 @@ def cloth(
         A non-integer count, a non-numeric value or pin.
     ValueError
         nx or ny < 2, a size <= 0, a negative stiffness or damping, an unknown pin
-        name (the message lists the valid ones).
+        name (the message lists the valid ones), both or neither of mass and
+        areal_density (stiffness and youngs_modulus), a ν or cell shape the lattice
+        cannot represent, normal in 2D, normal and rotation.
 
     Examples
     --------
@@ -217,18 +195,52 @@ def cloth(
     (12, 39, 12)
     >>> flag.normals()[0].tolist(), flag.uvs[0].tolist(), flag.uvs[-1].tolist()
     ([0.0, 0.0, 1.0], [0.0, 1.0], [1.0, 0.0])
+
+    A table cloth, 1 m square, 0.2 kg/m², E = 300 N/m, lying flat at 0.8 m:
+
+    >>> table = ss.cloth(11, 11, width=1.0, height=1.0, areal_density=0.2,
+    ...                  youngs_modulus=300.0, origin=(-0.5, 0.8, -0.5), normal=(0, 1, 0))
+    >>> bool((table.positions[:, 1] == 0.8).all()), table.normals()[0].round(12).tolist()
+    (True, [0.0, 1.0, 0.0])
+    >>> round(float(table.masses.sum()), 12), table.stiffness[:3].tolist()  # k = E/(1+ν)/5
+    (0.2, [45.0, 45.0, 45.0])
     """
     nx, ny = _integer(nx, "nx", 2), _integer(ny, "ny", 2)
     width = _number(width, "width", positive=True)
     height = _number(height, "height", positive=True)
-    k = _number(stiffness, "stiffness")
-    c = _number(damping, "damping")
-    k_shear = k if shear_stiffness is None else _number(shear_stiffness, "shear_stiffness")
-    k_bend = k if bend_stiffness is None else _number(bend_stiffness, "bend_stiffness")
+    _either(mass, areal_density, "mass or areal_density")
+    _either(stiffness, youngs_modulus, "stiffness or youngs_modulus")
+    c, ratio = _damping(damping, damping_ratio)
+    k_bend = None if bend_stiffness is None else _number(bend_stiffness, "bend_stiffness")
     dim = _dimension(dim)
     origin = _vector(origin, "origin", dim)
+    if normal is not None and dim != 3:
+        raise ValueError("normal is for a 3D cloth; turn a 2D one with rotation=")
+    turn, given = _placement(rotation, dim, normal, "normal")
+    if given:
+        turn = _from_normal(normal)  # type: ignore[arg-type]
+    a, b = width / (nx - 1), height / (ny - 1)
+    if youngs_modulus is None:
+        if poisson is not None:
+            raise ValueError("poisson goes with youngs_modulus")
+        k_x = k_y = _number(stiffness, "stiffness")
+        k_d = k_x if shear_stiffness is None else _number(shear_stiffness, "shear_stiffness")
+        k_bx = k_by = k_x if k_bend is None else k_bend
+    else:
+        if not shear or shear_stiffness is not None:
+            raise ValueError(
+                "with youngs_modulus the shear springs follow from E and ν: "
+                "keep shear=True and leave out shear_stiffness"
+            )
+        e = _number(youngs_modulus, "youngs_modulus", positive=True)
+        nu = 1 / 3 if poisson is None else _number(poisson, "poisson")
+        k_x, k_y, k_d, k_bx, k_by = cloth_springs(a, b, e, nu, bend, k_bend)
     count = nx * ny
-    masses = _node_masses(mass, count)
+    if areal_density is None:
+        masses = _node_masses(mass, count)
+    else:
+        rho = _number(areal_density, "areal_density", positive=True)
+        masses = rho * a * b * np.outer(edge_weights(ny), edge_weights(nx)).ravel()
     grid = np.arange(count).reshape(ny, nx)  # grid[r, c]: axis 0 runs down (−y), 1 right
     named = {
         "top_corners": np.array([0, nx - 1]),
@@ -239,18 +251,29 @@ def cloth(
 
     r, col = np.divmod(np.arange(count), nx)
     u, v = col / (nx - 1), 1.0 - r / (ny - 1)
-    x = np.tile(origin, (count, 1))
-    x[:, 0] += u * width
-    x[:, 1] += (v - 1.0) * height
-    families = [(_lattice_pairs(grid, [(0, 1), (1, 0)]), k)]
+    local = np.zeros((count, dim))
+    local[:, 0] = u * width
+    local[:, 1] = (v - 1.0) * height
+    x = origin + local @ turn.T
+    families = [(_lattice_pairs(grid, [(0, 1)]), k_x), (_lattice_pairs(grid, [(1, 0)]), k_y)]
     if shear:
-        families.append((_lattice_pairs(grid, [(1, 1), (1, -1)]), k_shear))
+        families.append((_lattice_pairs(grid, [(1, 1), (1, -1)]), k_d))
     if bend:
-        families.append((_lattice_pairs(grid, [(0, 2), (2, 0)]), k_bend))
+        families.append((_lattice_pairs(grid, [(0, 2)]), k_bx))
+        families.append((_lattice_pairs(grid, [(2, 0)]), k_by))
     pairs = np.concatenate([p for p, _ in families])
     k_all = np.concatenate([np.full(len(p), value) for p, value in families])
-    # (down) × (right) = (−y) × (+x) = +z: the triangles face +z.
-    sim = _system(x, masses, pairs, k_all, c, faces=_quad_triangles(grid), pinned=pinned)
+    # (down) × (right) = (−y) × (+x) = +z: the triangles face +z, then R z.
+    sim = _system(
+        x,
+        masses,
+        pairs,
+        k_all,
+        c,
+        faces=_quad_triangles(grid),
+        pinned=pinned,
+        damping_ratio=ratio,
+    )
     sim.uvs = np.stack([u, v], axis=1)
     return sim
 
@@ -266,10 +289,12 @@ def jelly(
     size: npt.ArrayLike,
     mass: npt.ArrayLike,
     stiffness: float,
-    damping: float = 0.0,
+    damping: float | None = None,
     arrangement: str = "stable",
     origin: npt.ArrayLike | None = None,
+    rotation: npt.ArrayLike | None = None,
     pin: str | npt.ArrayLike | None = None,
+    damping_ratio: float | None = None,
 ) -> System:
     """A block of jelly: an ``nx × ny × nz`` lattice of nodes (``nx × ny`` in 2D).
 
@@ -280,7 +305,8 @@ def jelly(
     diagonals) and, in 3D, the four body diagonals of every cell: every cell is
     then rigid and the block keeps its shape.
 
-    Node ``i + nx·(j + ny·k)`` is at ``origin + (i, j, k) · size / (nx−1, ny−1, nz−1)``.
+    Node ``i + nx·(j + ny·k)`` is at ``origin + R ((i, j, k) · size / (nx−1, ny−1, nz−1))``
+    (R = ``rotation``, the identity by default).
     In 3D the block's surface is kept as outward ``faces``; in 2D (``nz=None``), the
     cells as counter-clockwise triangles (for drawing).
 
@@ -295,15 +321,22 @@ def jelly(
         extent along each axis. A cell is ``size / (n − 1)`` along each axis.
     mass : float or array_like, shape (N,)
         Total mass, kg, spread equally over the nodes; or per-node masses.
-    stiffness, damping : float
-        Of each spring: N/m and axial damping N·s/m, >= 0.
+    stiffness : float
+        Of each spring, N/m, >= 0.
+    damping : float, optional
+        Axial damping of each spring, N·s/m, >= 0; 0 by default. Or ``damping_ratio``.
     arrangement : {"stable", "simple"}
         With diagonals (the default) or the lattice edges only.
     origin : array_like, shape (dim,), optional
         The block's lowest corner (node 0), m; the origin by default.
+    rotation : array_like, shape (dim, dim), float (2D) or scipy Rotation, optional
+        The block turned about ``origin``; in 2D also an angle, rad.
     pin : {"bottom", "none"}, None or array_like of int
-        Anchors: the bottom face (y = lowest: a jelly stuck to its plate), nothing
-        (the default), or these nodes.
+        Anchors: the bottom face (y = lowest before the rotation: a jelly stuck to its
+        plate), nothing (the default), or these nodes.
+    damping_ratio : float, optional
+        ζ >= 0, instead of ``damping``: c = 2 ζ √(k m_eff) per spring (see
+        :func:`string`).
 
     Returns
     -------
@@ -337,16 +370,19 @@ def jelly(
     counts = (nx, ny) if nz is None else (nx, ny, _integer(nz, "nz", 2))
     dim = len(counts)
     size = _vector(size, "size", dim, positive=True)
-    k, c = _number(stiffness, "stiffness"), _number(damping, "damping")
+    k = _number(stiffness, "stiffness")
+    c, ratio = _damping(damping, damping_ratio)
     arrangement = _choice(arrangement, "arrangement", JELLY_ARRANGEMENTS)
     origin = _vector(origin, "origin", dim)
+    turn = _rotation(rotation, dim)
     count = int(np.prod(counts))
     masses = _node_masses(mass, count)
     grid = np.arange(count).reshape(counts[::-1]).T  # grid[i, j(, k)], x fastest
     pinned = _pin_nodes(pin, {"bottom": np.sort(grid[:, 0].ravel())}, count)
 
     steps = size / (np.array(counts) - 1)
-    x = origin + np.stack(np.unravel_index(np.arange(count), counts[::-1])[::-1], axis=1) * steps
+    local = np.stack(np.unravel_index(np.arange(count), counts[::-1])[::-1], axis=1) * steps
+    x = origin + local @ turn.T
     if dim == 2:
         edges: list[tuple[int, ...]] = [(1, 0), (0, 1)]
         diagonals: list[tuple[int, ...]] = [(1, 1), (1, -1)]
@@ -358,134 +394,4 @@ def jelly(
         faces = _box_triangles(grid)
     offsets = edges + (diagonals if arrangement == "stable" else [])
     pairs = _lattice_pairs(grid, offsets)
-    return _system(x, masses, pairs, k, c, faces=faces, pinned=pinned)
-
-
-def balloon(
-    radius: float,
-    string_length: float,
-    mass: float,
-    stiffness: float,
-    damping: float = 0.0,
-    dim: int = 3,
-    n: int | None = None,
-    string_nodes: int = 10,
-    string_mass: float | None = None,
-    string_stiffness: float | None = None,
-    center: npt.ArrayLike | None = None,
-    pin: str | npt.ArrayLike | None = "end",
-    nrt: float | None = None,
-) -> System:
-    """A balloon on a string: a :func:`ball` with a :func:`string` tied below it.
-
-    The Gamasutra article's balloon, "a string connected to a spherical jelly". The
-    string hangs straight down (−y) from the ball's lowest node: its top node is
-    ``string_length / string_nodes`` below that node and joined to it by one more
-    spring, so the string's springs span ``string_length`` in all. Its bottom node
-    is pinned: someone holds the balloon.
-
-    Nodes: the ball's (see :func:`ball`), then the string's, top to bottom. Springs:
-    the ball's, the string's (top to bottom), and last the knot joining them.
-    Faces: the ball's.
-
-    Without ``nrt`` the ball is a bare skin: limp, it falls onto the hand. With
-    ``nrt`` it is full of gas (pressure body 0) and keeps its round shape. Gas
-    pressure alone pushes equally on every side and lifts nothing: to make the
-    balloon float, give its nodes a lift (buoyancy), e.g.
-    ``sim.external_forces[:-string_nodes, 1] = lift / (sim.num_nodes - string_nodes)``.
-
-    Parameters
-    ----------
-    radius : float
-        Of the ball, m, > 0.
-    string_length : float
-        From the ball's lowest node to the string's end, m, > 0.
-    mass : float
-        Total mass of the balloon, ball and string, kg, > 0.
-    stiffness : float
-        Of each spring of the ball, N/m, >= 0.
-    damping : float
-        Axial damping of every spring, N·s/m, >= 0.
-    dim : {3, 2}
-        Spatial dimension.
-    n : int, optional
-        The ball's ``n``: its icosphere level in 3D (default 1), its ring nodes in
-        2D (default 16).
-    string_nodes : int
-        Nodes of the string, >= 1; it has as many springs (one is the knot).
-    string_mass : float, optional
-        The part of ``mass`` on the string, spread over its nodes, 0 < string_mass
-        < mass; a tenth of ``mass`` by default.
-    string_stiffness : float, optional
-        Of each spring of the string and of the knot, N/m; ``stiffness`` by default.
-    center : array_like, shape (dim,), optional
-        The ball's centre, m; the origin by default.
-    pin : {"end", "none"}, None or array_like of int
-        Anchors: the string's bottom node (the default), nothing, or these nodes.
-    nrt : float, optional
-        n·R·T of the gas in the ball (see :func:`ball`); None: no gas.
-
-    Returns
-    -------
-    System
-
-    Raises
-    ------
-    TypeError
-        A non-integer count, a non-numeric value or pin.
-    ValueError
-        A size <= 0, a count out of range, string_mass not in (0, mass), a negative
-        stiffness, damping or nrt, an unknown pin name (the message lists the valid ones).
-
-    Examples
-    --------
-    >>> import springsim as ss
-    >>> toy = ss.balloon(radius=0.2, string_length=1.0, mass=0.05, stiffness=50.0)
-    >>> toy.num_nodes, toy.num_springs, round(float(toy.masses.sum()), 12)
-    (52, 130, 0.05)
-    >>> toy.positions[-1].round(12).tolist(), bool(toy.pinned[-1])
-    ([0.0, -1.2, 0.0], True)
-    """
-    dim = _dimension(dim)
-    n = (1 if dim == 3 else 16) if n is None else n
-    string_length = _number(string_length, "string_length", positive=True)
-    string_nodes = _integer(string_nodes, "string_nodes", 1)
-    total = _number(mass, "mass", positive=True)
-    string_mass = total / 10 if string_mass is None else _number(string_mass, "string_mass")
-    if not 0 < string_mass < total:
-        raise ValueError(f"string_mass must be in (0, mass = {total}), got {string_mass}")
-    k = _number(stiffness, "stiffness")
-    k_string = k if string_stiffness is None else _number(string_stiffness, "string_stiffness")
-    center = _vector(center, "center", dim)
-    if not (pin is None or isinstance(pin, str)):
-        pin_nodes = pin  # indices into the whole balloon: pinned once it is assembled
-        pin = None
-    else:
-        pin_nodes = None
-        _pin_nodes(pin, {"end": np.zeros(1, np.int64)}, 1)  # check the name first
-
-    sim = ball(n, radius, total - string_mass, k, damping, dim=dim, center=center, nrt=nrt)
-    lowest = int(np.argmin(sim.positions[:, 1]))
-    segment = string_length / string_nodes
-    down = -np.eye(dim)[1]
-    top = sim.positions[lowest] + segment * down
-    if string_nodes == 1:
-        tail = System(dim=dim)
-        tail.add_nodes(top, masses=string_mass, pinned=pin == "end")
-    else:
-        tail = string(
-            string_nodes,
-            string_length - segment,
-            string_mass,
-            k_string,
-            damping,
-            dim=dim,
-            start=top,
-            direction=down,
-            pin="end" if pin == "end" else None,
-        )
-    nodes = sim.add(tail)
-    sim.connect(lowest, nodes[0], stiffness=k_string, damping=damping)
-    if pin_nodes is not None:
-        sim.pin(_pin_nodes(pin_nodes, {"end": np.array([-1])}, sim.num_nodes))
-    return sim
+    return _system(x, masses, pairs, k, c, faces=faces, pinned=pinned, damping_ratio=ratio)

@@ -24,7 +24,7 @@ def string_1000() -> ss.System:
 
 
 def _cloth(n: int) -> ss.System:
-    return ss.cloth(n, n, 1.0, 1.0, mass=1.0, stiffness=1000.0, damping=DAMPING)
+    return ss.cloth(n, n, width=1.0, height=1.0, mass=1.0, stiffness=1000.0, damping=DAMPING)
 
 
 def cloth_100() -> ss.System:
@@ -51,8 +51,8 @@ def ball2d_64() -> ss.System:
     """A 2D soft ball: a 0.5 m ring of 64 nodes (64 springs) full of gas at ~100 N/m, falling."""
     radius, pressure = 0.5, 100.0  # m, N/m: the springs stretch about 5 %
     return ss.ball(
-        64,
-        radius,
+        nodes=64,
+        radius=radius,
         mass=1.0,
         stiffness=1e4,
         damping=DAMPING,
@@ -65,8 +65,8 @@ def ball3d_4() -> ss.System:
     """A 0.5 m icosphere of level 4 (2,562 nodes, 7,680 springs) full of gas at ~300 Pa, falling."""
     radius, pressure = 0.5, 300.0  # m, Pa: the springs stretch about 4 %
     return ss.ball(
-        4,
-        radius,
+        subdivisions=4,
+        radius=radius,
         mass=1.0,
         stiffness=1000.0,
         damping=DAMPING,
