@@ -8,6 +8,7 @@ checked for computing the same physics as springsim, not for their speed.
 import importlib.util
 import inspect
 import json
+import re
 import statistics
 import subprocess
 import sys
@@ -45,7 +46,16 @@ def quick(tmp_path_factory):
     """The output and JSON document of one `--quick --json out.json` run."""
     cwd = tmp_path_factory.mktemp("bench")
     done = subprocess.run(
-        [sys.executable, "-m", "springsim.bench", "--quick", "--busy", "--json", "out.json"],
+        [
+            sys.executable,
+            "-m",
+            "springsim.bench",
+            "--quick",
+            "--long",
+            "--busy",
+            "--json",
+            "out.json",
+        ],
         cwd=cwd,
         **RUN,
     )
@@ -473,3 +483,161 @@ def test_adjacency_lists_every_spring_at_both_ends():
         | (pairs[:, 1] == node) & (pairs[:, 0] == other)
     )
     assert np.array_equal(np.bincount(spring, minlength=m), np.full(m, 2))
+
+
+# ---- the report's layout (issue 16, item 7): built from made-up results, never timed ----
+
+
+def synthetic_rows():
+    """A row for every scene and method, with figures from tiny to huge, and one failure."""
+    rng = np.random.default_rng(5)
+    rows = []
+    for name in bench.SCENES:
+        for method in ss.METHODS:
+            ns = float(10 ** rng.uniform(-1, 5))
+            rows.append(
+                {
+                    "scene": name,
+                    "method": method,
+                    "nodes": int(10 ** rng.uniform(1, 7)),
+                    "springs": int(10 ** rng.uniform(1, 7.5)),
+                    "status": "ok",
+                    "note": "",
+                    "dt_fraction": 0.5 / 2 ** int(rng.integers(0, 8)),
+                    "steps": int(10 ** rng.uniform(0, 8)),
+                    "ns_per_spring_step": ns,
+                    "spread": float(rng.uniform(0, 20)),
+                    "steps_per_second": float(10 ** rng.uniform(-2, 10)),
+                    "bytes_per_node": float(10 ** rng.uniform(1, 5)),
+                    "bytes_per_spring": float(10 ** rng.uniform(1, 4)),
+                    "reference_ns_per_spring_step": None if method == "xpbd" else ns * 40,
+                    "reference_ratio": None if method == "xpbd" else 40.0,
+                }
+            )
+    rows[1].update(status="unstable", note="unstable down to dt = 1e-05 s")
+    return rows
+
+
+def column_spans(header, names, aligns):
+    """(start, end) of each column from the header: left-aligned names start their
+    column, right-aligned ones end it."""
+    spans, at = [], 0
+    for name in names:
+        start = header.index(name, at)
+        spans.append((start, start + len(name)))
+        at = start + len(name)
+    return spans
+
+
+def assert_aligned(lines, names, aligns):
+    header, rows = lines[0], lines[1:]
+    spans = column_spans(header, names, aligns)
+    for line in rows:
+        cells = list(re.finditer(r"\S+", line))
+        assert len(cells) == len(names), (line, header)
+        for cell, (start, end), align, name in zip(cells, spans, aligns, names, strict=True):
+            if align == "<":
+                assert cell.start() == start, f"{name!r} shifted in\n{header}\n{line}"
+            else:
+                assert cell.end() == end, f"{name!r} shifted or overflowing in\n{header}\n{line}"
+            assert cell.start() >= (0 if start == 0 else 2), line
+
+
+PEER_KEYS = ["numba", "warp", "taichi", "numba_parallel", "taichi_threads"]
+
+
+def test_the_short_table_fits_its_columns():
+    from springsim.bench import report
+
+    scenes_, methods = list(bench.SCENES), list(ss.METHODS)
+    table = report.short_table(scenes_, methods, PEER_KEYS)
+    ratios = {
+        "numba": 1.64,
+        "warp": 1234.5,
+        "taichi": None,
+        "numba_parallel": 0.004,
+        "taichi_threads": 99999.0,
+    }
+    rows = synthetic_rows()
+    lines = [table.header()] + [report.short_row(table, row, ratios, PEER_KEYS) for row in rows]
+    names = ["scene", "method", "ns/spring-step", "steps/s"] + [f"×{k}" for k in PEER_KEYS]
+    aligns = ["<", "<"] + [">"] * (len(names) - 2)
+    ok = [lines[0]] + [
+        line for line, row in zip(lines[1:], rows, strict=True) if row["status"] == "ok"
+    ]
+    assert_aligned(ok, names, aligns)
+    assert "UNSTABLE" in lines[2]
+    assert len({len(line) for line in ok}) == 1  # every cell filled: one width
+    # the figures are rounded, not garbled: 1.64 reads as itself
+    assert "1.64×" in lines[1] and "–" in lines[1]
+
+
+def test_the_long_table_fits_its_columns():
+    from springsim.bench import report
+
+    table = report.long_table(list(bench.SCENES), list(ss.METHODS), PEER_KEYS)
+    rows = [row for row in synthetic_rows() if row["status"] == "ok"]
+    ratios = dict.fromkeys(PEER_KEYS, 12.5)
+    lines = [table.header()] + [report.row_line(table, row, ratios, PEER_KEYS) for row in rows]
+    names = [
+        "scene",
+        "method",
+        "nodes",
+        "springs",
+        "dt/crit",
+        "K",
+        "ns/spring-step",
+        "spread",
+        "steps/s",
+        "B/node",
+        "B/spring",
+        "ref ns",
+        "vs ref",
+    ] + [f"×{k}" for k in PEER_KEYS]
+    assert_aligned(lines, names, ["<", "<"] + [">"] * (len(names) - 2))
+
+
+def test_a_number_that_cannot_fit_is_shortened_and_text_that_cannot_raises():
+    from springsim.bench import report
+
+    assert report.fit(6.2, 8) == "6.20" and report.fit(3, 5, "×") == "3.00×"
+    assert [report.fit(123456.789, w) for w in (8, 6, 5)] == ["123456.8", "123457", "1e+05"]
+    assert report.fit(None, 3) == "–"
+    with pytest.raises(ValueError, match="does not fit"):
+        report.Table([("scene", 5, "<")]).line(["cloth_1000"])
+
+
+def test_default_output_is_the_short_table(tmp_path):
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "springsim.bench",
+            "--scenes",
+            "string_1000,jelly_20",
+            "--methods",
+            "rk4,symplectic_euler",
+            "--no-peers",
+            "--seconds",
+            "0.005",
+            "--repeats",
+            "1",
+        ],
+        cwd=tmp_path,
+        **RUN,
+    )
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    at = next(i for i, line in enumerate(lines) if line.startswith("scene"))
+    table = lines[at : at + 5]
+    assert_aligned(table, ["scene", "method", "ns/spring-step", "steps/s"], ["<", "<", ">", ">"])
+    assert [line.split()[:2] for line in table[1:]] == [
+        ["string_1000", "rk4"],
+        ["string_1000", "symplectic_euler"],
+        ["jelly_20", "rk4"],
+        ["jelly_20", "symplectic_euler"],
+    ]
+    # no maintainers' sections or words: those are --long's
+    for words in ("Targets", "B/node", "vs ref", "dt/crit", "contender", "oracle", "PASS"):
+        assert words not in done.stdout
+    assert "string_1000: A 10 m string" in done.stdout and "--long" in done.stdout

@@ -14,9 +14,14 @@ from springsim.bench.peers import VALIDATION_STEPS, VALIDATION_TOLERANCE, compar
 from springsim.bench.report import (
     busy_lines,
     header,
+    long_table,
     peer_line,
     peers_header,
     row_line,
+    short_header,
+    short_legend,
+    short_row,
+    short_table,
     table_header,
     write_json,
 )
@@ -41,6 +46,7 @@ class Run:
         self.args = args
         self.out = out
         self.quick = args.quick
+        self.long = args.long
         self.seconds = args.seconds or (0.02 if args.quick else SECONDS)
         self.repeats = args.repeats or (1 if args.quick else REPEATS)
         self.cache: dict[tuple[str, str, int, bool], dict] = {}
@@ -71,9 +77,11 @@ class Run:
         return row
 
     def peers(self, scenes) -> None:
-        """Validate and time the peers on every 3D scene without gas, both groups."""
+        """Validate and time the peers on every 3D scene without gas, both groups; the
+        details with ``--long``, else only the peers that could not be timed."""
+        say = self.say if self.long else lambda text="": None
         for line in peers_header(VALIDATION_STEPS, VALIDATION_TOLERANCE):
-            self.say(line)
+            say(line)
         cores = self.info["cores"]
         groups = [("1 thread", 1)]
         if threading_available() and cores >= 2:
@@ -86,10 +94,12 @@ class Run:
                 self.comparisons.append(result)
                 for row in result["peers"]:
                     self.peer_rows.append(row)
-                    self.say(peer_line(row))
+                    say(peer_line(row))
+                    if not self.long and row["status"] in ("mismatch", "failed"):
+                        self.say(f"{row['peer']} on {name}: {row['status']}, {row['reason']}")
         if len(groups) == 1:
-            self.say(f"  no 'all cores' group: {thread_note() if cores >= 2 else 'one core'}")
-        self.say()
+            say(f"  no 'all cores' group: {thread_note() if cores >= 2 else 'one core'}")
+        say()
 
     def table(self, scenes, methods) -> list[dict]:
         """The scene × method table, with the ratio to each timed peer."""
@@ -101,8 +111,15 @@ class Run:
             if row["group"] == group and row["version"] and row["peer"] not in keys:
                 keys.append(row["peer"])
         note = "" if used == wanted else f" ({wanted} asked: {thread_note()})"
-        for line in table_header(used, note, keys):
-            self.say(line)
+        if self.long:
+            table = long_table(scenes, methods, keys)
+            for line in table_header(used, note, table, keys):
+                self.say(line)
+        else:
+            table = short_table(scenes, methods, keys)
+            if note:
+                self.say(f"kernel threads{note}")
+            self.say(table.header())
         rows = []
         for name in scenes:
             ratios = {
@@ -113,11 +130,16 @@ class Run:
             for method in methods:
                 row = self.measure(name, method, wanted)
                 rows.append(row)
-                self.say(row_line(row, ratios if method == TARGET_METHOD else {}, keys))
+                shown = ratios if method == TARGET_METHOD else {}
+                self.say((row_line if self.long else short_row)(table, row, shown, keys))
+        if not self.long:
+            docs = {name: ALL_SCENES[name].__doc__ or "" for name in scenes}
+            for line in short_legend(keys, docs):
+                self.say(line)
         notes = sorted({(r["scene"], r["method"], r["note"]) for r in rows if r["note"]})
         for name, method, text in notes:
             self.say(f"  note {name} {method}: {text}")
-        if rows and rows[0]["nbytes_source"] not in (None, "sim.nbytes"):
+        if self.long and rows and rows[0]["nbytes_source"] not in (None, "sim.nbytes"):
             self.say(f"  memory: {rows[0]['nbytes_source']}")
         return rows
 
@@ -137,18 +159,25 @@ def parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m springsim.bench",
         description=(
-            "Time springsim's kernel on fixed scenes (a 1,000-node string, 100×100,"
-            " 316×316 and, in the full run, 1000×1000 cloths with shear and bend springs,"
-            " a 20³ jelly, two gas balls) with every integrator: ns per spring-step, steps"
-            " per second, bytes per node and per spring, the speed-up over"
-            " springsim.reference and the ratio to Numba, Warp and Taichi on the CPU"
-            " (`pip install springsim[bench]`), each validated, then timed interleaved with"
-            " springsim in this process. Then check the targets. The machine is assumed"
-            " shared: medians of interleaved rounds, 1-thread figures by thread CPU time."
+            "Time springsim on fixed scenes (a 1,000-node string, 100×100, 316×316 and, in"
+            " the full run, 1000×1000 cloths with shear and bend springs, a 20³ jelly, two"
+            " balls full of gas) with every integrator, and print a table: ns per"
+            " spring-step, steps per second and, for each installed peer (Numba, Warp,"
+            " Taichi on the CPU: `pip install springsim[bench]`), how many times longer it"
+            " takes. Each peer is first checked to compute the same motion, then timed in"
+            " turns with springsim in this process. Figures are medians of several rounds,"
+            " one thread timed by its CPU time, so other work on the machine barely counts."
+            " --long adds memory, time steps, the NumPy reference and the project's targets."
         ),
     )
     add = parser.add_argument
     add("--quick", action="store_true", help="short timings, one round, no peers unless --peers")
+    add(
+        "--long",
+        action="store_true",
+        help="the long report: the machine and the timing method in full, the peers' checks,"
+        " a table with time steps, memory and the NumPy reference, and the targets",
+    )
     add(
         "--json",
         metavar="FILE",
@@ -178,7 +207,12 @@ def parser() -> argparse.ArgumentParser:
         help="time Numba, Warp and Taichi (default: yes, but not in --quick)",
     )
     peers.add_argument("--no-peers", dest="peers", action="store_false", help="skip the peers")
-    add("--no-targets", dest="targets", action="store_false", help="skip the targets section")
+    add(
+        "--no-targets",
+        dest="targets",
+        action="store_false",
+        help="skip the targets section of --long",
+    )
     add(
         "--busy",
         action="store_true",
@@ -213,7 +247,11 @@ def run(args: argparse.Namespace, out) -> dict:
     """Run the bench as ``args`` say, printing to ``out``; returns the JSON document."""
     bench = Run(args, out)
     scenes = args.scenes or list(SCENES if args.quick else ALL_SCENES)
-    for line in header(bench.info, bench.quick, bench.seconds, bench.repeats):
+    if args.long:
+        lines = header(bench.info, bench.quick, bench.seconds, bench.repeats)
+    else:
+        lines = short_header(bench.info, set_threads(args.threads), bench.seconds, bench.repeats)
+    for line in lines:
         bench.say(line)
     started = time.perf_counter()
     if args.peers if args.peers is not None else not args.quick:
@@ -230,7 +268,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "two_systems": None,
         "memory": None,
     }
-    if args.targets:
+    if args.targets and args.long:
         extras.update(check_targets(bench))
     set_threads(args.threads)
     elapsed = time.perf_counter() - started
@@ -241,6 +279,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "machine": bench.info,
         "settings": {
             "quick": args.quick,
+            "long": args.long,
             "threads": args.threads,
             "seconds_per_call": bench.seconds,
             "repeats": bench.repeats,

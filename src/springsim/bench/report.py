@@ -26,7 +26,7 @@ def header(info: dict, quick: bool, seconds: float, repeats: int) -> list[str]:
         describe_build(info["build"]),
         "This machine is shared: other processes come and go, so every figure is the median"
         f" of {repeats} interleaved round{'s' * (repeats != 1)} (each round times every",
-        "contender once, in a shuffled order, each call ~"
+        "library once, springsim and each peer, in a shuffled order, each call ~"
         f"{seconds:g} s on a fresh copy after a 1-step warm-up); 1-thread figures are"
         f" {CLOCK_NAMES['thread']},",
         f"figures on several threads are {CLOCK_NAMES['wall']}.",
@@ -34,44 +34,175 @@ def header(info: dict, quick: bool, seconds: float, repeats: int) -> list[str]:
     ]
 
 
-def table_header(used: int, note: str, peer_keys: list[str]) -> list[str]:
-    """The title, legend and column names of the scene × method table."""
-    ratios = "".join(f"{'×' + key:>10}" for key in peer_keys)
+class Table:
+    """Columns of fixed widths, two spaces apart: every cell fits its column.
+
+    ``columns``: (header, width, align) with align "<" or ">"; a column is at least as
+    wide as its header. Cells are strings; numbers go through :func:`fit` first.
+    """
+
+    def __init__(self, columns: list[tuple[str, int, str]]):
+        self.columns = [(head, max(width, len(head)), align) for head, width, align in columns]
+
+    def width(self, index: int) -> int:
+        """The width of column ``index``."""
+        return self.columns[index][1]
+
+    def header(self) -> str:
+        """The column names."""
+        return self.line([head for head, _, _ in self.columns])
+
+    def line(self, cells: list[str]) -> str:
+        """One row; a cell wider than its column is an error, not a shifted table."""
+        for cell, (head, width, _) in zip(cells, self.columns, strict=True):
+            if len(cell) > width:
+                raise ValueError(f"{cell!r} does not fit column {head!r} ({width} wide)")
+        return "  ".join(
+            f"{cell:{align}{width}}"
+            for cell, (_, width, align) in zip(cells, self.columns, strict=True)
+        ).rstrip()
+
+
+def fit(value: float | None, width: int, suffix: str = "", specs=(".2f", ".1f", ".0f")) -> str:
+    """``value`` in at most ``width`` characters: the first of ``specs`` that fits, then
+    fewer digits in scientific notation; "–" for None."""
+    if value is None:
+        return "–"
+    text = ""
+    for spec in (*specs, ".2g", ".1g", ".0e"):
+        text = f"{value:{spec}}{suffix}"
+        if len(text) <= width:
+            return text
+    return text
+
+
+def short_header(info: dict, used: int, seconds: float, repeats: int) -> list[str]:
+    """The two lines above the short table: where it ran, and how it was timed."""
     return [
-        f"Speed per scene and method, {used} kernel thread{'s' * (used != 1)}{note}",
-        f"  dt = {DT_FRACTION}·critical_dt(), halved while a method blows up in the run;"
-        " ns/spring-step = seconds / (K × springs); spread = slowest call / fastest - 1",
-        "  B/node, B/spring = whole System (sim.nbytes, after stepping) / nodes, / springs;"
-        " 'vs ref' = springsim.reference time / springsim time"
-        + (
-            "; '×peer' = peer time / springsim time, same scene, same threads, timed"
-            " interleaved (> 1: springsim is faster)"
-            if peer_keys
-            else ""
-        ),
-        f"{'scene':<12}{'method':<17}{'nodes':>8}{'springs':>9}{'dt/crit':>8}{'K':>9}"
-        f"{'ns/spring-step':>15}{'spread':>7}{'steps/s':>11}{'B/node':>8}{'B/spring':>9}"
-        f"{'ref ns':>9}{'vs ref':>8}" + ratios,
+        f"springsim {info['springsim']} on {info['cpu']} ({info['cores']} cores,"
+        f" {info['platform']}), {used} kernel thread{'s' * (used != 1)},"
+        f" Python {info['python']}, NumPy {info['numpy']}",
+        f"Each figure is the median of {repeats} round{'s' * (repeats != 1)} of ~{seconds:g} s;"
+        " springsim and the other libraries take turns within each round, so that other"
+        " work on the machine slows them alike.",
+        "",
     ]
 
 
-def row_line(row: dict, ratios: dict[str, float | None], peer_keys: list[str]) -> str:
-    """One line of the table; ``ratios``: peer key -> peer ns / springsim ns (or None)."""
-    head = f"{row['scene']:<12}{row['method']:<17}{row['nodes']:>8}{row['springs']:>9}"
+def short_table(scenes: list[str], methods: list[str], peer_keys: list[str]) -> Table:
+    """The default table: scene × method, speed, and the ratio to each installed peer."""
+    columns = [
+        ("scene", max(map(len, scenes)), "<"),
+        ("method", max(map(len, methods)), "<"),
+        ("ns/spring-step", 8, ">"),
+        ("steps/s", 11, ">"),
+    ]
+    return Table(columns + [(f"×{key}", 8, ">") for key in peer_keys])
+
+
+def short_row(table: Table, row: dict, ratios: dict[str, float | None], keys: list[str]) -> str:
+    """One scene and method of the short table."""
+    head = [row["scene"], row["method"]]
     if row["status"] != "ok":
-        return head + f"  {row['status'].upper()}: {row['note']}"
-    ref, ratio = row["reference_ns_per_spring_step"], row["reference_ratio"]
-    peers = "".join(
-        f"{ratios[key]:>9.2f}×" if ratios.get(key) is not None else f"{'–':>10}"
-        for key in peer_keys
+        return table.line(head + [row["status"].upper()] + ["–"] * (1 + len(keys)))
+    return table.line(
+        head
+        + [
+            fit(row["ns_per_spring_step"], table.width(2)),
+            fit(row["steps_per_second"], table.width(3), specs=(",.0f",)),
+        ]
+        + [fit(ratios.get(key), table.width(4 + i), "×") for i, key in enumerate(keys)]
     )
-    return head + (
-        f"{row['dt_fraction']:>8.3g}{row['steps']:>9}{row['ns_per_spring_step']:>15.2f}"
-        f"{row['spread']:>7.0%}"
-        f"{row['steps_per_second']:>11.4g}{row['bytes_per_node']:>8.0f}"
-        f"{row['bytes_per_spring']:>9.1f}"
-        + (f"{ref:>9.1f}{ratio:>7.1f}×" if ratio is not None else f"{'–':>9}{'–':>8}")
-        + peers
+
+
+def short_legend(peer_keys: list[str], scene_docs: dict[str, str]) -> list[str]:
+    """What the short table's columns and scenes are, below it."""
+    lines = [
+        "",
+        "ns/spring-step: the time of one step divided by the number of springs (lower is"
+        " faster); steps/s: steps of the whole scene per second.",
+    ]
+    if peer_keys:
+        names = ", ".join(f"×{key}" for key in peer_keys)
+        lines.append(
+            f"{names}: how many times longer the same scene takes in that library on the CPU"
+            " (above 1: springsim is faster); each implements symplectic Euler only, and"
+            " is checked to compute the same motion first."
+        )
+    lines += [f"{name}: {doc}" for name, doc in scene_docs.items()]
+    lines.append(
+        "--long adds time steps, memory, the NumPy reference, the peers' checks and the"
+        " project's targets; --json FILE writes every figure."
+    )
+    return lines
+
+
+def long_table(scenes: list[str], methods: list[str], peer_keys: list[str]) -> Table:
+    """The ``--long`` table's columns."""
+    columns = [
+        ("scene", max(map(len, scenes)), "<"),
+        ("method", max(map(len, methods)), "<"),
+        ("nodes", 8, ">"),
+        ("springs", 9, ">"),
+        ("dt/crit", 6, ">"),
+        ("K", 9, ">"),
+        ("ns/spring-step", 8, ">"),
+        ("spread", 5, ">"),
+        ("steps/s", 9, ">"),
+        ("B/node", 6, ">"),
+        ("B/spring", 7, ">"),
+        ("ref ns", 7, ">"),
+        ("vs ref", 6, ">"),
+    ]
+    return Table(columns + [(f"×{key}", 8, ">") for key in peer_keys])
+
+
+def table_header(used: int, note: str, table: Table, peer_keys: list[str]) -> list[str]:
+    """The title, legend and column names of the ``--long`` table."""
+    return [
+        f"Speed per scene and method, {used} kernel thread{'s' * (used != 1)}{note}",
+        f"  dt/crit: the time step over critical_dt() ({DT_FRACTION}, halved while a method"
+        " blows up in the run); K: steps per timed call; ns/spring-step = seconds /"
+        " (K × springs); spread = slowest call / fastest - 1",
+        "  B/node, B/spring = whole System (sim.nbytes, after stepping) / nodes, / springs;"
+        " ref ns: the NumPy reference (springsim.reference) on the same scene; vs ref ="
+        " its time / springsim's"
+        + (
+            "; ×peer = that library's time / springsim's, same scene, same threads, timed"
+            " in turns (> 1: springsim is faster)"
+            if peer_keys
+            else ""
+        ),
+        table.header(),
+    ]
+
+
+def row_line(table: Table, row: dict, ratios: dict[str, float | None], keys: list[str]) -> str:
+    """One line of the ``--long`` table; ``ratios``: peer key -> peer ns / springsim ns."""
+    head = [row["scene"], row["method"]]
+    head += [
+        fit(row[key], table.width(2 + i), specs=("d",))
+        for i, key in enumerate(("nodes", "springs"))
+    ]
+    if row["status"] != "ok":
+        return table.line(head + [""] * (len(table.columns) - 4)) + (
+            f"  {row['status'].upper()}: {row['note']}"
+        )
+    width = table.width
+    return table.line(
+        head
+        + [
+            fit(row["dt_fraction"], width(4), specs=(".3g",)),
+            fit(row["steps"], width(5), specs=("d",)),
+            fit(row["ns_per_spring_step"], width(6)),
+            fit(row["spread"] * 100, width(7), "%", specs=(".0f",)),
+            fit(row["steps_per_second"], width(8), specs=(".4g",)),
+            fit(row["bytes_per_node"], width(9), specs=(".0f",)),
+            fit(row["bytes_per_spring"], width(10), specs=(".1f",)),
+            fit(row["reference_ns_per_spring_step"], width(11), specs=(".1f",)),
+            fit(row["reference_ratio"], width(12), "×", specs=(".1f",)),
+        ]
+        + [fit(ratios.get(key), width(13 + i), "×") for i, key in enumerate(keys)]
     )
 
 
