@@ -147,14 +147,14 @@ def string(
     c, ratio = _damping(damping, damping_ratio)
     dim = _dimension(dim)
     start = _vector(start, "start", dim)
-    turn, given = _placement(rotation, dim, direction, "direction")
-    axis = _unit(direction, "direction", dim) if given else turn[:, 0]
+    turn, _ = _placement(rotation, dim, direction, "direction")
+    axis = turn[:, 0] if direction is None else _unit(direction, "direction", dim)
     segment = length / (n - 1)
-    if linear_density is None:
+    if mass is not None:
         masses = _node_masses(mass, n)
-    else:
-        masses = _number(linear_density, "linear_density", positive=True) * segment
-        masses *= edge_weights(n)
+    else:  # each node carries the half segments beside it
+        masses = edge_weights(n) * _number(linear_density, "linear_density", positive=True)
+        masses *= segment
     k, rest = string_springs(segment, k, ea, tension)
     last = n - 1
     named = {
@@ -312,8 +312,8 @@ def balloon(
             direction=down,
             pin="end" if pin == "end" else None,
         )
-    nodes = sim.add(tail)
-    sim.connect(lowest, nodes[0], stiffness=k_string, damping=damping)
+    added = sim.add(tail)
+    sim.connect(lowest, added[0], stiffness=k_string, damping=damping)
     if pin_nodes is not None:
         sim.pin(_pin_nodes(pin_nodes, {"end": np.array([-1])}, sim.num_nodes))
     return sim

@@ -236,7 +236,7 @@ def cloth(
         nu = 1 / 3 if poisson is None else _number(poisson, "poisson")
         k_x, k_y, k_d, k_bx, k_by = cloth_springs(a, b, e, nu, bend, k_bend)
     count = nx * ny
-    if areal_density is None:
+    if mass is not None:
         masses = _node_masses(mass, count)
     else:
         rho = _number(areal_density, "areal_density", positive=True)

@@ -2,17 +2,20 @@
 
 The bench builds fixed scenes (gravity on, every spring damped; strings, cloths, a
 jelly and two balls full of gas; a 1000×1000 cloth in the full run only), steps
-each with every integrator and prints, per scene and method:
+each with every integrator and prints a short table, per scene and method:
 
 - **ns per spring-step**: the time of one ``sim.step(dt, steps=K)`` call divided by
   ``K × num_springs``; lower is better;
 - **steps per second**: ``K`` divided by that time;
+- **×numba, ×warp, ×taichi** (symplectic Euler): a peer's time over springsim's on
+  the same scene and thread count (see :mod:`springsim.bench.peers`).
+
+``--long`` prints the long table, which adds:
+
 - **bytes per node / per spring**: the whole System's memory (``sim.nbytes``)
   divided by the number of nodes, and by the number of springs;
 - **vs reference**: how many times faster than :mod:`springsim.reference`, the
-  NumPy oracle, stepping the same scene with the same method and dt;
-- **×numba, ×warp, ×taichi** (symplectic Euler): a peer's time over springsim's on
-  the same scene and thread count (see :mod:`springsim.bench.peers`).
+  NumPy oracle, stepping the same scene with the same method and dt.
 
 How it times (see :mod:`springsim.bench.timing`): the machine is assumed shared, so
 everything compared is timed in this process, interleaved (shuffled rounds:
@@ -20,7 +23,7 @@ springsim, peer A, peer B, ...), on one thread by thread CPU time, on several by
 wall time, and each figure is the median of the rounds. Each call runs on a fresh
 copy of the scene after a one-step warm-up.
 
-A *targets* section then checks the project's targets (PASS or MISS, with the
+With ``--long``, a *targets* section then checks the project's targets (PASS or MISS, with the
 measured value), among them the memory of the 100×100 cloth: ``sim.nbytes`` per
 spring, and how much a fresh process grows building and stepping it
 (:mod:`~springsim.bench.memory`). ``--busy`` adds springsim on 1 and 2 threads while
