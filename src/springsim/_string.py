@@ -166,7 +166,11 @@ def string(
     pinned = _pin_nodes(pin, named, n)
     x = start + np.linspace(0.0, length, n)[:, None] * axis
     pairs = np.stack([np.arange(last), np.arange(1, n)], axis=1)
-    return _system(x, masses, pairs, k, c, pinned=pinned, damping_ratio=ratio, rest_lengths=rest)
+    # Without tension the rest lengths are the built distances, as for every builder.
+    rest_lengths = None if tension is None else rest
+    return _system(
+        x, masses, pairs, k, c, pinned=pinned, damping_ratio=ratio, rest_lengths=rest_lengths
+    )
 
 
 def balloon(
