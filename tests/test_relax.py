@@ -95,14 +95,15 @@ def test_single_mass_hangs_m_g_over_k_below_rest():
         sim.add_nodes(
             [[0, 0, 0], [0, -1, 0]], masses=[1.0, mass], velocities=[[0, 0, 0], [1, 2, 3]]
         )
-        sim.pin(0)
+        sim.pin(0, velocity=[0.5, 0, 0])  # dragged: relax() keeps its velocity, not it
         sim.add_springs([0, 1], stiffness=stiffness)
         assert sim.relax().converged
         y = sim.positions[1, 1]
         # y = −(1 + m g / k): the only error is the rounding of that sum (|y| ~ 1).
         assert abs(-y - 1.0 - mass * G / stiffness) <= 4 * np.finfo(float).eps * abs(y)
         assert sim.positions[1, [0, 2]].tolist() == [0.0, 0.0]
-        assert sim.velocities.tolist() == [[0.0] * 3] * 2
+        assert sim.velocities.tolist() == [[0.5, 0.0, 0.0], [0.0, 0.0, 0.0]]
+        assert sim.positions[0].tolist() == [0.0, 0.0, 0.0] and sim.time == 0.0
 
 
 @pytest.mark.parametrize("start", ["bunched", "zigzag"])

@@ -409,10 +409,10 @@ def relax(sim: System, tolerance: float = 1e-10, max_iterations: int = 500) -> R
     converged = residual <= tol * scale
     if not np.all(np.isfinite(x)):
         raise FloatingPointError("relax() reached a non-finite state; the system is unchanged")
-    positions = sim._view("positions")
-    positions[problem.free_nodes] = x[problem.free_nodes]
-    velocities = sim._view("velocities")
+    velocities = problem.s.v
     velocities[problem.free_nodes] = 0.0
+    sim.positions = x  # pinned rows as they were: project() and the steps leave them
+    sim.velocities = velocities
     sim._verlet_valid = False  # the last acceleration belongs to the old state
     if not converged:
         warnings.warn(
