@@ -215,8 +215,9 @@ def test_floor_holds_a_chain_frictionlessly():
     assert np.all(force[resting, 1] < 0)  # pressed into the floor
 
 
-def test_disc_supports_a_draped_chain():
-    sim = chain(31, 4.0, 0.0, 0.2, 0.1, 1e3)
+@pytest.mark.parametrize("rest, stiffness", [(0.2, 1e3), (0.15, 1e5)], ids=["slack", "stiff"])
+def test_disc_supports_a_draped_chain(rest, stiffness):
+    sim = chain(31, 4.0, 0.0, rest, 0.1, stiffness)
     disc = sim.add_sphere([2.0, -0.5], radius=0.8)  # its top 0.3 m above the pins
     result = sim.relax()
     assert result.converged

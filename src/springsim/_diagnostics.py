@@ -379,8 +379,9 @@ class DiagnosticsMixin(SystemHost):
             weight, one external or gas force). The default, 1e-10, leaves positions
             accurate to about that fraction of the springs' stretch.
         max_iterations : int
-            Newton iterations allowed, >= 1. A chain takes 5 to 30, a cloth that falls
-            far and wrinkles 30 to 150.
+            Newton iterations allowed, >= 1. A hanging chain takes 5 to 40, a
+            cloth that falls far and wrinkles 30 to 150, a stiff chain sliding over
+            a sphere to its place a few hundred.
 
         Returns
         -------

@@ -19,8 +19,9 @@ one a minimum. :func:`relax` minimises E by Newton's method made global:
   λ growing tenfold until the step is a descent direction and shrinking again after
   full steps: far from equilibrium this is a damped, implicit-Euler-like move, close
   to it pure Newton with its quadratic convergence.
-* **Line search.** The step is cut to move no node farther than the system's size,
-  then halved until the energy falls (Armijo's condition, 10⁻⁴ of the linear
+* **Line search.** The step is cut to move no node farther than the system's size
+  (nor than the smallest sphere's diameter, so that no node jumps through one), then
+  halved until the energy falls (Armijo's condition, 10⁻⁴ of the linear
   prediction). The energy change is computed from the differences (each spring's
   (l' − l)(l' + l − 2L)/2 with l' − l from the change of d·d), so the test still
   discriminates when the residual is ten orders of magnitude below the forces.
@@ -369,6 +370,8 @@ def relax(sim: System, tolerance: float = 1e-10, max_iterations: int = 500) -> R
     rest = problem.s.L[problem.s.k > 0]
     extent = np.ptp(x, axis=0) if len(x) > 1 else np.zeros(problem.dim)
     reach = max(float(np.linalg.norm(extent)), float(rest.max(initial=0.0)), 1e-9)
+    for _, radius in problem.spheres:  # no step long enough to jump clean through one
+        reach = min(reach, 2.0 * radius)
 
     shift = 0.0
     iterations = 0
@@ -467,7 +470,7 @@ def _newton_step(
         if columns.size:
             unit = max(unit, float((np.sum(columns**2, axis=1) / mass).max()))
         smallest = 1e-8 * (unit or 1.0)
-        if exact:  # unshifted, then shifts up to 10⁻³ of the stiffest node's ω²
+        if exact:  # unshifted, then shifts from 10⁻⁸ to 10⁻³ of the stiffest node's ω²
             step = _descent(matrix, columns, mass, g, 0.0, smallest, sparse, linalg, tries=7)
             if step is not None:
                 return step
@@ -486,9 +489,10 @@ def _descent(
     sparse: types.ModuleType,
     linalg: types.ModuleType,
     tries: int = 40,
+    factor: float = 10.0,
 ) -> tuple[np.ndarray, float] | None:
     """The step −(H + U Uᵀ + λ M)⁻¹ g with the least λ >= ``shift`` (0 or from
-    ``smallest`` up, tenfold) for which H + λ M is positive definite, and that λ.
+    ``smallest`` up, ``factor``-fold) for which H + λ M is positive definite, and λ.
 
     Definiteness is read off the factorisation: SuperLU in symmetric mode without
     pivoting factors a symmetric matrix as L D Lᵀ (U = D Lᵀ), and by Sylvester's law
@@ -517,7 +521,7 @@ def _descent(
             p = None
         if p is not None and np.all(np.isfinite(p)) and g @ p < 0:
             return p, shift
-        shift = max(10.0 * shift, smallest)
+        shift = max(factor * shift, smallest)
     return None
 
 
