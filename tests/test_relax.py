@@ -271,7 +271,9 @@ def test_systems_relax_refuses_change_nothing():
     falling.unpin([0, 5])
     rod = chain(4, 3.0, 0.0, 1.0, 0.5, 100.0)
     rod.stiffness[1] = np.inf
-    for sim, match in [(falling, "no equilibrium"), (rod, "rigid")]:
+    broken = chain(4, 3.0, 0.0, 1.0, 0.5, 100.0)
+    broken.positions[1, 0] = np.nan  # written through a view: checked when used
+    for sim, match in [(falling, "no equilibrium"), (rod, "rigid"), (broken, "finite")]:
         before = snapshot(sim)
         with pytest.raises(ValueError, match=match):
             sim.relax()
