@@ -11,14 +11,20 @@ one a minimum. :func:`relax` minimises E by Newton's method made global:
 
 * **Modified Hessian.** The exact Hessian of a spring, k [u uᵀ + (1 − L/l)(I − u uᵀ)]
   (see :mod:`springsim.modes`), is indefinite for a compressed spring (l < L), whose
-  sideways term is negative: it can buckle. Here that term is clamped at zero, so the
-  springs' part is positive semi-definite; the gas's part is exact (its rank-one
-  term nrt/V² ∇V ∇Vᵀ is added by the Woodbury formula rather than filled in).
+  sideways term is negative: it can buckle, and Newton's step on an indefinite matrix
+  can climb to a saddle (a slack chain arched upward). Each iteration therefore uses
+  the exact Hessian only where it is positive definite, or becomes so with a shift of
+  at most 10⁻³ of the largest ω² (a state that is nearly stable: this keeps Newton's
+  quadratic convergence near a wrinkled cloth's rest); otherwise the compressed
+  springs' sideways term is clamped at zero, which leaves the springs' part positive
+  semi-definite. The gas's part is exact; its rank-one term nrt/V² ∇V ∇Vᵀ is added by
+  the Woodbury formula rather than filled in.
 * **Levenberg shift.** Where the matrix is singular (a slack chain has no sideways
-  stiffness at all) or the step would not go downhill, λ M (M the masses) is added,
-  λ growing tenfold until the step is a descent direction and shrinking again after
-  full steps: far from equilibrium this is a damped, implicit-Euler-like move, close
-  to it pure Newton with its quadratic convergence.
+  stiffness at all) or not positive definite, λ M (M the masses) is added, λ growing
+  tenfold until it is, and shrinking tenfold after each full step: far from equilibrium
+  this is a damped, implicit-Euler-like move, close to it pure Newton. Definiteness is
+  read off a symmetric L D Lᵀ factorisation (SuperLU without pivoting; Sylvester's law
+  of inertia).
 * **Line search.** The step is cut to move no node farther than the system's size
   (nor than the smallest sphere's diameter, so that no node jumps through one), then
   halved until the energy falls (Armijo's condition, 10⁻⁴ of the linear
