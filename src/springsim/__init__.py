@@ -29,6 +29,7 @@ from springsim.io import load, read_obj
 from springsim.modes import Modes
 from springsim.obj import MeshWarning
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
+from springsim.statics import Relaxed
 from springsim.sweep import SweepResult, sweep
 from springsim.system import Energy, Solve, System
 from springsim.threads import _set_default_at_import, set_num_threads
@@ -42,6 +43,7 @@ __all__ = [
     "FORCE_METHODS",
     "METHODS",
     "Modes",
+    "Relaxed",
     "ConvergenceWarning",
     "StiffnessWarning",
     "MeshWarning",

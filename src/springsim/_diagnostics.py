@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import operator
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 import numpy as np
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     import scipy.sparse
 
     from springsim.modes import Modes
+    from springsim.statics import Relaxed
 
 
 class Energy(NamedTuple):
@@ -278,8 +280,8 @@ class DiagnosticsMixin(SystemHost):
 
         return stiffness_matrix(self)
 
-    def normal_modes(self, k: int) -> Modes:
-        """The ``k`` lowest normal modes of small motions about the current state.
+    def normal_modes(self, k: int, about: str = "current") -> Modes:
+        """The ``k`` lowest normal modes of small motions about a state.
 
         Solves K φ = ω² M φ (K: :meth:`stiffness_matrix`, M: the node masses) over
         the free nodes; pinned nodes stay put. A free body has one zero mode per
@@ -287,10 +289,20 @@ class DiagnosticsMixin(SystemHost):
         spring (a ``jelly(..., arrangement="simple")`` can shear). Dense (NumPy)
         up to 2000 free coordinates, sparse shift-invert Lanczos (SciPy) above.
 
+        Small oscillations happen about an equilibrium. About a state that is not one
+        (a chain just built at its rest length, before gravity has pulled it down), K
+        describes nothing physical and compressed springs give it negative "modes";
+        ``about="equilibrium"`` relaxes a copy first (:meth:`relax`) and leaves this
+        system as it is.
+
         Parameters
         ----------
         k : int
             How many modes, 1 to dim × (free nodes).
+        about : {"current", "equilibrium"}
+            The state to linearise about: the current positions (default), or the
+            equilibrium :meth:`relax` finds from them (a copy is relaxed; it warns
+            with :class:`springsim.ConvergenceWarning` if it does not converge).
 
         Returns
         -------
@@ -301,7 +313,8 @@ class DiagnosticsMixin(SystemHost):
         Raises
         ------
         ValueError
-            k out of range, every node pinned, a rigid rod.
+            k out of range, every node pinned, a rigid rod, an unknown ``about``; with
+            ``about="equilibrium"``, whatever :meth:`relax` refuses.
 
         Examples
         --------
@@ -316,7 +329,95 @@ class DiagnosticsMixin(SystemHost):
         >>> n = np.arange(1, 11)
         >>> np.allclose(omega[:10], 0), np.allclose(omega[10:], 4 * np.sin(n * np.pi / 22))
         (True, True)
+
+        Under gravity that state is no equilibrium; the one below it is, and has no
+        negative mode:
+
+        >>> chain.rest_lengths = 1.2  # slack: compressed springs at the start
+        >>> bool(chain.normal_modes(1).frequencies[0] < 0)
+        True
+        >>> bool(chain.normal_modes(1, about="equilibrium").frequencies[0] > 0)
+        True
         """
         from springsim.modes import normal_modes
 
-        return normal_modes(cast("System", self), k)  # (a mixin: self is a System)
+        if about not in ("current", "equilibrium"):
+            raise ValueError(f'about must be "current" or "equilibrium", got {about!r}')
+        target = cast("System", self)  # (a mixin: self is a System)
+        if about == "equilibrium":
+            if not 1 <= operator.index(k) <= self.dim * int(np.count_nonzero(~self.pinned)):
+                return normal_modes(target, k)  # its own message, before any work
+            target = target.copy()
+            target.relax()
+        return normal_modes(target, k)
+
+    def relax(self, tolerance: float = 1e-10, max_iterations: int = 500) -> Relaxed:
+        """Move the free nodes to equilibrium: zero net force, in one call (needs SciPy).
+
+        Minimises the potential energy (the springs' ½ k (l − L)², gravity, external
+        forces, the gas's −nrt ln V + ambient V) over the free nodes' positions by a
+        modified Newton method with a line search, which converges from slack,
+        compressed or crumpled starts as from taut ones (:mod:`springsim.statics`
+        says how). Pinned nodes stay where they are. Planes and spheres are
+        frictionless supports: a node inside one is put on its surface, and one
+        pressed onto it slides along it; friction plays no part, so a body on a slope
+        slides off. Damping, drag, the wind and the air on faces vanish at rest.
+        Springs are not torn and ``max_strain`` is not applied. The clock and
+        :attr:`dissipated` do not change.
+
+        At the end the free nodes' velocities are zero (pinned nodes keep theirs).
+        A state where the energy is stationary but not least (a perfectly straight
+        compressed column) is an equilibrium too, unstable: a start symmetric about
+        it may end there. ``normal_modes(k, about="equilibrium")`` shows it (a
+        negative frequency).
+
+        Parameters
+        ----------
+        tolerance : float
+            In (0, 1): stop when the largest net force on a free node is at most this
+            fraction of the largest single force on one (one spring's tension, one
+            weight, one external or gas force). The default, 1e-10, leaves positions
+            accurate to about that fraction of the springs' stretch.
+        max_iterations : int
+            Newton iterations allowed, >= 1. A hanging chain takes 5 to 40, a
+            cloth that falls far and wrinkles 30 to 150, a stiff chain sliding over
+            a sphere to its place a few hundred.
+
+        Returns
+        -------
+        Relaxed
+            ``residual`` (the largest net force left on a free node, N),
+            ``iterations`` and ``converged``.
+
+        Raises
+        ------
+        ValueError
+            A bad tolerance or max_iterations, a rigid rod (stiffness inf), a value
+            the kernel refuses (a NaN written into a view), or a free body that a net
+            force pulls and nothing holds (no pin, no collider): it has no
+            equilibrium. Nothing changes.
+        ImportError
+            SciPy is not installed (``pip install 'springsim[scipy]'``).
+
+        Warns
+        -----
+        springsim.ConvergenceWarning
+            Not converged within max_iterations; the state reached (lower in energy
+            than the start) is kept.
+
+        Examples
+        --------
+        A 2 kg mass on a 500 N/m spring hangs m g / k below its rest length:
+
+        >>> import springsim as ss
+        >>> sim = ss.System(dim=2)
+        >>> _ = sim.add_nodes([[0, 0], [0, -1]], masses=[1.0, 2.0])
+        >>> sim.pin(0)
+        >>> _ = sim.add_springs([0, 1], stiffness=500.0)
+        >>> result = sim.relax()
+        >>> result.converged, round(float(-sim.positions[1, 1] - 1), 12)  # 2 · 9.81 / 500
+        (True, 0.03924)
+        """
+        from springsim.statics import relax
+
+        return relax(cast("System", self), tolerance, max_iterations)
