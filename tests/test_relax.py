@@ -167,7 +167,9 @@ def test_gas_ring_balances_laplace():
 
 
 def test_gas_ball_3d_matches_a_long_damped_run():
-    ball = ss.ball(subdivisions=1, radius=1.0, mass=1.0, stiffness=50.0, damping=2.0, dim=3, nrt=30.0)
+    ball = ss.ball(
+        subdivisions=1, radius=1.0, mass=1.0, stiffness=50.0, damping=2.0, dim=3, nrt=30.0
+    )
     ball.gravity = (0.0, 0.0, 0.0)
     settled = ball.copy()
     assert ball.relax().converged
