@@ -25,6 +25,45 @@ PyObject *ss_py_raise_status(ss_system *sys, ss_status st) {
     }
 }
 
+/* Whether `frame` runs the springsim package's code: its globals' __name__ is
+ * "springsim" or "springsim.<module>". */
+static int in_springsim(PyFrameObject *frame) {
+    PyObject *globals = PyFrame_GetGlobals(frame);
+    if (!globals) {
+        PyErr_Clear();
+        return 0;
+    }
+    int inside = 0;
+    PyObject *name = PyDict_Check(globals) ? PyDict_GetItemString(globals, "__name__") : NULL;
+    if (name && PyUnicode_Check(name)) {
+        const char *text = PyUnicode_AsUTF8(name);
+        if (!text)
+            PyErr_Clear();
+        else
+            inside = strcmp(text, "springsim") == 0 || strncmp(text, "springsim.", 10) == 0;
+    }
+    Py_DECREF(globals);
+    return inside;
+}
+
+/* Warn with `category` at the user's line: the first Python frame, from the caller of
+ * the running method outwards, that is not springsim's (sim.run() -> run.py -> step
+ * warns at the line calling sim.run). As PyErr_WarnEx: 0, or -1 with the exception set
+ * (a warning filtered into an error). src/springsim/_warn.py does the same in Python. */
+int ss_py_warn(PyObject *category, const char *message) {
+    Py_ssize_t level = 1;
+    PyFrameObject *frame = PyEval_GetFrame(); /* borrowed; NULL with no Python caller */
+    Py_XINCREF(frame);
+    while (frame && in_springsim(frame)) {
+        PyFrameObject *back = PyFrame_GetBack(frame);
+        Py_DECREF(frame);
+        frame = back;
+        level++;
+    }
+    Py_XDECREF(frame);
+    return PyErr_WarnEx(category, message, level);
+}
+
 /* Create springsim.UnstableError, ConvergenceWarning and StiffnessWarning and add them to
  * `module`; -1 with the exception set if that fails. */
 int ss_py_add_exceptions(PyObject *module) {

@@ -133,7 +133,7 @@ static int warn_if_rigid(ss_system *sys, double dt) {
              "so slow motion comes out too slow. Take smaller steps, softer springs, or rigid "
              "rods (stiffness=inf) with method='xpbd'",
              dt, omega * dt, RIGID_OMEGA_DT);
-    return PyErr_WarnEx(ss_py_stiffness_warning, message, 1);
+    return ss_py_warn(ss_py_stiffness_warning, message);
 }
 
 static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
@@ -221,7 +221,7 @@ static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t
                  "when its passes no longer shortened them. Pinned, driven or colliding nodes "
                  "may be holding them apart; raise max_strain or free those nodes",
                  sys->max_strain, sys->strain_unmet, (size_t)steps);
-        if (PyErr_WarnEx(ss_py_convergence_warning, message, 1) < 0)
+        if (ss_py_warn(ss_py_convergence_warning, message) < 0)
             return NULL;
     }
     /* Tearing moves the spring arrays to new blocks when views hold them: that
@@ -236,7 +236,7 @@ static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t
                  "finite but less accurate. Raise cg_max_iterations or take smaller steps",
                  sys->cg_max_iterations, sys->cg_capped, sys->cg_substeps, sys->last_cg_residual,
                  sys->cg_tolerance);
-        if (PyErr_WarnEx(ss_py_convergence_warning, message, 1) < 0)
+        if (ss_py_warn(ss_py_convergence_warning, message) < 0)
             return NULL;
     }
     if (method == SS_IMPLICIT_EULER && warn_if_rigid(sys, dt) < 0)

@@ -57,6 +57,7 @@ extern PyObject *ss_py_convergence_warning; /* springsim.ConvergenceWarning */
 extern PyObject *ss_py_stiffness_warning;   /* springsim.StiffnessWarning */
 
 PyObject *ss_py_raise_status(ss_system *sys, ss_status st);
+int ss_py_warn(PyObject *category, const char *message);
 int ss_py_add_exceptions(PyObject *module);
 
 /* ---- Argument checks (py_args.c) --------------------------------------- */

@@ -25,6 +25,10 @@ from hypothesis.extra import numpy as hnp
 import springsim as ss
 from springsim import reference
 
+# Random (and deliberately repeated) springs: their DuplicateSpringWarning is no news
+# here (tests/test_traps.py tests it).
+pytestmark = pytest.mark.filterwarnings("ignore::springsim.DuplicateSpringWarning")
+
 METHODS = reference.METHODS
 RTOL = 1e-12
 STEPS = 100

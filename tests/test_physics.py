@@ -360,6 +360,7 @@ def random_system(model, dim, seed, **params):
     return body, masses, dt
 
 
+@pytest.mark.filterwarnings("ignore::springsim.DuplicateSpringWarning")  # random springs
 @pytest.mark.parametrize("seed", [0, 1, 2])
 @pytest.mark.parametrize("dim", [2, 3])
 @pytest.mark.parametrize("method", METHODS)

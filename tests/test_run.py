@@ -218,7 +218,7 @@ def test_to_dataframe_has_every_column():
         ({"record_every": 2.5}, TypeError, "record_every must be an int"),
         ({"frames": 0}, ValueError, "frames must be >= 1"),
         ({"frame_nodes": [20]}, ValueError, r"frame_nodes must be in \[0, 20\)"),
-        ({"frame_nodes": [0.5]}, TypeError, "frame_nodes must be node indices"),
+        ({"frame_nodes": [0.5]}, TypeError, "frame_nodes must be integers"),
         ({"callback": 3}, TypeError, "callback must be callable"),
         ({"method": "leapfrog"}, ValueError, "unknown method 'leapfrog'"),
     ],

@@ -619,7 +619,7 @@ def test_add_and_connect_builder_output():
     part = jelly(
         2, 3, 2, size=0.4, mass=0.7, stiffness=2 * K, damping=0.1, pin="bottom", origin=(3, 0, 0)
     )
-    part.external_forces = 1.5
+    part.external_forces = (1.5, 1.5, 1.5)
     before_whole = {name: np.array(getattr(whole, name)) for name in ARRAYS}
     before_part = {name: np.array(getattr(part, name)) for name in ARRAYS}
     n, m, f = whole.num_nodes, whole.num_springs, whole.num_faces

@@ -15,6 +15,10 @@ from state import assert_same, snapshot
 import springsim as ss
 from springsim import reference
 
+# Random (and deliberately repeated) springs: their DuplicateSpringWarning is no news
+# here (tests/test_traps.py tests it).
+pytestmark = pytest.mark.filterwarnings("ignore::springsim.DuplicateSpringWarning")
+
 DT = 1e-3
 #: The arrays that change what a step does.
 VIEWS = (
@@ -205,7 +209,7 @@ def test_views_outlive_the_system():
     # Churn the allocator so that freed memory would be reused and overwritten.
     for _ in range(20):
         other = build(chain_params())
-        other.positions = 1e6
+        other.positions = (1e6, 1e6, 1e6)
         other.step(DT, steps=3)
     del other
     gc.collect()
@@ -303,8 +307,10 @@ def test_assignment_broadcasts():
     assert sim.pinned.all()
     sim.stiffness = 7
     assert sim.stiffness.dtype == np.float64 and np.array_equal(sim.stiffness, np.full(3, 7.0))
-    sim.gravity = 0
+    sim.gravity = 0  # the zero vector: the one number a vector takes
     assert np.array_equal(sim.gravity, np.zeros(3))
+    with pytest.raises(ValueError, match="gravity is a vector of 3 components"):
+        sim.gravity = -9.81  # not (-9.81, -9.81, -9.81)
     sim.positions = np.arange(12).reshape(4, 3)  # integers are converted
     assert np.array_equal(sim.positions, np.arange(12.0).reshape(4, 3))
 

@@ -22,6 +22,7 @@ from springsim._core import (
     get_num_threads,
     threading_available,
 )
+from springsim._warn import DuplicateSpringWarning
 from springsim.build import _choose_simd_at_import, build_info, set_simd, simd_paths
 from springsim.gas import Gas
 from springsim.history import History
@@ -45,6 +46,7 @@ __all__ = [
     "Modes",
     "Relaxed",
     "ConvergenceWarning",
+    "DuplicateSpringWarning",
     "StiffnessWarning",
     "MeshWarning",
     "EXPLICIT_METHODS",
@@ -74,6 +76,16 @@ __all__ = [
     "threading_available",
 ]
 __version__ = "0.1.0"
+
+#: What ``dir(springsim)`` (and so tab completion) lists besides ``__all__``.
+_DIR_EXTRAS = ("__all__", "__doc__", "__file__", "__name__", "__path__", "__version__")
+
+
+def __dir__() -> list[str]:
+    """The public names: ``__all__`` and a module's essentials, not the submodules and
+    helpers the package imports (``np``, ``system``, ``_core``, ...)."""
+    return sorted({*__all__, *_DIR_EXTRAS})
+
 
 _set_default_at_import()  # SPRINGSIM_NUM_THREADS (a bad one warns), else every core
 _choose_simd_at_import()  # SPRINGSIM_SIMD (a bad one warns), else the fastest path

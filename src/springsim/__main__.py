@@ -2,8 +2,8 @@
 
 ``python -m springsim demo {string,cloth,jelly,balloon}`` runs a scene for a few
 simulated seconds; ``--png FILE`` also saves a picture of the last frame (needs
-matplotlib: ``pip install "springsim[plot]"``). With no command, the string demo
-runs for one second.
+matplotlib: ``pip install matplotlib``; without it the demo stops before it runs).
+With no command, the string demo runs for one second.
 """
 
 from __future__ import annotations
@@ -123,6 +123,11 @@ def main(argv: list[str] | None = None) -> int:
     duration = args.duration if args.duration is not None else default_duration
     if not duration > 0 or args.rows < 1:
         parser.error("--duration and --rows must be positive")
+    if args.png:  # before the run, not after it: fail fast, with the fix
+        try:
+            import matplotlib  # noqa: F401
+        except ImportError:
+            parser.error("--png needs matplotlib, which is not installed: pip install matplotlib")
     sim = build()
     if args.method:
         sim.method = args.method

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from springsim._checks import _as_numbers, _scalar
+from springsim._checks import _as_vectors, _scalar
 from springsim._system_host import SystemHost
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ class ContactMixin(SystemHost):
         """
         from springsim.colliders import PLANE, handle
 
-        vector = _as_numbers(normal, "normal", np.float64, (self.dim,))
+        vector = _as_vectors(normal, "normal", np.float64, (self.dim,))
         cid = self._add_collider(
             PLANE,
             vector,
@@ -127,7 +127,7 @@ class ContactMixin(SystemHost):
         """
         from springsim.colliders import SPHERE, handle
 
-        vector = _as_numbers(center, "center", np.float64, (self.dim,))
+        vector = _as_vectors(center, "center", np.float64, (self.dim,))
         cid = self._add_collider(
             SPHERE,
             vector,

@@ -45,6 +45,20 @@ class Energy(NamedTuple):
     pressure: float
     total: float
 
+    def __repr__(self) -> str:
+        """The terms in joules to 4 significant digits (the fields hold every digit):
+        ``Energy(kinetic=1.5 J, elastic=0 J, gravity=58.86 J, pressure=0 J,
+        total=60.36 J)``."""
+        terms = ", ".join(
+            f"{name}={_joules(value)}" for name, value in zip(self._fields, self, strict=True)
+        )
+        return f"Energy({terms})"  # (str() and print() show it too)
+
+
+def _joules(value: float) -> str:
+    """``value`` J to 4 significant digits; -0 shows as 0."""
+    return f"{value + 0.0:.4g} J"
+
 
 class Solve(NamedTuple):
     """How the conjugate-gradient solves of the last ``implicit_euler`` call went.
@@ -110,8 +124,9 @@ class DiagnosticsMixin(SystemHost):
 
         Parameters
         ----------
-        indices : array_like of int, optional
-            The nodes to fit; all by default.
+        indices : array_like of int or of bool, optional
+            The nodes to fit, or a boolean mask with one entry per node; all by
+            default.
 
         Returns
         -------
@@ -138,7 +153,9 @@ class DiagnosticsMixin(SystemHost):
         >>> np.round(rotation, 12).tolist()
         [[0.0, -1.0], [1.0, 0.0]]
         """
-        idx: Any = slice(None) if indices is None else _as_indices(indices)
+        idx: Any = (
+            slice(None) if indices is None else _as_indices(indices, "indices", self.num_nodes)
+        )
         if indices is not None and idx.size:
             if idx.min() < 0 or idx.max() >= self.num_nodes:
                 raise ValueError(f"indices must be in [0, {self.num_nodes})")
@@ -260,7 +277,7 @@ class DiagnosticsMixin(SystemHost):
         Raises
         ------
         ImportError
-            SciPy is not installed (``pip install 'springsim[scipy]'``).
+            SciPy is not installed (``pip install scipy``).
         ValueError
             A spring is a rigid rod (stiffness inf).
 

@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from springsim._checks import _as_indices, _as_numbers
+from springsim._checks import _as_indices, _as_vectors
 from springsim._system_host import SystemHost
 from springsim.divergence import substep_books as _substep_books
 
@@ -123,10 +123,12 @@ class DrivesMixin(SystemHost):
 
         Parameters
         ----------
-        indices : int or array_like of int, shape (k,)
-            The nodes.
+        indices : int, array_like of int, or array_like of bool, shape (N,)
+            The nodes, or a boolean mask with one entry per node
+            (``sim.positions[:, 1] > 0.9``).
         velocity : array_like, shape (dim,) or (k, dim), optional
-            Drag velocity, m/s, finite: one for all the nodes or one per node.
+            Drag velocity, m/s, finite: one for all the nodes or one per node, with all
+            its components (a single number other than 0 is refused).
 
         Raises
         ------
@@ -135,6 +137,8 @@ class DrivesMixin(SystemHost):
         ValueError
             An index out of range, a velocity of the wrong shape or not finite.
             Nothing changes.
+        IndexError
+            A boolean mask whose length is not the number of nodes.
 
         Examples
         --------
@@ -156,13 +160,13 @@ class DrivesMixin(SystemHost):
         >>> round(float(s.positions[0, 0]), 9)
         1.0
         """
-        idx = _as_indices(indices)
+        idx = _as_indices(indices, "indices", self.num_nodes)
         if velocity is None:
             self._set_pinned(idx, True)  # checks the indices first: no change if one is bad
             self._undrive(idx)
             self.velocities[idx] = 0.0
             return
-        v = _as_numbers(velocity, "velocity", np.float64, (idx.size, self.dim))
+        v = _as_vectors(velocity, "velocity", np.float64, (idx.size, self.dim))
         if not np.all(np.isfinite(v)):
             raise ValueError("velocity must be finite")
         self._set_pinned(idx, True)
@@ -176,12 +180,19 @@ class DrivesMixin(SystemHost):
         They keep the velocity they have (zero if they were held; a dragged or
         driven node flies on at its last velocity), and a drive on them ends.
 
+        Parameters
+        ----------
+        indices : int, array_like of int, or array_like of bool, shape (N,)
+            The nodes, or a boolean mask with one entry per node.
+
         Raises
         ------
         TypeError, ValueError
             Non-integer indices, an index out of range; nothing changes.
+        IndexError
+            A boolean mask whose length is not the number of nodes.
         """
-        idx = _as_indices(indices)
+        idx = _as_indices(indices, "indices", self.num_nodes)
         self._set_pinned(idx, False)
         self._undrive(idx)
 
@@ -216,8 +227,8 @@ class DrivesMixin(SystemHost):
 
         Parameters
         ----------
-        indices : int or array_like of int, shape (k,)
-            The driven nodes.
+        indices : int, array_like of int, or array_like of bool, shape (N,)
+            The driven nodes, or a boolean mask with one entry per node.
         path : callable, array_like or None
             ``path(t) -> positions`` of shape (k, dim) (or broadcastable to it), the
             targets at time t (s); or an array of per-substep targets, shape
@@ -233,6 +244,16 @@ class DrivesMixin(SystemHost):
             An index out of range, a path array of the wrong shape or not finite.
             A callable that returns a bad value raises ValueError from ``step``,
             which then changes nothing.
+        IndexError
+            A boolean mask whose length is not the number of nodes.
+
+        Notes
+        -----
+        :meth:`save` keeps array paths and :meth:`pin` ``(velocity=...)`` drags; a
+        callable path cannot be stored in the file, so ``save`` warns and the loaded
+        system holds those nodes still. Pickling keeps a callable that pickle can
+        store (a module-level function, an instance of a module-level class); a lambda
+        or a local function makes pickling fail with an error naming the drive.
 
         Examples
         --------
@@ -244,7 +265,7 @@ class DrivesMixin(SystemHost):
         >>> round(float(sim.positions[0, 1]), 9)  # at t = 0.25 s: the top of the sine
         0.1
         """
-        idx = _as_indices(indices)
+        idx = _as_indices(indices, "indices", self.num_nodes)
         if idx.size and (idx.min() < 0 or idx.max() >= self.num_nodes):
             raise ValueError(f"indices must be in [0, {self.num_nodes})")
         shape = (idx.size, self.dim)
@@ -353,7 +374,8 @@ class DrivesMixin(SystemHost):
         Parameters
         ----------
         duration, dt : float
-            Seconds, > 0.
+            Seconds, > 0; ``duration`` at least ``dt`` (a shorter one raises
+            ValueError rather than run a whole step, longer than asked).
         method : str, optional
             The integrator (default: :attr:`method`).
         record_every : int, optional
@@ -361,9 +383,12 @@ class DrivesMixin(SystemHost):
             and the end are always recorded.
         frames : int, optional
             Position frames to keep, at evenly spaced times from start to end
-            (``frames=1``: the start only). None (default): none.
-        frame_nodes : array_like of int, optional
-            The nodes the frames hold (default: all).
+            (``frames=1``: the start only). None (default): none. A run of n substeps
+            has n + 1 distinct times: asking for more frames than that warns
+            (UserWarning) and keeps one frame per substep.
+        frame_nodes : array_like of int or of bool, optional
+            The nodes the frames hold, or a boolean mask with one entry per node
+            (default: all).
         progress : bool
             Show a progress bar (``tqdm.auto``: a widget in a notebook, a line in a
             terminal) when the run will take longer than about a second.

@@ -26,18 +26,27 @@ class FilesMixin(SystemHost):
         # Pickle as the save format's arrays (pickle protocol 5 ships them as buffers)
         # plus what the file does not hold: the energy bookkeeping and driven nodes.
         from springsim import io
+        from springsim._drive_files import check_picklable
 
         sim = cast("System", self)  # (a mixin: self is always a System)
         io._check_savable(sim, "this System")
+        drives = self.__dict__.get("_drives")
+        check_picklable(drives or [])
         extras = {
             "dissipated": self.dissipated,
             "track_energy": self.track_energy,
-            "drives": self.__dict__.get("_drives"),
+            "drives": drives,
         }
-        return (_unpickle, (type(sim), io.state_arrays(sim), extras))
+        return (_unpickle, (type(sim), io.state_arrays(sim, drives=False), extras))
 
     def save(self, path: StrPath) -> None:
-        """Save every array and parameter to a ``.npz`` file; see :func:`springsim.load`."""
+        """Save every array and parameter to a ``.npz`` file; see :func:`springsim.load`.
+
+        Drives (:meth:`drive`) whose paths are arrays of targets, and the drags of
+        :meth:`pin` ``(velocity=...)``, are kept; a drive that follows a function
+        cannot be, and ``save`` warns (UserWarning) naming it: the loaded system holds
+        those nodes still.
+        """
         from springsim import io
 
         io.save(cast("System", self), path)

@@ -35,11 +35,11 @@ class _Collider:
         raise ValueError("this collider was removed from its system")
 
     def _replace(self, index: int, value: npt.ArrayLike) -> None:
-        from springsim._checks import _as_numbers
+        from springsim._checks import _as_vectors
 
         values: list[Any] = list(self._values())
         if index == 0:
-            values[0] = _as_numbers(value, self._vector_name, np.float64, (self._system.dim,))
+            values[0] = _as_vectors(value, self._vector_name, np.float64, (self._system.dim,))
         else:
             if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
                 raise TypeError(f"must be a number, not {type(value).__name__}")

@@ -47,6 +47,15 @@ key                   shape, dtype          meaning
 ``air_density``       (), float64           kg/m³, the air on faces
 ``drag_coefficient``  (), float64           C_d of the faces (0: no air on faces)
 ``divergence_factor`` (), float64           the divergence watch's factor; NaN for None
+``drives``            (D, 4) int64          one row per drive (:meth:`System.drive`) the
+                                            file keeps, in order: kind (0 per-substep
+                                            targets, 1 a ``pin(velocity=...)`` line),
+                                            driven nodes k, target rows S (0 for a
+                                            line), substeps done
+``drive_t0``          (D,) float64          a line's start time, s (NaN for targets)
+``drive_nodes``       (sum k,) int64        the driven nodes, concatenated in order
+``drive_values``      (R, dim) float64      targets, S × k rows each; a line's k start
+                                            positions then its k velocities
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
@@ -54,7 +63,13 @@ entries) load as systems without colliders, strain limit or tearing, with 10 XPB
 iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bodies
 and the default CG settings. Files before version 4 (no ``air_density``,
 ``drag_coefficient`` and ``divergence_factor``) load with no air on faces and the
-default divergence factor.
+default divergence factor. Files before version 5 (no ``drives`` entries) load with no
+driven nodes.
+
+A drive whose path is a function cannot be kept (it is code, and the file holds no
+pickle): :func:`save` warns and leaves it out, and the loaded system holds those nodes
+still (they stay pinned). Per-substep target arrays and the drags of
+``pin(velocity=...)`` are kept, with their progress, and step bit for bit as before.
 
 Gas body ids are not stored: :func:`load` adds the bodies in order, numbered 0, 1, ...,
 which are the original's ids unless bodies were removed from it (ids are never
@@ -79,6 +94,11 @@ from typing import Any
 import numpy as np
 
 from springsim import _core
+from springsim._drive_files import DRIVE_KEYS as _DRIVE_KEYS
+from springsim._drive_files import check_entries as _check_drive_entries
+from springsim._drive_files import describe as _describe_drive
+from springsim._drive_files import drive_entries as _drive_entries
+from springsim._drive_files import drives_from_entries as _drives_from_entries
 from springsim._files import StrPath
 from springsim._files import path_name as _path_name
 from springsim._files import quote as _quote
@@ -96,6 +116,7 @@ from springsim._npz import (
     FORMAT_VERSION,
     _check_headers,
 )
+from springsim._warn import warn as _warn
 from springsim.obj import read_obj, write_obj
 from springsim.system import System
 
@@ -167,6 +188,13 @@ def save(sim: System, path: StrPath) -> None:
     OSError
         The file cannot be written.
 
+    Warns
+    -----
+    UserWarning
+        A drive follows a function (:meth:`System.drive` with a callable), which the
+        file cannot hold: it is left out, and the loaded system holds those nodes
+        still. Per-substep target arrays and ``pin(velocity=...)`` drags are kept.
+
     See Also
     --------
     load : the inverse.
@@ -192,11 +220,22 @@ def save(sim: System, path: StrPath) -> None:
     name = _path_name(path)
     _check_savable(sim, name)
     arrays: dict[str, Any] = state_arrays(sim)  # (np.savez's stubs want **Any)
+    _, dropped = _drive_entries(sim.__dict__.get("_drives", []), sim.dim)
+    if dropped:  # before writing: a warning turned into an error writes nothing
+        _warn(
+            f"save() cannot keep {len(dropped)} drive{'s' * (len(dropped) > 1)}, "
+            f"{'; '.join(map(_describe_drive, dropped))}: a function is code, which the "
+            "file cannot hold. The loaded system holds those nodes still (pinned); "
+            "drive them again after load(). Per-substep target arrays and "
+            "pin(velocity=...) drags are kept"
+        )
     _write_atomically(name, lambda file: np.savez(file, **arrays))
 
 
-def state_arrays(sim: System) -> dict[str, np.ndarray]:
-    """Every entry of the save format for ``sim``: copies of its exact bits."""
+def state_arrays(sim: System, drives: bool = True) -> dict[str, np.ndarray]:
+    """Every entry of the save format for ``sim``: copies of its exact bits
+    (``drives=False``: the drive entries empty, for a pickle, which keeps the drives
+    themselves)."""
     arrays = {
         "format": np.array(FORMAT),
         "version": np.array(FORMAT_VERSION, dtype=np.int64),
@@ -219,6 +258,8 @@ def state_arrays(sim: System) -> dict[str, np.ndarray]:
     factor = sim.divergence_factor
     arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
     arrays.update(_pressure_entries(sim))
+    kept = sim.__dict__.get("_drives", []) if drives else []
+    arrays.update(_drive_entries(kept, sim.dim)[0])
     return arrays
 
 
@@ -373,6 +414,8 @@ def _read_entries(
         )
     data["pressure"], data["pressure_counts"] = pressure, counts
     data["pressure_elements"] = elements
+    if version >= 5:
+        data.update(_check_drive_entries(entry, dim, invalid))
     return data
 
 
@@ -496,6 +539,10 @@ def system_from_arrays(
         ):
             sim._add_pressure(np.ascontiguousarray(elements[start : start + size]), nrt, ambient)
             start += size
+        if all(key in data for key in _DRIVE_KEYS):  # (files before version 5: none)
+            drives = _drives_from_entries(data, sim.num_nodes, invalid)
+            if drives:
+                sim._set_drives(drives)
         sim._verlet_valid = bool(data["_verlet_valid"])  # last: adding nodes resets it
     except (ValueError, TypeError) as error:
         if str(error).startswith(name):

@@ -51,9 +51,7 @@ def _scipy_sparse() -> types.ModuleType:
     try:
         import scipy.sparse
     except ImportError:  # pragma: no cover - the [test] extra installs SciPy
-        raise ImportError(
-            "stiffness_matrix() needs SciPy: pip install 'springsim[scipy]'"
-        ) from None
+        raise ImportError("stiffness_matrix() needs SciPy: pip install scipy") from None
     return scipy.sparse
 
 

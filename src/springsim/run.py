@@ -13,6 +13,8 @@ import numpy as np
 import numpy.typing as npt
 
 from springsim import divergence
+from springsim._checks import _as_indices
+from springsim._warn import warn
 from springsim.history import ENERGY_TERMS, History
 
 if TYPE_CHECKING:
@@ -113,6 +115,12 @@ def run(
     """See :meth:`springsim.System.run`."""
     duration, dt = _seconds(duration, "duration"), _seconds(dt, "dt")
     method = sim.method if method is None else method
+    if duration < dt * (1 - 1e-9):  # (a duration of one dt, rounded, is one step)
+        raise ValueError(
+            f"duration = {duration:g} s is shorter than one step, dt = {dt:g} s: a run "
+            "takes round(duration / dt) whole steps. Use a smaller dt, or step(dt) for a "
+            "single step"
+        )
     total = max(1, round(duration / dt))
     record_every = (
         max(1, total // DEFAULT_RECORDS)
@@ -120,9 +128,17 @@ def run(
         else _count(record_every, "record_every", 1)
     )
     frame_count = 0 if frames is None else _count(frames, "frames", 1)
-    nodes = np.arange(sim.num_nodes) if frame_nodes is None else np.asarray(frame_nodes).reshape(-1)
-    if nodes.dtype.kind not in "iu":
-        raise TypeError(f"frame_nodes must be node indices, got dtype {nodes.dtype}")
+    if frame_count > total + 1:
+        warn(
+            f"frames = {frame_count} is more than the run's {total} steps have distinct "
+            f"times ({total + 1}, start and end included): the history keeps "
+            f"{total + 1} frames, one per step. Use a smaller dt for more"
+        )
+    nodes = (
+        np.arange(sim.num_nodes)
+        if frame_nodes is None
+        else _as_indices(frame_nodes, "frame_nodes", sim.num_nodes)
+    )
     if nodes.size and (nodes.min() < 0 or nodes.max() >= sim.num_nodes):
         raise ValueError(
             f"frame_nodes must be in [0, {sim.num_nodes}), got {nodes.min()}..{nodes.max()}"

@@ -334,7 +334,7 @@ def sweep(
     record_every : int, optional
         Substeps between the History's records (see :meth:`springsim.System.run`).
     client : dask.distributed.Client, optional
-        Run the points on this Dask cluster (``pip install 'springsim[dask]'``).
+        Run the points on this Dask cluster (``pip install "dask[distributed]"``).
     progress : bool
         A progress bar over points (``tqdm.auto``).
     workers : int, optional

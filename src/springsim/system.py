@@ -4,13 +4,15 @@ Arrays are converted and broadcast here; the C kernel (``springsim._core``) chec
 every value it will rely on, so a bad argument raises before anything changes.
 """
 
-from __future__ import annotations
+import difflib
+import inspect
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
 from springsim import _core
-from springsim._checks import _as_numbers
+from springsim._checks import _as_numbers, _as_vectors
 from springsim._contact import ContactMixin
 from springsim._diagnostics import DiagnosticsMixin, Energy, Solve
 from springsim._drives import DrivesMixin
@@ -21,8 +23,15 @@ from springsim._topology import TopologyMixin
 __all__ = ["Energy", "Solve", "System"]
 
 
-def _view_property(name: str, doc: str) -> property:
-    """A property returning a fresh zero-copy view; assignment copies into it."""
+def _view_property(name: str, doc: str, vector: bool = False) -> property:
+    """A property returning a fresh zero-copy view; assignment copies into it.
+
+    ``vector``: each row is a vector (a position, a velocity, gravity), so a value must
+    give all of its components (a scalar other than 0 is refused, see
+    :func:`springsim._checks._as_vectors`); otherwise a scalar is broadcast to every
+    node or spring (``sim.masses = 0.1``).
+    """
+    convert = _as_vectors if vector else _as_numbers
 
     def get(self: _core.System) -> np.ndarray:
         return self._view(name)
@@ -30,9 +39,31 @@ def _view_property(name: str, doc: str) -> property:
     def set(self: _core.System, value: npt.ArrayLike) -> None:
         current = self._view(name)
         dtype = current.dtype if current.dtype != np.bool_ else np.bool_
-        self._set_array(name, _as_numbers(value, name, dtype, current.shape))
+        self._set_array(name, convert(value, name, dtype, current.shape))
 
     return property(get, set, doc=doc)
+
+
+#: Attributes a System keeps in its instance dictionary (set through ``__dict__`` by
+#: the mixins; listed so that plain assignment of them is allowed too).
+_PRIVATE_STATE = frozenset({"_drives"})
+
+
+def _settable(cls: type) -> tuple[frozenset[str], frozenset[str]]:
+    """The attribute names that instances of ``cls`` may be assigned: the data
+    descriptors of its classes (properties, the kernel's attributes), the names a
+    subclass annotates at class level, and :data:`_PRIVATE_STATE`; and the names of its
+    methods, which a callable may replace (a test double, a wrapper)."""
+    names, methods = set(_PRIVATE_STATE), set()
+    for klass in cls.__mro__:
+        for name, attribute in vars(klass).items():
+            if hasattr(type(attribute), "__set__"):
+                names.add(name)
+            elif callable(attribute) and not name.startswith("__"):
+                methods.add(name)
+        names.update(inspect.get_annotations(klass))
+    names.difference_update({"__dict__", "__weakref__"})
+    return frozenset(names), frozenset(methods - names)
 
 
 class System(
@@ -44,7 +75,16 @@ class System(
     ``sim.positions[0] = (0, 1)`` and the next step sees it. Each access returns a
     fresh view; adding nodes or springs may move the arrays, after which views
     taken earlier are stale (still valid memory, no longer the system's). Assigning
-    ``sim.positions = x`` copies into the existing array (shapes must broadcast).
+    ``sim.positions = x`` copies into the existing array (shapes must broadcast). A
+    vector attribute (positions, velocities, external forces, gravity, wind, uvs, rest
+    positions) takes all its components: ``sim.gravity = -9.81`` raises ValueError
+    (only 0, the zero vector, is accepted as a number); a per-node or per-spring
+    number (``sim.masses = 0.1``) is broadcast to all of them.
+
+    Assigning an attribute a System does not have (``sim.gravty = ...``) raises
+    AttributeError, so that a typo cannot pass silently; so does assigning a method
+    anything but a callable (``sim.step = 0.01``). A subclass may add attributes of
+    its own by annotating them at class level.
 
     Parameters
     ----------
@@ -107,20 +147,49 @@ class System(
     ((2, 2), 1)
     """
 
-    # No __slots__: driven anchors (:meth:`drive`) keep their paths in the instance.
+    # No __slots__: driven anchors (:meth:`drive`) keep their paths in the instance. A
+    # typo must not create a new attribute instead (``sim.gravty = ...``): __setattr__
+    # allows the names in _SETTABLE only.
+    _SETTABLE = _METHODS = frozenset[str]()  # set below the class, and for each subclass
 
-    positions = _view_property("positions", "Node positions, (N, dim) float64, m.")
-    velocities = _view_property("velocities", "Node velocities, (N, dim) float64, m/s.")
+    def __init__(self, dim: int = 3) -> None:
+        super().__init__(dim)
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        cls._SETTABLE, cls._METHODS = _settable(cls)
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        cls = type(self)
+        if name not in cls._SETTABLE and not (name in cls._METHODS and callable(value)):
+            raise AttributeError(_unknown_attribute(cls, name))
+        super().__setattr__(name, value)
+
+    def __copy__(self) -> "System":
+        return self.copy()
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> "System":
+        memo[id(self)] = new = self.copy()
+        return new
+
+    positions = _view_property("positions", "Node positions, (N, dim) float64, m.", vector=True)
+    velocities = _view_property(
+        "velocities", "Node velocities, (N, dim) float64, m/s.", vector=True
+    )
     masses = _view_property("masses", "Node masses, (N,) float64, kg > 0.")
     pinned = _view_property("pinned", "Pinned flags, (N,) bool.")
     external_forces = _view_property(
-        "external_forces", "User forces, (N, dim) float64, N, added at every evaluation."
+        "external_forces",
+        "User forces, (N, dim) float64, N, added at every evaluation.",
+        vector=True,
     )
     rest_lengths = _view_property("rest_lengths", "Spring rest lengths, (M,) float64, m.")
     stiffness = _view_property("stiffness", "Spring stiffness, (M,) float64, N/m >= 0.")
     damping = _view_property("damping", "Axial spring damping, (M,) float64, N·s/m >= 0.")
-    gravity = _view_property("gravity", "Gravitational acceleration, (dim,) float64, m/s².")
-    wind = _view_property("wind", "Wind velocity, (dim,) float64, m/s.")
+    gravity = _view_property(
+        "gravity", "Gravitational acceleration, (dim,) float64, m/s².", vector=True
+    )
+    wind = _view_property("wind", "Wind velocity, (dim,) float64, m/s.", vector=True)
 
     break_strains = _view_property(
         "break_strains",
@@ -128,11 +197,14 @@ class System(
         "its rest length after a substep is cut (it pulls no more) and removed when the "
         "step call ends; inf (the default) never breaks.",
     )
-    uvs = _view_property("uvs", "Texture coordinates, (N, 2) float64 (zero unless set).")
+    uvs = _view_property(
+        "uvs", "Texture coordinates, (N, 2) float64 (zero unless set).", vector=True
+    )
     rest_positions = _view_property(
         "rest_positions",
         "The rest shape :meth:`rigid_frame` fits against, (N, dim) float64, m; "
         "the positions the nodes were added at unless you set it.",
+        vector=True,
     )
 
     @property
@@ -145,7 +217,7 @@ class System(
         """Triangles, (F, 3) int32, read-only; outward by the right-hand rule."""
         return self._view("faces")
 
-    def copy(self) -> System:
+    def copy(self) -> "System":
         """A deep copy (driven anchors included, each with its own progress)."""
         new = super().copy()
         if self.__dict__.get("_drives"):
@@ -157,3 +229,25 @@ class System(
             f"<springsim.System dim={self.dim} nodes={self.num_nodes} springs={self.num_springs}"
             f" method={self.method!r} t={self.time:g}s>"
         )
+
+
+System._SETTABLE, System._METHODS = _settable(System)
+
+
+def _unknown_attribute(cls: type, name: str) -> str:
+    """The AttributeError message for assigning ``name``, which ``cls`` does not have."""
+    known = sorted(n for n in dir(cls) if not n.startswith("_"))
+    close = difflib.get_close_matches(name, known, n=1)
+    hint = f" (did you mean {close[0]!r}?)" if close else ""
+    if name in getattr(cls, "_METHODS", ()):  # only a callable may replace a method
+        return (
+            f"cannot assign {cls.__name__}.{name}: it is a method (only a callable may "
+            "replace it, as a test double does)"
+        )
+    if hasattr(cls, name):  # a class-level constant, not instance state
+        return f"cannot assign {cls.__name__}.{name} on an instance: it belongs to the class"
+    return (
+        f"{cls.__name__} has no attribute {name!r}{hint}: assigning an unknown attribute "
+        "is refused, so that a misspelt one cannot pass silently (a subclass may add "
+        "its own by annotating them at class level)"
+    )
