@@ -6,6 +6,7 @@ import os
 import re
 import time
 import warnings
+from itertools import pairwise
 
 import numpy as np
 import pytest
@@ -237,17 +238,90 @@ def test_write_obj_then_read_obj_round_trips(tmp_path, dim):
 
 
 def test_write_obj_writes_the_documented_lines(tmp_path):
-    sim = rich_system(3)
+    sim = rich_system(3)  # with bend springs, which are no face's edge
     path = tmp_path / "frame.obj"
     write_obj(sim, str(path))
     lines = path.read_text().splitlines()
-    assert lines[0].startswith("# springsim")
+    polylines = [line for line in lines if line.startswith("l ")]
+    assert lines[0].startswith("# springsim") and f"lines {len(polylines)}," in lines[0]
     kinds = [line.split()[0] for line in lines[1:]]
-    assert kinds == ["o"] + ["v"] * 16 + ["vt"] * 16 + ["f"] * sim.num_faces
+    faces = ["f"] * sim.num_faces
+    assert kinds == ["o"] + ["v"] * 16 + ["vt"] * 16 + faces + ["l"] * len(polylines)
     faces = [line for line in lines if line.startswith("f ")]
     corners = [re.fullmatch(r"f (\d+)/\1 (\d+)/\2 (\d+)/\3", face) for face in faces]
     assert all(corners)
     assert [[int(i) - 1 for i in c.groups()] for c in corners] == sim.faces.tolist()
+    # The l lines hold each spring that is no face's edge once (the bend springs).
+    pieces = [(a - 1, b - 1) for line in polylines for a, b in pairwise(map(int, line.split()[1:]))]
+    face_edges = {tuple(sorted(e)) for f in sim.faces.tolist() for e in pairwise(f + f[:1])}
+    others = [tuple(sorted(p)) for p in sim.springs.tolist() if tuple(sorted(p)) not in face_edges]
+    assert sorted(tuple(sorted(p)) for p in pieces) == sorted(others) and len(others) > 0
+
+
+def read_with_vtk(path):
+    """An OBJ as VTK's reader (ParaView's) gives it: points, polylines, polygons."""
+    import vtk  # in the [test] extra
+    from vtk.util.numpy_support import vtk_to_numpy
+
+    reader = vtk.vtkOBJReader()
+    reader.SetFileName(str(path))
+    reader.Update()
+    data = reader.GetOutput()
+
+    def cells(array):
+        corners = vtk_to_numpy(array.GetConnectivityArray()).tolist()
+        ends = vtk_to_numpy(array.GetOffsetsArray()).tolist()
+        return [corners[a:b] for a, b in pairwise(ends)]
+
+    return vtk_to_numpy(data.GetPoints().GetData()), cells(data.GetLines()), cells(data.GetPolys())
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_a_string_is_written_as_one_polyline(tmp_path, dim):
+    # What Blender imports as a polyline (a chain of edges), VTK's OBJ reader as one
+    # line cell through every node in order.
+    sim = ss.string(7, length=1.2, mass=0.1, stiffness=10.0, dim=dim, direction=(1, -1, 1)[:dim])
+    sim.write_obj(tmp_path / "string.obj")
+    assert path_lines(tmp_path / "string.obj") == ["l 1 2 3 4 5 6 7"]
+    points, polylines, polygons = read_with_vtk(tmp_path / "string.obj")
+    np.testing.assert_allclose(points[:, :dim], sim.positions, rtol=1e-7)  # VTK: float32
+    assert polylines == [list(range(7))] and polygons == []
+
+
+def path_lines(path):
+    return [line for line in path.read_text().splitlines() if line.startswith("l ")]
+
+
+def test_springs_off_the_faces_are_lines_next_to_the_faces(tmp_path):
+    # A cloth: its shear and bend springs that are no triangle's edge become lines (in
+    # chains), its triangles faces; VTK reads both; trimesh reads the same mesh as
+    # without the lines (it ignores l), and read_obj rebuilds the face edges only.
+    import trimesh  # in the [test] extra
+
+    cloth = ss.cloth(5, 4, width=1.0, height=0.8, mass=0.1, stiffness=10.0)
+    cloth.write_obj(tmp_path / "cloth.obj")
+    points, polylines, polygons = read_with_vtk(tmp_path / "cloth.obj")
+    assert polygons == cloth.faces.tolist()
+    face_edges = {tuple(sorted(e)) for f in cloth.faces.tolist() for e in pairwise(f + f[:1])}
+    pieces = sorted(tuple(sorted(p)) for line in polylines for p in pairwise(line))
+    others = sorted(tuple(sorted(p)) for p in cloth.springs.tolist())
+    others = [p for p in others if p not in face_edges]
+    assert pieces == others and len(polylines) < len(others)  # chained, each spring once
+    mesh = trimesh.load(tmp_path / "cloth.obj", process=False)
+    np.testing.assert_array_equal(mesh.faces, cloth.faces)
+    back = read_obj(tmp_path / "cloth.obj", mass=0.1, stiffness=1.0)
+    assert back.num_springs == len(face_edges)
+
+
+def test_polylines_use_each_pair_once_and_join_chains():
+    from springsim.obj import _polylines
+
+    assert _polylines([[0, 1], [1, 2], [2, 3]]) == [[0, 1, 2, 3]]
+    assert _polylines([[2, 3], [1, 2], [0, 1]]) == [[0, 1, 2, 3]]  # grown both ways
+    assert _polylines([[0, 1], [0, 2], [0, 3]]) == [[2, 0, 1], [0, 3]]  # a star: two lines
+    assert _polylines([[0, 1], [1, 2], [2, 0]]) == [[0, 1, 2, 0]]  # a ring closes
+    assert _polylines([[0, 1], [0, 1]]) == [[0, 1, 0]]  # twin springs, both kept
+    assert _polylines([]) == []
 
 
 def test_write_obj_refuses_non_finite_positions(tmp_path):

@@ -1,5 +1,11 @@
 """run() and History: the records, the energy books, stopping early, bad arguments."""
 
+import importlib
+import pickle
+import sys
+import types
+import warnings
+
 import numpy as np
 import pytest
 from state import assert_same, snapshot
@@ -239,3 +245,118 @@ def test_a_run_of_an_empty_system_records_its_clock():
     h = sim.run(1e-3, 1e-4, frames=3, progress=False)
     assert h.frames.shape == (3, 0, 2)
     assert h.steps == 10 and sim.time == pytest.approx(1e-3)
+
+
+def test_frames_hold_velocities_pins_tensions_and_strains():
+    # Frames of nodes 0..9 of a 20-node string (the springs among them: 9): frame k is
+    # the state after 200 k steps of one step() call, velocities, pins, the springs'
+    # tensions (k (l - L) + c (closing speed), as spring_tensions() gives them) and
+    # strains included.
+    sim = hanging_string(damping=0.05)
+    twin = sim.copy()
+    nodes = np.arange(10)
+    h = sim.run(1.0, 1e-3, record_every=100, frames=6, frame_nodes=nodes, progress=False)
+    np.testing.assert_array_equal(h.edges, [[i, i + 1] for i in range(9)])
+    assert h.frame_velocities.shape == (6, 10, 2) and h.frame_tensions.shape == (6, 9)
+    for k in range(6):
+        if k:
+            twin.step(1e-3, 200)
+        np.testing.assert_array_equal(h.frame_velocities[k], twin.velocities[nodes])
+        np.testing.assert_array_equal(h.frame_pinned[k], twin.pinned[nodes])
+        np.testing.assert_array_equal(h.frame_tensions[k], twin.spring_tensions()[:9])
+        x, rest = twin.positions, twin.rest_lengths[:9]
+        strain = np.linalg.norm(x[1:10] - x[:9], axis=1) / rest - 1.0
+        np.testing.assert_allclose(h.frame_strains[k], strain, rtol=0, atol=1e-15)
+    assert h.frame_pinned[:, 0].all() and not h.frame_pinned[:, 1:].any()
+    assert abs(h.frame_tensions).max() > 0.1  # it swings: the springs work
+
+
+def test_frames_follow_each_spring_through_tearing():
+    # A cloth whose springs tear as it falls onto a sphere: each recorded tension is the
+    # one of the spring joining the same two nodes, NaN once that spring is gone.
+    cloth = ss.cloth(6, 6, width=1.0, height=1.0, mass=0.1, stiffness=50.0, damping=0.01)
+    cloth.break_strains = 0.02
+    cloth.add_sphere((0.5, -2.0, 0.2), 0.3)
+    cloth.add_plane((0.0, 1.0, 0.0), -3.0)
+    start = np.array(cloth.springs)
+    tensions = []
+
+    def watch(sim):  # the tension of each start spring, by its nodes, now
+        pairs = [tuple(pair) for pair in sim.springs.tolist()]
+        now = dict(zip(pairs, sim.spring_tensions(), strict=True))
+        tensions.append([now.get(tuple(pair), np.nan) for pair in start.tolist()])
+
+    h = cloth.run(0.5, 1e-3, record_every=100, frames=6, callback=watch, progress=False)
+    np.testing.assert_array_equal(h.frame_tensions, tensions)  # frames fall on records
+    gone = np.isnan(h.frame_tensions).sum(axis=1)
+    assert gone[0] == 0 and gone[-1] == len(start) - cloth.num_springs > 0
+    assert np.all(np.diff(gone) >= 0)
+    assert np.array_equal(np.isnan(h.frame_strains), np.isnan(h.frame_tensions))
+    np.testing.assert_array_equal(h.faces, cloth.faces)
+    np.testing.assert_array_equal(h.colliders, [[1, 0.5, -2.0, 0.2, 0.3], [0, 0, 1, 0, -3.0]])
+
+
+def test_a_history_from_before_these_records_still_loads():
+    # A History pickled before frames held velocities, pins, tensions and strains:
+    # they are unknown (NaN, not pinned), the rest as it was.
+    h = hanging_string().run(0.1, 1e-3, frames=3, progress=False)
+    old = {
+        k: v
+        for k, v in h._arrays().items()
+        if k
+        not in (
+            "frame_velocities",
+            "frame_pinned",
+            "frame_tensions",
+            "frame_strains",
+            "faces",
+            "colliders",
+        )
+    }
+    back = ss.History(**old)
+    np.testing.assert_array_equal(back.frames, h.frames)
+    assert np.isnan(back.frame_velocities).all() and back.frame_velocities.shape == (3, 20, 2)
+    assert np.isnan(back.frame_tensions).all() and back.frame_tensions.shape == (3, 19)
+    assert not back.frame_pinned.any() and back.faces.shape == (0, 3)
+    assert back.colliders.shape == (0, 4)
+    assert pickle.loads(pickle.dumps(h)) == h  # the new records pickle too
+
+
+@pytest.fixture
+def notebook_without_ipywidgets(monkeypatch):
+    """This process as a Jupyter kernel sees it (tqdm.autonotebook's test: ipykernel's
+    shell loaded, IPython's shell not a console) with ipywidgets not installed."""
+    shell = types.ModuleType("IPython")
+    shell.get_ipython = lambda: type("ZMQInteractiveShell", (), {})()
+    monkeypatch.setitem(sys.modules, "IPython", shell)
+    monkeypatch.setitem(sys.modules, "ipykernel.zmqshell", types.ModuleType("zmqshell"))
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)  # import ipywidgets: ImportError
+    for name in ("tqdm.auto", "tqdm.autonotebook", "tqdm.notebook"):
+        monkeypatch.delitem(sys.modules, name, raising=False)  # imported afresh
+
+
+def test_a_notebook_without_ipywidgets_gets_a_text_bar_and_no_warning(
+    notebook_without_ipywidgets, monkeypatch, capsys
+):
+    from tqdm import TqdmWarning
+
+    monkeypatch.setattr(run_module, "PROGRESS_AFTER", 0.0)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        hanging_string().run(0.1, 1e-3, progress=True)
+    assert not [w for w in caught if issubclass(w.category, TqdmWarning)]
+    bar = capsys.readouterr().err
+    assert "springsim run" in bar and "100/100" in bar and "step" in bar  # a text bar
+    # (tqdm.auto itself, in this notebook, warns: what run() used to show.)
+    with pytest.warns(TqdmWarning, match="IProgress not found"):
+        importlib.import_module("tqdm.auto")
+
+
+def test_the_widget_bar_is_used_where_ipywidgets_is(monkeypatch):
+    monkeypatch.setitem(sys.modules, "ipywidgets", types.ModuleType("ipywidgets"))
+    import tqdm.auto
+    import tqdm.std
+
+    assert run_module._bar_class() is tqdm.auto.tqdm
+    monkeypatch.setitem(sys.modules, "ipywidgets", None)
+    assert run_module._bar_class() is tqdm.std.tqdm

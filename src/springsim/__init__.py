@@ -26,7 +26,7 @@ from springsim._warn import DuplicateSpringWarning
 from springsim.build import _choose_simd_at_import, build_info, set_simd, simd_paths
 from springsim.gas import Gas
 from springsim.history import History
-from springsim.io import load, read_obj
+from springsim.io import load, read_mesh, read_obj
 from springsim.modes import Modes
 from springsim.obj import MeshWarning
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
@@ -66,6 +66,7 @@ __all__ = [
     "jelly",
     "load",
     "mesh",
+    "read_mesh",
     "read_obj",
     "reference",
     "set_num_threads",

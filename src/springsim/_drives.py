@@ -382,16 +382,18 @@ class DrivesMixin(SystemHost):
             Substeps between records (default: about 1000 records in all). The start
             and the end are always recorded.
         frames : int, optional
-            Position frames to keep, at evenly spaced times from start to end
-            (``frames=1``: the start only). None (default): none. A run of n substeps
-            has n + 1 distinct times: asking for more frames than that warns
-            (UserWarning) and keeps one frame per substep.
+            Frames to keep, at evenly spaced times from start to end (``frames=1``:
+            the start only): positions, velocities and pins of ``frame_nodes``, and
+            the tension and strain of the springs among them (see :class:`History`).
+            None (default): none. A run of n substeps has n + 1 distinct times: asking
+            for more frames than that warns (UserWarning) and keeps one frame per
+            substep.
         frame_nodes : array_like of int or of bool, optional
             The nodes the frames hold, or a boolean mask with one entry per node
             (default: all).
         progress : bool
-            Show a progress bar (``tqdm.auto``: a widget in a notebook, a line in a
-            terminal) when the run will take longer than about a second.
+            Show a progress bar (tqdm's: a widget in a notebook that has ipywidgets, a
+            line of text elsewhere) when the run will take longer than about a second.
         callback : callable, optional
             ``callback(sim)`` after each record; return True to stop the run there.
             An exception it raises ends the run and propagates, with the records so

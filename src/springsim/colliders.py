@@ -143,6 +143,14 @@ class Sphere(_Collider):
         return f"Sphere(center={c.tolist()}, radius={r:g}, restitution={e:g}, friction={mu:g})"
 
 
+def collider_rows(system: _core.System) -> np.ndarray:
+    """The planes and spheres of ``system``, one row each, shape (K, dim + 2): the kind
+    (:data:`PLANE` or :data:`SPHERE`), the normal or the centre, the offset or the
+    radius (m) — as :attr:`springsim.History.colliders` holds them."""
+    rows = [[kind, *vector, scalar] for _id, kind, vector, scalar, *_ in system._colliders()]
+    return np.array(rows, dtype=np.float64).reshape(-1, system.dim + 2)
+
+
 @overload
 def handle(system: _core.System, collider_id: int, kind: Literal[0]) -> Plane: ...
 @overload

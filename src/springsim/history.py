@@ -8,6 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
+from springsim._files import StrPath
+
 if TYPE_CHECKING:
     import pandas as pd
 
@@ -37,14 +39,32 @@ class History:
     momentum : ndarray, shape (R, dim)
         Σ m v at each record, kg·m/s.
     frame_times : ndarray, shape (F,)
-        Times of the position frames, s.
+        Times of the frames, s.
     frames : ndarray, shape (F, len(frame_nodes), dim)
         Positions of ``frame_nodes`` at ``frame_times``, m.
+    frame_velocities : ndarray, shape (F, len(frame_nodes), dim)
+        Their velocities, m/s.
+    frame_pinned : ndarray of bool, shape (F, len(frame_nodes))
+        Which of them were pinned.
     frame_nodes : ndarray of int64
         The nodes the frames show (all by default).
     edges : ndarray of int32, shape (M, 2)
         The springs at the start of the run, in ``frame_nodes`` numbering (for drawing
         frames; springs to nodes outside ``frame_nodes`` are left out).
+    frame_tensions : ndarray, shape (F, M)
+        The signed tension of each of ``edges`` at each frame, N, as
+        :meth:`springsim.System.spring_tensions` gives it (k (l − L) plus the axial
+        damping force; positive pulls its ends together); NaN once the spring is gone
+        (torn, or removed by the callback).
+    frame_strains : ndarray, shape (F, M)
+        Their strains l/L − 1 (0 for a spring of rest length 0), NaN once gone.
+    faces : ndarray of int32, shape (G, 3)
+        The triangles at the start of the run whose corners are all in
+        ``frame_nodes``, in ``frame_nodes`` numbering.
+    colliders : ndarray, shape (K, dim + 2)
+        The planes and spheres at the start of the run, one row each: the kind (0 a
+        plane, 1 a sphere), the normal or the centre (dim numbers), then the offset or
+        the radius, m.
     dim : int
         2 or 3.
     dt : float
@@ -63,6 +83,8 @@ class History:
     >>> h = sim.run(1.0, dt=1e-3, method="rk4", record_every=100, frames=5, progress=False)
     >>> len(h), h.frames.shape, round(float(h.times[-1]), 6)
     (11, (5, 10, 3), 1.0)
+    >>> h.frame_velocities.shape, h.frame_tensions.shape  # 9 springs at 5 frames
+    ((5, 10, 3), (5, 9))
     >>> books = h.total + h.dissipated - h.total[0]  # what damping took is accounted for
     >>> bool(abs(books).max() < 1e-4 * abs(h.total).max())
     True
@@ -87,7 +109,15 @@ class History:
         method: str,
         steps: int,
         interrupted: bool,
+        frame_velocities: npt.ArrayLike | None = None,
+        frame_pinned: npt.ArrayLike | None = None,
+        frame_tensions: npt.ArrayLike | None = None,
+        frame_strains: npt.ArrayLike | None = None,
+        faces: npt.ArrayLike | None = None,
+        colliders: npt.ArrayLike | None = None,
     ) -> None:
+        # (The last six are optional so that a History pickled before they were
+        # recorded still loads: its velocities, tensions and strains unknown (NaN).)
         self.times = np.asarray(times, dtype=np.float64)
         self.kinetic = np.asarray(kinetic, dtype=np.float64)
         self.elastic = np.asarray(elastic, dtype=np.float64)
@@ -101,6 +131,19 @@ class History:
             len(self.frame_times), len(self.frame_nodes), dim
         )
         self.edges = np.asarray(edges, dtype=np.int32).reshape(-1, 2)
+        shape, per_edge = self.frames.shape, (len(self.frame_times), len(self.edges))
+        self.frame_velocities = _or_nan(frame_velocities, shape)
+        self.frame_pinned = (
+            np.zeros(shape[:2], dtype=bool)
+            if frame_pinned is None
+            else np.asarray(frame_pinned, dtype=bool).reshape(shape[:2])
+        )
+        self.frame_tensions = _or_nan(frame_tensions, per_edge)
+        self.frame_strains = _or_nan(frame_strains, per_edge)
+        self.faces = np.asarray([] if faces is None else faces, dtype=np.int32).reshape(-1, 3)
+        self.colliders = np.asarray(
+            [] if colliders is None else colliders, dtype=np.float64
+        ).reshape(-1, dim + 2)
         self.dim = int(dim)
         self.dt = float(dt)
         self.method = str(method)
@@ -129,6 +172,13 @@ class History:
             columns[f"momentum_{name}"] = self.momentum[:, axis]
         return pd.DataFrame(columns)
 
+    def write_vtk(self, path: StrPath, faces: bool = False) -> list[str]:
+        """Write the frames as a ParaView time series: a ``.pvd`` index and one VTK
+        PolyData file per frame; see :func:`springsim.io.write_vtk`."""
+        from springsim.vtk_export import write_vtk
+
+        return write_vtk(self, path, faces=faces)
+
     def _arrays(self) -> dict[str, Any]:
         return {
             name: getattr(self, name)
@@ -139,8 +189,14 @@ class History:
                 "momentum",
                 "frame_times",
                 "frames",
+                "frame_velocities",
+                "frame_pinned",
                 "frame_nodes",
                 "edges",
+                "frame_tensions",
+                "frame_strains",
+                "faces",
+                "colliders",
                 "dim",
                 "dt",
                 "method",
@@ -167,6 +223,13 @@ class History:
             f"frames, method={self.method!r}, dt={self.dt:g}s"
             f"{', interrupted' if self.interrupted else ''}>"
         )
+
+
+def _or_nan(values: npt.ArrayLike | None, shape: tuple[int, ...]) -> np.ndarray:
+    """``values`` as float64 of ``shape``, or NaN (not recorded) if None."""
+    if values is None:
+        return np.full(shape, np.nan)
+    return np.asarray(values, dtype=np.float64).reshape(shape)
 
 
 def _same(a: npt.ArrayLike, b: npt.ArrayLike) -> bool:

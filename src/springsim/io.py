@@ -77,7 +77,9 @@ reused, so the bodies after a removed one get new, lower ids).
 
 :func:`read_obj` builds a mesh system from an OBJ file as modelling programs write it,
 and :func:`write_obj` writes a frame that Blender or MeshLab opens (both live in
-:mod:`springsim.obj`).
+:mod:`springsim.obj`); :func:`read_mesh` reads the other mesh formats, through meshio
+(STL, PLY, VTK, ...; :mod:`springsim.mesh_io`), and :func:`write_vtk` writes a run's
+frames as a ParaView time series (:mod:`springsim.vtk_export`).
 
 Every problem with a file's content raises ValueError naming the file (and, for an OBJ,
 the line: ``path:line: problem``); nothing is half-loaded. A missing file raises the
@@ -117,10 +119,21 @@ from springsim._npz import (
     _check_headers,
 )
 from springsim._warn import warn as _warn
+from springsim.mesh_io import read_mesh
 from springsim.obj import read_obj, write_obj
 from springsim.system import System
+from springsim.vtk_export import write_vtk
 
-__all__ = ["FORMAT", "FORMAT_VERSION", "load", "read_obj", "save", "write_obj"]
+__all__ = [
+    "FORMAT",
+    "FORMAT_VERSION",
+    "load",
+    "read_mesh",
+    "read_obj",
+    "save",
+    "write_obj",
+    "write_vtk",
+]
 
 
 def _collider_rows(sim: _core.System) -> np.ndarray:

@@ -21,44 +21,16 @@ import numpy.typing as npt
 from springsim import _core
 from springsim._files import StrPath, path_name, write_atomically
 from springsim._files import quote as _quote
-from springsim._shape_args import _node_masses
+from springsim._welded import LARGEST_COORDINATE as _LARGEST_COORDINATE
+from springsim._welded import MeshWarning, build_welded, weld_fraction
 from springsim.reference import MIN_SPRING_LENGTH
-from springsim.shapes import bend_pairs, mesh, unique_edges
+from springsim.shapes import unique_edges
 from springsim.system import System
-from springsim.weld import weld_polygons, weld_vertices
 
 __all__ = ["MeshWarning", "read_obj", "write_obj"]
 
 
-class MeshWarning(UserWarning):
-    """:func:`read_obj` changed the mesh it read: it welded coincident vertices, and
-    dropped the triangles that welding left with two equal corners.
-
-    The numbers are attributes, for a program to check: ``vertices`` (in the file),
-    ``nodes`` (of the system), ``welded`` (vertices merged into others, ``vertices -
-    nodes``), ``degenerate`` (triangles dropped) and ``node_of_vertex`` (ndarray of
-    int64, the node each of the file's vertices became). Silence it with
-    ``warnings.filterwarnings("ignore", category=springsim.MeshWarning)``.
-    """
-
-    def __init__(
-        self,
-        message: str,
-        vertices: int = 0,
-        nodes: int = 0,
-        degenerate: int = 0,
-        node_of_vertex: np.ndarray | None = None,
-    ) -> None:
-        super().__init__(message)
-        self.vertices, self.nodes, self.degenerate = vertices, nodes, degenerate
-        self.welded = vertices - nodes
-        self.node_of_vertex = node_of_vertex
-
-
 _INDEX = re.compile(r"[+-]?[0-9]+")
-# Vertex coordinates beyond this would give squared distances (rest lengths) that
-# overflow to inf: (2e150)² times 3 is still finite, (2e155)² is not.
-_LARGEST_COORDINATE = 1e150
 _LINE_BREAK = re.compile(r"\r\n?|\n")
 
 
@@ -216,60 +188,6 @@ def _parse_obj(
     return positions, vertex_lines, [face[:3] for face in faces], uv_table
 
 
-def _weld_fraction(weld: object) -> float | None:
-    """``weld`` checked: a fraction of the bounding-box diagonal in [0, 1], or None."""
-    if weld is None or weld is False:
-        return None
-    if isinstance(weld, bool) or not isinstance(weld, (int, float, np.integer, np.floating)):
-        raise TypeError(
-            f"weld must be a number (a fraction of the mesh's bounding-box diagonal) or None "
-            f"(no welding), not {weld!r}"
-        )
-    if not 0.0 <= float(weld) <= 1.0:
-        raise ValueError(f"weld must be in [0, 1] (a fraction of the diagonal), got {weld!r}")
-    return float(weld)
-
-
-def _masses(mass: npt.ArrayLike, vertices: int, node_of: np.ndarray, nodes: int) -> npt.ArrayLike:
-    """The masses for :func:`springsim.mesh`: a total as given, or per-vertex masses
-    (one per vertex of the file) added up over each node's welded vertices."""
-    m = np.asarray(mass)
-    if m.dtype.kind not in "iuf" or m.ndim == 0:
-        return mass  # a total (or a bad value: mesh() says what is wrong)
-    return np.bincount(node_of, weights=_node_masses(m, vertices), minlength=nodes)
-
-
-def _coincident(
-    name: str,
-    x: np.ndarray,
-    triangles: np.ndarray,
-    lines: list[int],
-    bend: bool,
-    vertex_lines: list[int],
-    first_vertex: np.ndarray,
-    hint: str,
-) -> ValueError | None:
-    """The error for the first spring that would join two coincident nodes, naming the
-    line of a face that makes it and the lines of the two vertices; None if none does."""
-    edges = unique_edges(triangles)
-    if bend:
-        edges = np.concatenate([edges, bend_pairs(triangles, edges)])
-    short = np.linalg.norm(x[edges[:, 1]] - x[edges[:, 0]], axis=1) < MIN_SPRING_LENGTH
-    if not short.any():
-        return None
-    i, j = edges[np.argmax(short)].tolist()
-    both = np.flatnonzero((triangles == i).any(axis=1) & (triangles == j).any(axis=1))
-    either = np.flatnonzero((triangles == i).any(axis=1) | (triangles == j).any(axis=1))
-    line = lines[both[0] if both.size else either[0]]
-    a, b = first_vertex[i], first_vertex[j]  # 0-based vertices of the file
-    joins = "joins" if both.size else "is next to a face that holds"
-    return ValueError(
-        f"{name}:{line}: this face {joins} vertices {a + 1} and {b + 1} (lines "
-        f"{vertex_lines[a]} and {vertex_lines[b]}), which coincide (closer than "
-        f"{MIN_SPRING_LENGTH:g} m): a spring between them would have no length; {hint}"
-    )
-
-
 def read_obj(
     path: StrPath,
     mass: npt.ArrayLike,
@@ -401,7 +319,7 @@ def read_obj(
     welded 2 of 6 vertices into coincident ones (4 nodes)
     (weld=1e-09 of the bounding-box diagonal, 2.49996 m)
     """
-    fraction = _weld_fraction(weld)
+    fraction = weld_fraction(weld)
     name = path_name(path)
     with open(name, "rb") as file:
         data = file.read()
@@ -415,63 +333,78 @@ def read_obj(
         raise ValueError(f"{name}:{error.line}: {error}") from None
     if len(vertices) == 0:
         raise ValueError(f"{name}: no vertices ('v' lines): not an OBJ mesh")
-    diagonal = float(np.linalg.norm(vertices.max(axis=0) - vertices.min(axis=0)))
-    if fraction is None:
-        welded = np.arange(len(vertices))
-    else:
-        welded = weld_vertices(vertices, fraction * diagonal)
-    kept = np.flatnonzero(welded == np.arange(len(vertices)))
-    node_of = (np.cumsum(welded == np.arange(len(vertices))) - 1)[welded]
-    triangles: list[tuple[int, int, int]] | np.ndarray
-    triangles, sources, degenerate = weld_polygons([f[1] for f in faces], node_of.tolist())
-    triangles = np.array(triangles, dtype=np.int64).reshape(-1, 3)
-    masses = _masses(mass, len(vertices), node_of, len(kept))
-    try:
-        sim = mesh(
-            vertices[kept], triangles, mass=masses, stiffness=stiffness, damping=damping, bend=bend
+
+    def explain(face: int, joins: bool, a: int, b: int, hint: str) -> ValueError:
+        what = "joins" if joins else "is next to a face that holds"
+        return ValueError(
+            f"{name}:{faces[face][0]}: this face {what} vertices {a + 1} and {b + 1} (lines "
+            f"{vertex_lines[a]} and {vertex_lines[b]}), which coincide (closer than "
+            f"{MIN_SPRING_LENGTH:g} m): a spring between them would have no length; {hint}"
         )
-    except ValueError as error:
-        hint = (
-            "read it with weld=1e-9 (the default) or more to weld them"
-            if fraction is None
-            else f"weld={fraction:g} of the diagonal did not weld them: raise it"
-        )
-        lines = [faces[k][0] for k in sources]
-        found = _coincident(name, vertices[kept], triangles, lines, bend, vertex_lines, kept, hint)
-        raise error if found is None else found from None
-    uvs, has_uv = np.zeros((len(kept), 2)), np.zeros(len(kept), dtype=bool)
+
+    polygons = [f[1] for f in faces]
+    sim, node_of, report = build_welded(
+        name, vertices, polygons, mass, stiffness, damping, bend, fraction, explain
+    )
+    uvs, has_uv = np.zeros((sim.num_nodes, 2)), np.zeros(sim.num_nodes, dtype=bool)
     for _line, corners, corner_uvs in faces:
         for vertex, uv in zip(corners, corner_uvs, strict=True):
             if uv is not None and not has_uv[node_of[vertex]]:
                 uvs[node_of[vertex]] = uv_table[uv]
                 has_uv[node_of[vertex]] = True
     sim.uvs = uvs
-    if len(kept) < len(vertices) or degenerate:
-        dropped = (
-            f"; dropped {degenerate} triangles welding left degenerate (two equal corners)"
-            if degenerate
-            else ""
-        )
-        message = (
-            f"{name}: welded {len(vertices) - len(kept)} of {len(vertices)} vertices into "
-            f"coincident ones ({len(kept)} nodes){dropped} (weld={fraction:g} of the "
-            f"bounding-box diagonal, {diagonal:g} m)"
-        )
-        report = MeshWarning(message, len(vertices), len(kept), degenerate, node_of)
+    if report is not None:
         warnings.warn(report, stacklevel=2)
     return sim
+
+
+def _polylines(pairs: list[list[int]]) -> list[list[int]]:
+    """Node pairs joined into polylines, each pair used once: from each pair not yet
+    used, the line follows unused pairs (the first in order) from its second end, then
+    from its first (a string's springs make one polyline, a ring one closed line)."""
+    at: dict[int, list[int]] = {}
+    for k, (a, b) in enumerate(pairs):
+        at.setdefault(a, []).append(k)
+        at.setdefault(b, []).append(k)
+    seen = dict.fromkeys(at, 0)  # how many of each node's pairs are known to be used
+    used = [False] * len(pairs)
+
+    def walk(node: int) -> list[int]:
+        path: list[int] = []
+        while True:
+            mine = at[node]
+            while seen[node] < len(mine) and used[mine[seen[node]]]:
+                seen[node] += 1
+            if seen[node] == len(mine):
+                return path
+            k = mine[seen[node]]
+            used[k] = True
+            a, b = pairs[k]
+            node = b if a == node else a
+            path.append(node)
+
+    lines = []
+    for k, (a, b) in enumerate(pairs):
+        if not used[k]:
+            used[k] = True
+            ahead = walk(b)  # first: a ring closes back at a
+            lines.append(walk(a)[::-1] + [a, b] + ahead)
+    return lines
 
 
 def write_obj(sim: _core.System, path: StrPath) -> None:
     """Write a system's current shape as a Wavefront OBJ file (opens in Blender, MeshLab).
 
     Writes a header comment naming springsim, then one ``v x y z`` per node
-    (z = 0 for a 2D system), one ``vt u v`` per node (its :attr:`~springsim.System.uvs`)
-    and one ``f i/i j/j k/k`` per face (1-based). Numbers are written with ``repr``,
-    the shortest text that reads back as the same float, so :func:`read_obj` recovers
-    positions and uvs exactly. Springs are not written (OBJ has faces, not springs):
-    ``read_obj`` rebuilds them from the faces' edges. The file is written to exactly
-    ``path``, through a temporary file renamed into place when complete.
+    (z = 0 for a 2D system), one ``vt u v`` per node (its :attr:`~springsim.System.uvs`),
+    one ``f i/i j/j k/k`` per face (1-based), and the springs that are not an edge of
+    a face as ``l`` polylines (``l 1 2 3 ...``: springs end to end make one line, so
+    a string opens in Blender as a single polyline; a cloth's shear and bend springs
+    as loose edges). Numbers are written with ``repr``, the shortest text that reads
+    back as the same float, so :func:`read_obj` recovers positions and uvs exactly;
+    ``read_obj`` rebuilds the springs from the faces' edges (it ignores ``l``).
+    The file is written to exactly ``path``, through a temporary file renamed into
+    place when complete.
 
     Parameters
     ----------
@@ -501,7 +434,7 @@ def write_obj(sim: _core.System, path: StrPath) -> None:
     ...     write_obj(sim, path)
     ...     with open(path) as file:
     ...         print(file.read())  # doctest: +ELLIPSIS
-    # springsim ... Wavefront OBJ: vertices 3, faces 1, time 0.0 s
+    # springsim ... Wavefront OBJ: vertices 3, faces 1, lines 0, time 0.0 s
     o springsim
     v 0.0 0.0 0.0
     v 1.0 0.0 0.0
@@ -511,6 +444,15 @@ def write_obj(sim: _core.System, path: StrPath) -> None:
     vt 0.0 0.0
     f 1/1 2/2 3/3
     <BLANKLINE>
+
+    A string has no faces: its springs are one polyline.
+
+    >>> with tempfile.TemporaryDirectory() as folder:
+    ...     path = os.path.join(folder, "string.obj")
+    ...     write_obj(ss.string(4, length=1.0, mass=0.1, stiffness=10.0), path)
+    ...     with open(path) as file:
+    ...         print(file.read().splitlines()[-1])
+    l 1 2 3 4
     """
     from springsim import __version__
 
@@ -524,13 +466,22 @@ def write_obj(sim: _core.System, path: StrPath) -> None:
             raise ValueError(f"cannot write {name}: {array} must be finite")
     if sim.dim == 2:
         positions = np.column_stack([positions, np.zeros(len(positions))])
+    springs = np.asarray(sim._view("springs"), dtype=np.int64)
+    # The springs that are no edge of a face: (i, j) pairs both ways round.
+    both = np.concatenate([unique_edges(faces - 1), np.sort(springs, axis=1)])
+    _, same = np.unique(both, axis=0, return_inverse=True)
+    same = same.reshape(-1)
+    on_face = np.zeros(len(both), dtype=bool)
+    on_face[same[: len(both) - len(springs)]] = True
+    polylines = _polylines(springs[~on_face[same[len(both) - len(springs) :]]].tolist())
     lines = [
         f"# springsim {__version__} Wavefront OBJ: vertices {len(positions)}, "
-        f"faces {len(faces)}, time {sim.time!r} s",
+        f"faces {len(faces)}, lines {len(polylines)}, time {sim.time!r} s",
         "o springsim",
     ]
     lines += [f"v {x!r} {y!r} {z!r}" for x, y, z in positions.tolist()]
     lines += [f"vt {u!r} {v!r}" for u, v in uvs.tolist()]
     lines += [f"f {a}/{a} {b}/{b} {c}/{c}" for a, b, c in faces.tolist()]
+    lines += ["l " + " ".join(str(node + 1) for node in line) for line in polylines]
     text = "\n".join(lines) + "\n"
     write_atomically(name, lambda file: file.write(text.encode("utf-8")))

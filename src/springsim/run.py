@@ -15,6 +15,7 @@ import numpy.typing as npt
 from springsim import divergence
 from springsim._checks import _as_indices
 from springsim._warn import warn
+from springsim.colliders import collider_rows
 from springsim.history import ENERGY_TERMS, History
 
 if TYPE_CHECKING:
@@ -59,8 +60,24 @@ def _schedule(total: int, record_every: int, frames: int) -> tuple[list[int], se
     return sorted(records | frame_steps), records, frame_steps
 
 
+def _bar_class() -> Any:
+    """tqdm.auto's bar (a widget in a notebook) if ipywidgets, which draws the widget, is
+    installed; tqdm's text bar otherwise. (tqdm.auto in a notebook without ipywidgets
+    warns, TqdmWarning "IProgress not found", before it falls back to the text bar.)"""
+    try:
+        import ipywidgets  # noqa: F401
+    except Exception:  # missing (ImportError), or broken: the text bar works anyway
+        from tqdm.std import tqdm
+
+        return tqdm
+    from tqdm.auto import tqdm
+
+    return tqdm
+
+
 class _Progress:
-    """A tqdm.auto bar (a widget in notebooks, a line in a terminal), or nothing."""
+    """A tqdm bar (a widget in notebooks that have ipywidgets, a line of text
+    elsewhere), or nothing."""
 
     def __init__(self, total: int, wanted: bool):
         self.bar: Any = None  # a tqdm bar once started
@@ -73,7 +90,7 @@ class _Progress:
         if seconds_per_step * (self.total - done) < PROGRESS_AFTER:
             return
         try:
-            from tqdm.auto import tqdm
+            tqdm = _bar_class()
         except ImportError:  # pragma: no cover - tqdm is a dependency
             self.wanted = False
             return
@@ -86,6 +103,47 @@ class _Progress:
     def close(self) -> None:
         if self.bar is not None:
             self.bar.close()
+
+
+def _occurrences(pairs: np.ndarray) -> np.ndarray:
+    """(lower node, higher node, k) for each node pair: k equal pairs come before it."""
+    ends = np.sort(pairs, axis=1)
+    _, group = np.unique(ends, axis=0, return_inverse=True)
+    group = group.reshape(-1)
+    order = np.argsort(group, kind="stable")  # equal pairs together, in spring order
+    grouped, count = group[order], np.arange(len(group))
+    first = np.r_[True, grouped[1:] != grouped[:-1]][: len(group)]
+    rank = np.empty(len(group), dtype=np.int64)
+    rank[order] = count - np.maximum.accumulate(np.where(first, count, 0))
+    return np.column_stack([ends, rank])
+
+
+def _spring_rows(start: np.ndarray, rows: np.ndarray, current: np.ndarray) -> np.ndarray:
+    """Where the springs ``start[rows]`` (node pairs) are in ``current``, or -1 if gone.
+
+    Removing springs (tearing, remove_springs) keeps the others in order, so the k-th
+    spring joining two nodes stays the k-th: a spring is followed by its nodes and k.
+    """
+    if np.array_equal(start, current):
+        return rows
+    both = np.concatenate([_occurrences(start)[rows], _occurrences(current)])
+    _, ids = np.unique(both, axis=0, return_inverse=True)
+    ids = ids.reshape(-1)
+    where = np.full(len(both), -1, dtype=np.int64)
+    where[ids[len(rows) :]] = np.arange(len(current))
+    return where[ids[: len(rows)]]
+
+
+def _edge_values(sim: System, start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Tension (N) and strain (l/L − 1; 0 where L = 0) of the springs ``start[rows]``
+    now; NaN for those gone."""
+    found = _spring_rows(start, rows, np.asarray(sim.springs, dtype=np.int64))
+    now = found[found >= 0]
+    tension, strain = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
+    tension[found >= 0] = sim.spring_tensions()[now]
+    rest, length = np.asarray(sim.rest_lengths)[now], sim.spring_lengths()[now]
+    strain[found >= 0] = np.divide(length, rest, out=np.ones(len(now)), where=rest > 0) - 1.0
+    return tension, strain
 
 
 def _attach_history(error: BaseException, history: History) -> None:
@@ -157,11 +215,18 @@ def run(
     columns: dict[str, list[Any]] = {
         name: [] for name in (*ENERGY_TERMS, "times", "dissipated", "momentum")
     }
-    frame_times, frame_data = [], []
+    # One tuple per frame (appended whole, so that a Ctrl-C cannot leave half of one):
+    # time, positions, velocities, pinned flags, edge tensions, edge strains.
+    frame_records: list[tuple[Any, ...]] = []
     renumber = np.full(sim.num_nodes, -1, dtype=np.int64)
     renumber[nodes] = np.arange(len(nodes))
-    springs = renumber[np.asarray(sim.springs, dtype=np.int64)]
-    edges = springs[np.all(springs >= 0, axis=1)]
+    start_springs = np.array(sim.springs, dtype=np.int64)
+    springs = renumber[start_springs]
+    edge_rows = np.flatnonzero(np.all(springs >= 0, axis=1))
+    edges = springs[edge_rows]
+    corners = renumber[np.asarray(sim.faces, dtype=np.int64)]
+    faces = corners[np.all(corners >= 0, axis=1)]
+    colliders = collider_rows(sim)
 
     # The first step call would set the held pins' velocities to zero: do it before the
     # first record, so that it holds the energy the run starts with (undone if the run
@@ -192,28 +257,36 @@ def run(
         if step in record_steps:
             add_row()
         if step in frame_steps:
-            frame = np.array(sim.positions[nodes])
-            frame_times.append(sim.time)
-            frame_data.append(frame)
+            tension, strain = _edge_values(sim, start_springs, edge_rows)
+            x, v = np.array(sim.positions[nodes]), np.array(sim.velocities[nodes])
+            frame_records.append((sim.time, x, v, np.array(sim.pinned[nodes]), tension, strain))
         return bool(callback(sim)) if callback is not None and step in record_steps else False
 
     def history() -> History:
         # A Ctrl-C inside record() may leave one column a value longer: cut to the rest.
         rows = min(len(c) for c in columns.values())
-        shown = min(len(frame_times), len(frame_data))
+        shown = len(frame_records)
+
+        def frame_column(k: int, *shape: int, dtype: Any = np.float64) -> np.ndarray:
+            # (shown, ...) even with no frames or no nodes (reshape(-1, 0, dim) cannot
+            # infer the first axis)
+            return np.array([r[k] for r in frame_records], dtype=dtype).reshape(shown, *shape)
+
         return History(
             times=columns["times"][:rows],
             **{term: columns[term][:rows] for term in ENERGY_TERMS},
             dissipated=columns["dissipated"][:rows],
             momentum=np.array(columns["momentum"][:rows]).reshape(-1, sim.dim),
-            frame_times=frame_times[:shown],
-            # (shown, nodes, dim) even with no frames or no nodes (reshape(-1, 0, dim)
-            # cannot infer the first axis)
-            frames=np.array(frame_data[:shown], dtype=np.float64).reshape(
-                shown, len(nodes), sim.dim
-            ),
+            frame_times=frame_column(0),
+            frames=frame_column(1, len(nodes), sim.dim),
+            frame_velocities=frame_column(2, len(nodes), sim.dim),
+            frame_pinned=frame_column(3, len(nodes), dtype=bool),
             frame_nodes=nodes,
             edges=edges,
+            frame_tensions=frame_column(4, len(edges)),
+            frame_strains=frame_column(5, len(edges)),
+            faces=faces,
+            colliders=colliders,
             dim=sim.dim,
             dt=dt,
             method=method,
