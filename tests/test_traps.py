@@ -15,6 +15,7 @@ meant, quietly, now raises or says what it did.
 """
 
 import copy
+import pathlib
 import pickle
 import re
 import sys
@@ -425,6 +426,38 @@ def test_install_hints_name_a_package_pip_can_install(monkeypatch):
     history = sim.run(0.01, 1e-3, progress=False)
     with pytest.raises(ImportError, match=r"pip install pandas$"):
         history.to_dataframe()
+
+
+def test_relax_plot_and_read_mesh_name_their_packages(monkeypatch, tmp_path):
+    sim = ss.string(3, length=1.0, mass=0.3, stiffness=10.0, dim=2)
+    monkeypatch.setitem(sys.modules, "scipy", None)
+    monkeypatch.setitem(sys.modules, "scipy.sparse", None)
+    monkeypatch.setitem(sys.modules, "scipy.sparse.linalg", None)
+    with pytest.raises(ImportError, match=r"pip install scipy$"):
+        sim.relax()
+    monkeypatch.setitem(sys.modules, "meshio", None)
+    (tmp_path / "m.stl").write_text("solid m\nendsolid m\n")
+    with pytest.raises(ImportError, match=r"pip install meshio$"):
+        ss.read_mesh(tmp_path / "m.stl", mass=1.0, stiffness=1.0)
+    from springsim import plot
+
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "matplotlib.pyplot", None)
+    with pytest.raises(ImportError, match=r"pip install matplotlib$"):
+        plot.draw(sim)
+
+
+def test_no_install_hint_names_an_extra_of_springsim():
+    # springsim is installed from a clone, not from PyPI: "pip install springsim[x]"
+    # cannot work for a user, so every hint in the package names what pip can install.
+    root = pathlib.Path(ss.__file__).parent
+    hints = [
+        f"{path.name}: {line.strip()}"
+        for path in root.rglob("*.py")
+        for line in path.read_text().splitlines()
+        if "pip install" in line and "springsim[" in line
+    ]
+    assert hints == []
 
 
 def test_demo_png_without_matplotlib_fails_before_running(monkeypatch, capsys):

@@ -414,7 +414,7 @@ class DiagnosticsMixin(SystemHost):
             force pulls and nothing holds (no pin, no collider): it has no
             equilibrium. Nothing changes.
         ImportError
-            SciPy is not installed (``pip install 'springsim[scipy]'``).
+            SciPy is not installed (``pip install scipy``).
 
         Warns
         -----

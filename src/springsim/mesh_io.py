@@ -1,6 +1,6 @@
 """Meshes in the formats meshio reads (STL, PLY, VTK, VTU, OFF, Gmsh, ...):
 :func:`read_mesh` builds a mesh system from one, welding coincident vertices as
-:func:`springsim.read_obj` does. Needs meshio (``pip install "springsim[mesh]"``),
+:func:`springsim.read_obj` does. Needs meshio (``pip install meshio``),
 imported when :func:`read_mesh` is first called.
 """
 
@@ -29,9 +29,7 @@ def _meshio() -> types.ModuleType:
     try:
         import meshio
     except ImportError as err:
-        raise ImportError(
-            "springsim.read_mesh needs meshio: pip install meshio (or 'springsim[mesh]')"
-        ) from err
+        raise ImportError("springsim.read_mesh needs meshio: pip install meshio") from err
     return meshio
 
 

@@ -44,7 +44,7 @@ def _pyplot() -> types.ModuleType:
     try:
         import matplotlib.pyplot as plt
     except ImportError as err:  # pragma: no cover - depends on the environment
-        raise ImportError("springsim.plot needs matplotlib: pip install 'springsim[plot]'") from err
+        raise ImportError("springsim.plot needs matplotlib: pip install matplotlib") from err
     return plt
 
 

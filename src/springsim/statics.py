@@ -100,7 +100,7 @@ def _scipy() -> tuple[types.ModuleType, types.ModuleType, types.ModuleType]:
         import scipy.sparse.csgraph
         import scipy.sparse.linalg
     except ImportError:  # pragma: no cover - the [test] extra installs SciPy
-        raise ImportError("relax() needs SciPy: pip install 'springsim[scipy]'") from None
+        raise ImportError("relax() needs SciPy: pip install scipy") from None
     return scipy.sparse, scipy.sparse.linalg, scipy.sparse.csgraph
 
 

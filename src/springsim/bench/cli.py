@@ -163,7 +163,7 @@ def parser() -> argparse.ArgumentParser:
             " the full run, 1000×1000 cloths with shear and bend springs, a 20³ jelly, two"
             " balls full of gas) with every integrator, and print a table: ns per"
             " spring-step, steps per second and, for each installed peer (Numba, Warp,"
-            " Taichi on the CPU: `pip install springsim[bench]`), how many times longer it"
+            " Taichi on the CPU: `pip install numba warp-lang taichi`), how many times longer it"
             " takes. Each peer is first checked to compute the same motion, then timed in"
             " turns with springsim in this process. Figures are medians of several rounds,"
             " one thread timed by its CPU time, so other work on the machine barely counts."
