@@ -439,7 +439,10 @@ class Fuzzer(RuleBasedStateMachine):
         indices = self.nodes(data, most=3)
         ok, mapping = self.attempt("remove_nodes", lambda: self.sim.remove_nodes(indices))
         if ok and self.boundary is not None:
-            self.boundary = mapping[self.boundary]
+            # Renumbered; a boundary that lost a node is no longer closed (and its -1
+            # entries would index the next mapping from its end).
+            boundary = mapping[self.boundary]
+            self.boundary = None if (boundary < 0).any() else boundary
 
     @rule(data=st.data())
     def remove_springs(self, data):
