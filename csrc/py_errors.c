@@ -2,6 +2,8 @@
 #define NO_IMPORT_ARRAY /* module.c imports NumPy's C API: see py_system.h */
 #include "py_system.h"
 
+#include <stdio.h>
+
 PyObject *ss_py_unstable_error;
 PyObject *ss_py_convergence_warning;
 PyObject *ss_py_stiffness_warning;
@@ -64,40 +66,42 @@ int ss_py_warn(PyObject *category, const char *message) {
     return PyErr_WarnEx(category, message, level);
 }
 
+/* Create the class springsim.<name> (base: a class or a tuple of them) into *slot and
+ * add it to `module`; -1 with the exception set if that fails. */
+static int add_class(PyObject *module, PyObject **slot, const char *name, const char *doc,
+                     PyObject *base) {
+    char qualified[64];
+    snprintf(qualified, sizeof qualified, "springsim.%s", name);
+    *slot = PyErr_NewExceptionWithDoc(qualified, doc, base, NULL);
+    if (!*slot)
+        return -1;
+    return PyModule_AddObjectRef(module, name, *slot);
+}
+
 /* Create springsim.UnstableError, ConvergenceWarning and StiffnessWarning and add them to
  * `module`; -1 with the exception set if that fails. */
 int ss_py_add_exceptions(PyObject *module) {
     PyObject *bases = PyTuple_Pack(2, PyExc_FloatingPointError, PyExc_RuntimeError);
     if (!bases)
         return -1;
-    ss_py_unstable_error = PyErr_NewExceptionWithDoc(
-        "springsim.UnstableError",
+    const int failed = add_class(
+        module, &ss_py_unstable_error, "UnstableError",
         "A step produced non-finite values. The system was rolled back to its state before "
         "the call; the message suggests a smaller dt.",
-        bases, NULL);
+        bases);
     Py_DECREF(bases);
-    if (!ss_py_unstable_error)
-        return -1;
-    if (PyModule_AddObjectRef(module, "UnstableError", ss_py_unstable_error) < 0)
-        return -1;
-    ss_py_convergence_warning = PyErr_NewExceptionWithDoc(
-        "springsim.ConvergenceWarning",
-        "An iterative solve (implicit_euler's conjugate gradients) stopped at its iteration cap "
-        "before reaching its tolerance. The state is finite but less accurate.",
-        PyExc_RuntimeWarning, NULL);
-    if (!ss_py_convergence_warning)
-        return -1;
-    if (PyModule_AddObjectRef(module, "ConvergenceWarning", ss_py_convergence_warning) < 0)
-        return -1;
-    ss_py_stiffness_warning = PyErr_NewExceptionWithDoc(
-        "springsim.StiffnessWarning",
-        "An implicit_euler step whose springs are nearly rigid at its dt (omega_max dt > 1000): "
-        "it damps the nodes' swinging, not only the springs' vibration, so slow motion comes "
-        "out too slow. Take smaller steps, softer springs, or rigid rods with xpbd.",
-        PyExc_RuntimeWarning, NULL);
-    if (!ss_py_stiffness_warning)
-        return -1;
-    if (PyModule_AddObjectRef(module, "StiffnessWarning", ss_py_stiffness_warning) < 0)
+    if (failed ||
+        add_class(module, &ss_py_convergence_warning, "ConvergenceWarning",
+                  "An iterative solve (implicit_euler's conjugate gradients) stopped at its "
+                  "iteration cap before reaching its tolerance. The state is finite but less "
+                  "accurate.",
+                  PyExc_RuntimeWarning) < 0 ||
+        add_class(module, &ss_py_stiffness_warning, "StiffnessWarning",
+                  "An implicit_euler step whose springs are nearly rigid at its dt (omega_max dt "
+                  "> 1000): it damps the nodes' swinging, not only the springs' vibration, so "
+                  "slow motion comes out too slow. Take smaller steps, softer springs, or rigid "
+                  "rods with xpbd.",
+                  PyExc_RuntimeWarning) < 0)
         return -1;
     return 0;
 }
