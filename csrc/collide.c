@@ -1,5 +1,7 @@
-/* collide.c - planes and spheres (circles in 2D) that nodes cannot enter, with
- * restitution and Coulomb friction, applied after every substep of every method.
+/* collide.c - planes, spheres (circles in 2D), axis-aligned boxes, capsules (stadiums
+ * in 2D) and triangle meshes (3D; mesh.c finds where a node is against one) that nodes
+ * cannot enter, with restitution and Coulomb friction, applied after every substep of
+ * every method.
  *
  * A free node found inside a collider after a substep's integration (at x1, depth d,
  * unit normal n into free space) is put back on the surface. If it moves inwards,
@@ -71,18 +73,23 @@ static void normalise(double *v, int dim, double largest) {
  * Writes nothing on error. */
 static ss_status check_collider(ss_system *sys, ss_collider *c) {
     const int dim = sys->dim;
-    if (c->kind != SS_PLANE && c->kind != SS_SPHERE)
+    if (c->kind < SS_PLANE || c->kind > SS_MESH)
         return ss_fail(sys, SS_ERR_VALUE, "unknown collider kind %d", c->kind);
+    if (c->kind == SS_MESH && !c->mesh)
+        return ss_fail(sys, SS_ERR_VALUE, "a mesh collider needs its mesh");
     double largest = 0.0; /* scale by the largest component: no overflow, no underflow */
     for (int k = 0; k < 3; k++) {
         if (k >= dim) {
-            c->normal[k] = c->center[k] = 0.0;
+            c->normal[k] = c->center[k] = c->end[k] = 0.0;
             continue;
         }
-        if (!isfinite(c->normal[k]) || !isfinite(c->center[k]))
-            return ss_fail(sys, SS_ERR_VALUE, "a collider's normal and center must be finite");
+        if (!isfinite(c->normal[k]) || !isfinite(c->center[k]) || !isfinite(c->end[k]))
+            return ss_fail(sys, SS_ERR_VALUE, "a collider's vectors must be finite");
         if (fabs(c->normal[k]) > largest)
             largest = fabs(c->normal[k]);
+        if (c->kind == SS_BOX && !(c->end[k] > 0.0))
+            return ss_fail(sys, SS_ERR_VALUE, "a box's half-extents must be > 0 m, got %g",
+                           c->end[k]);
     }
     if (c->kind == SS_PLANE) {
         if (!(largest > 0.0))
@@ -91,9 +98,13 @@ static ss_status check_collider(ss_system *sys, ss_collider *c) {
             return ss_fail(sys, SS_ERR_VALUE, "a plane's offset must be finite, got %g", c->offset);
         if (!is_unit(c->normal, dim))
             normalise(c->normal, dim, largest);
-    } else if (!(c->radius > 0.0) || !isfinite(c->radius)) {
-        return ss_fail(sys, SS_ERR_VALUE, "a sphere's radius must be finite and > 0 m, got %g",
-                       c->radius);
+    } else if ((c->kind == SS_SPHERE || c->kind == SS_CAPSULE) &&
+               (!(c->radius > 0.0) || !isfinite(c->radius))) {
+        return ss_fail(sys, SS_ERR_VALUE, "a %s's radius must be finite and > 0 m, got %g",
+                       c->kind == SS_SPHERE ? "sphere" : "capsule", c->radius);
+    } else if (c->kind == SS_MESH && (!(c->thickness >= 0.0) || !isfinite(c->thickness))) {
+        return ss_fail(sys, SS_ERR_VALUE, "a mesh's thickness must be finite and >= 0 m, got %g",
+                       c->thickness);
     }
     if (!(c->restitution >= 0.0 && c->restitution <= 1.0))
         return ss_fail(sys, SS_ERR_VALUE, "restitution must be in [0, 1], got %g", c->restitution);
@@ -139,6 +150,8 @@ ss_status ss_system_set_collider(ss_system *sys, ss_collider c) {
     ss_status st = check_collider(sys, &c);
     if (st)
         return st;
+    if (slot->mesh != c.mesh) /* the slot owns its mesh; c brings a new one (or the same) */
+        ss_mesh_free(slot->mesh);
     *slot = c;
     return SS_OK;
 }
@@ -148,6 +161,7 @@ ss_status ss_system_remove_collider(ss_system *sys, long id) {
     if (!slot)
         return ss_fail(sys, SS_ERR_VALUE, "this collider is not (or no longer) in the system");
     size_t k = (size_t)(slot - sys->colliders);
+    ss_mesh_free(slot->mesh);
     memmove(slot, slot + 1, (sys->num_colliders - k - 1) * sizeof *slot);
     sys->num_colliders--;
     return SS_OK;
@@ -206,8 +220,8 @@ ss_status ss_collide_prepare(ss_system *sys) {
     if (c->nodes != sys->num_nodes)
         ss_collide_forget(sys); /* a safety net: topology edits forget it already */
     c->nodes = sys->num_nodes;
-    for (size_t k = 0; k < sys->num_colliders; k++)
-        if (sys->colliders[k].friction > 0.0)
+    for (size_t k = 0; k < sys->num_colliders; k++) /* a mesh needs the start: see mesh.c */
+        if (sys->colliders[k].friction > 0.0 || sys->colliders[k].kind == SS_MESH)
             c->sticky = 1;
     const size_t bytes = sys->num_nodes * (size_t)sys->dim * sizeof(double);
     ss_status st = c->first ? SS_OK : build_adjacency(sys);
@@ -226,13 +240,18 @@ void ss_collide_begin_substep(ss_system *sys) {
 
 /* ---- Contact ------------------------------------------------------------ */
 
-/* Whether p is inside the collider (plane: offset - n.p > 0; sphere: |p - c|^2 < r^2);
- * if so, or if `always`, also how far inside it is (m, negative outside), the nearest
- * point of the surface and the unit normal there (into free space; from a sphere's very
- * centre, +y). */
-static int locate(const ss_collider *col, int dim, const double *p, int always, double *depth,
-                  double *surface, double *normal) {
+/* Whether p is inside the collider (plane: offset - n.p > 0; sphere: |p - c|^2 < r^2;
+ * capsule: the same about its axis; box: within every half-extent; mesh: inside the
+ * layer about the triangle of `hint`); if so, or if `always`, also how far inside it is
+ * (m, negative outside), the nearest point of the surface and the unit normal there
+ * (into free space; from a sphere's very centre, +y). */
+static int locate(const ss_collider *col, const ss_mesh_contact *hint, int dim, const double *p,
+                  int always, double *depth, double *surface, double *normal) {
     int inside;
+    if (col->kind == SS_MESH)
+        return ss_mesh_locate(col->mesh, col->thickness, hint, p, depth, surface, normal);
+    if (col->kind == SS_BOX)
+        return ss_box_locate(col, dim, p, depth, surface, normal);
     if (col->kind == SS_PLANE) {
         double d = col->offset;
         for (int k = 0; k < dim; k++)
@@ -246,9 +265,14 @@ static int locate(const ss_collider *col, int dim, const double *p, int always, 
         *depth = d;
         return inside;
     }
+    double axis[3];
+    if (col->kind == SS_CAPSULE)
+        ss_nearest_on_segment(col->center, col->end, dim, p, axis);
+    else
+        memcpy(axis, col->center, sizeof axis);
     double r2 = 0.0;
     for (int k = 0; k < dim; k++) {
-        normal[k] = p[k] - col->center[k];
+        normal[k] = p[k] - axis[k];
         r2 += normal[k] * normal[k];
     }
     inside = r2 < col->radius * col->radius;
@@ -258,15 +282,18 @@ static int locate(const ss_collider *col, int dim, const double *p, int always, 
     if (r > 0.0)
         for (int k = 0; k < dim; k++)
             normal[k] /= r;
+    else if (col->kind == SS_CAPSULE)
+        ss_capsule_off_axis(col, dim, normal);
     else
         normal[1] = 1.0, normal[0] = normal[2] = 0.0;
     for (int k = 0; k < dim; k++)
-        surface[k] = col->center[k] + col->radius * normal[k];
+        surface[k] = axis[k] + col->radius * normal[k];
     *depth = col->radius - r;
     return inside;
 }
 
-/* locate()'s test alone, for the loop over every node. */
+/* locate()'s test alone, for the loop over every node (planes and spheres; the other
+ * kinds locate at once). */
 static inline int touches(const ss_collider *col, int dim, const double *p) {
     double d = 0.0;
     if (col->kind == SS_PLANE) {
@@ -274,6 +301,10 @@ static inline int touches(const ss_collider *col, int dim, const double *p) {
         for (int k = 0; k < dim; k++)
             d -= col->normal[k] * p[k];
         return d > 0.0;
+    }
+    if (col->kind != SS_SPHERE) {
+        double depth, surface[3], normal[3];
+        return locate(col, NULL, dim, p, 0, &depth, surface, normal);
     }
     for (int k = 0; k < dim; k++)
         d += (p[k] - col->center[k]) * (p[k] - col->center[k]);
@@ -350,8 +381,9 @@ static void resisting_force(const ss_system *sys, size_t i, const double *p, dou
  * the collider, moving inwards (v.n = vn < 0), and which is now on the surface (normal
  * n). Sets its velocity (and, if it sticks, its position); returns the energy the
  * contact dissipates, J (see the file comment). */
-static double respond(ss_system *sys, const ss_collider *col, size_t i, const double *reached,
-                      double depth, const double *n, double vn, const double *gas) {
+static double respond(ss_system *sys, const ss_collider *col, const ss_mesh_contact *hint, size_t i,
+                      const double *reached, double depth, const double *n, double vn,
+                      const double *gas) {
     const int dim = sys->dim;
     const double m = SS_DOUBLES(sys, SS_MASSES)[i];
     double *x = SS_DOUBLES(sys, SS_POSITIONS) + i * (size_t)dim;
@@ -388,14 +420,14 @@ static double respond(ss_system *sys, const ss_collider *col, size_t i, const do
          * was braked), and ends on the surface. Sticking (keep = 0): where it touched. */
         const double *x0 = sys->contact.start + i * (size_t)dim;
         double d0, touch[3], anchor[3];
-        const int started_inside = locate(col, dim, x0, 1, &d0, anchor, normal);
+        const int started_inside = locate(col, hint, dim, x0, 1, &d0, anchor, normal);
         const double h0 = started_inside || !(d0 < 0.0) ? 0.0 : -d0;
         const double f = h0 > 0.0 ? h0 / (h0 + depth) : 0.0;
         for (int k = 0; k < dim; k++) {
             touch[k] = x0[k] + f * (reached[k] - x0[k]);
             touch[k] += keep * (reached[k] - touch[k]);
         }
-        locate(col, dim, touch, 1, &d0, anchor, normal);
+        locate(col, hint, dim, touch, 1, &d0, anchor, normal);
         if (sys->track_energy) { /* moving it there costs that, as above */
             double slid = 0.0;
             for (int k = 0; k < dim; k++)
@@ -412,10 +444,66 @@ static double respond(ss_system *sys, const ss_collider *col, size_t i, const do
     return taken;
 }
 
+/* Put free node i, found inside the collider, back on its surface, and respond if it was
+ * moving in; returns what the contact dissipates (J). *gas: the gas forces, evaluated at
+ * the first impact that needs them (as the integration left the nodes). */
+static double put_back(ss_system *sys, const ss_collider *col, const ss_mesh_contact *hint,
+                       size_t i, double **gas) {
+    const int dim = sys->dim;
+    double *x = SS_DOUBLES(sys, SS_POSITIONS);
+    double *xi = x + i * (size_t)dim, *vi = SS_DOUBLES(sys, SS_VELOCITIES) + i * (size_t)dim;
+    double depth, surface[3], normal[3] = {0.0, 0.0, 0.0}, reached[3];
+    locate(col, hint, dim, xi, 1, &depth, surface, normal);
+    double vn = 0.0;
+    for (int k = 0; k < dim; k++)
+        vn += vi[k] * normal[k];
+    if (vn < 0.0 && !*gas && sys->num_bodies && (col->restitution > 0.0 || sys->track_energy)) {
+        *gas = sys->contact.gas;
+        memset(*gas, 0, sys->num_nodes * (size_t)dim * sizeof(double));
+        ss_pressure_add_forces(sys, x, *gas, (size_t)dim);
+    }
+    for (int k = 0; k < dim; k++) {
+        reached[k] = xi[k];
+        xi[k] = surface[k];
+    }
+    if (vn < 0.0) /* moving in: an impact; moving out: only put back */
+        return respond(sys, col, hint, i, reached, depth, normal, vn, *gas);
+    return 0.0;
+}
+
+/* A mesh: a node put back on one triangle's layer may be inside a neighbour's (in a
+ * concave corner), so it is looked at again, up to MESH_PASSES times; one still inside
+ * then goes back to where it started the substep, where it was outside (and keeps the
+ * velocity the last contact gave it; that move's energy is not counted). */
+#define MESH_PASSES 4
+static double collide_mesh(ss_system *sys, const ss_collider *col, size_t i, double **gas) {
+    const double *x0 = sys->contact.start + 3 * i;
+    double *xi = SS_DOUBLES(sys, SS_POSITIONS) + 3 * i;
+    /* Put back at the layer's surface, a node is found again within rounding of it:
+     * after the first pass only a depth beyond this counts. */
+    const double slack = 1e-6 * fmax(col->thickness, col->mesh->skin);
+    double taken = 0.0;
+    for (int pass = 0; pass <= MESH_PASSES; pass++) {
+        ss_mesh_contact hit;
+        double depth, surface[3], normal[3];
+        if (!ss_mesh_find(col->mesh, col->thickness, x0, xi, &hit))
+            break;
+        locate(col, &hit, 3, xi, 1, &depth, surface, normal);
+        if (pass > 0 && depth <= slack)
+            break;
+        if (pass == MESH_PASSES) {
+            memcpy(xi, x0, 3 * sizeof(double));
+            break;
+        }
+        taken += put_back(sys, col, &hit, i, gas);
+    }
+    return taken;
+}
+
 void ss_collide(ss_system *sys, double damped) {
     const size_t n = sys->num_nodes;
     const int dim = sys->dim;
-    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    double *x = SS_DOUBLES(sys, SS_POSITIONS);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     double *gas = NULL; /* evaluated at the first impact, if there is gas */
     double taken = 0.0;
@@ -424,26 +512,10 @@ void ss_collide(ss_system *sys, double damped) {
         for (size_t i = 0; i < n; i++) {
             if (pinned[i])
                 continue;
-            double *xi = x + i * (size_t)dim, *vi = v + i * (size_t)dim;
-            double depth, surface[3], normal[3] = {0.0, 0.0, 0.0}, reached[3];
-            if (!touches(col, dim, xi))
-                continue;
-            locate(col, dim, xi, 1, &depth, surface, normal);
-            double vn = 0.0;
-            for (int k = 0; k < dim; k++)
-                vn += vi[k] * normal[k];
-            if (vn < 0.0 && !gas && sys->num_bodies &&
-                (col->restitution > 0.0 || sys->track_energy)) { /* as the integration left it */
-                gas = sys->contact.gas;
-                memset(gas, 0, n * (size_t)dim * sizeof(double));
-                ss_pressure_add_forces(sys, x, gas, (size_t)dim);
-            }
-            for (int k = 0; k < dim; k++) {
-                reached[k] = xi[k];
-                xi[k] = surface[k];
-            }
-            if (vn < 0.0) /* moving in: an impact; moving out: only put back */
-                taken += respond(sys, col, i, reached, depth, normal, vn, gas);
+            if (col->kind == SS_MESH)
+                taken += collide_mesh(sys, col, i, &gas);
+            else if (touches(col, dim, x + i * (size_t)dim))
+                taken += put_back(sys, col, NULL, i, &gas);
         }
     }
     /* The dampers get back at most what they were counted in this substep. */

@@ -36,6 +36,8 @@ size_t ss_system_nbytes(const ss_system *sys) {
         total += block(sys->bodies[k].count * (size_t)sys->dim * sizeof(int32_t));
     if (sys->colliders)
         total += block(sys->collider_capacity * sizeof(ss_collider));
+    for (size_t k = 0; k < sys->num_colliders; k++)
+        total += ss_mesh_nbytes(sys->colliders[k].mesh);
     if (sys->books) /* the divergence watch's */
         total += sizeof *sys->books +
                  (sys->books->pin_springs ? block(sys->books->pin_capacity * sizeof(int32_t)) : 0);

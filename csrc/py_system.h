@@ -90,6 +90,11 @@ PyObject *ss_py_system_add_collider(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_set_collider(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_remove_collider(SystemObject *self, PyObject *arg);
 PyObject *ss_py_system_colliders(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_add_shape(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_set_shape(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_add_mesh(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_set_mesh(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_collider_shape(SystemObject *self, PyObject *arg);
 
 /* py_gas.c */
 PyObject *ss_py_system_add_pressure(SystemObject *self, PyObject *args);

@@ -96,18 +96,25 @@ typedef enum {
     SS_ARRAY_COUNT
 } ss_array;
 
-/* A plane (the half-space n.x >= offset is free) or a sphere (|x - c| >= r free;
- * a circle in 2D) that nodes cannot enter. */
-typedef enum { SS_PLANE = 0, SS_SPHERE = 1 } ss_collider_kind;
+/* A plane (the half-space n.x >= offset is free), a sphere (|x - c| >= r free; a circle
+ * in 2D), an axis-aligned box (|x_k - c_k| >= h_k for some k free; a rectangle in 2D), a
+ * capsule (points within r of the segment c..end taken; a stadium in 2D) or a triangle
+ * mesh (3D only: a surface of thickness `thickness` that a node stays on its side of;
+ * mesh.c) that nodes cannot enter. */
+typedef enum { SS_PLANE, SS_SPHERE, SS_BOX, SS_CAPSULE, SS_MESH } ss_collider_kind;
+struct ss_mesh;
 typedef struct {
     int kind;
-    long id;            /* unique within its system, never reused */
-    double normal[3];   /* plane: unit normal towards free space */
-    double offset;      /* plane: m */
-    double center[3];   /* sphere: m */
-    double radius;      /* sphere: m > 0 */
-    double restitution; /* in [0, 1]: the normal velocity kept, reversed, at impact */
-    double friction;    /* Coulomb coefficient >= 0 */
+    long id;              /* unique within its system, never reused */
+    double normal[3];     /* plane: unit normal towards free space */
+    double offset;        /* plane: m */
+    double center[3];     /* sphere, box: centre; capsule: one end, m */
+    double radius;        /* sphere, capsule: m > 0 */
+    double end[3];        /* box: half-extents, m > 0; capsule: the other end, m */
+    double thickness;     /* mesh: m >= 0 */
+    struct ss_mesh *mesh; /* mesh: owned (vertices, faces, bounding volumes); else NULL */
+    double restitution;   /* in [0, 1]: the normal velocity kept, reversed, at impact */
+    double friction;      /* Coulomb coefficient >= 0 */
 } ss_collider;
 
 /* What contacts keep between substeps (collide.c), all derived from the system and
@@ -120,7 +127,7 @@ typedef struct {
     int32_t *springs; /* (2 M,) spring indices, node by node, in index order */
     double *start;    /* (N, dim) m, positions at the start of the substep (for sticking) */
     double *gas;      /* (N, dim) N, gas forces at the end of the substep's integration */
-    int sticky;       /* some collider has friction: start is saved every substep */
+    int sticky;       /* some collider has friction or is a mesh: start is saved */
 } ss_contact;
 
 /* A closed body of ideal gas (pressure.c): its boundary is a closed, consistently

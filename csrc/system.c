@@ -102,6 +102,8 @@ void ss_system_free(ss_system *sys) {
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         ss_buffer_release(sys->arrays[a]);
     ss_free(sys->scratch);
+    for (size_t k = 0; k < sys->num_colliders; k++)
+        ss_mesh_free(sys->colliders[k].mesh);
     ss_free(sys->colliders);
     ss_free(sys->broken);
     ss_free(sys->cut);
@@ -159,6 +161,22 @@ ss_system *ss_system_copy(const ss_system *src) {
         }
         memcpy(dst->colliders, src->colliders, src->num_colliders * sizeof *dst->colliders);
         dst->collider_capacity = src->num_colliders;
+        int copied = 1; /* each mesh collider owns its mesh: the copy gets its own */
+        for (size_t k = 0; k < src->num_colliders; k++)
+            if (!copied)
+                dst->colliders[k].mesh = NULL;
+            else if (src->colliders[k].mesh &&
+                     !(dst->colliders[k].mesh = ss_mesh_copy(src->colliders[k].mesh)))
+                copied = 0;
+        if (!copied) {
+            for (size_t k = 0; k < src->num_colliders; k++)
+                ss_mesh_free(dst->colliders[k].mesh);
+            ss_free(dst->colliders);
+            ss_free(dst->cut);
+            ss_free(dst->cut_saved);
+            ss_free(dst);
+            return NULL;
+        }
     }
     /* What the contacts keep is rebuilt on the copy's first step, like the plan. */
     memset(&dst->contact, 0, sizeof dst->contact);

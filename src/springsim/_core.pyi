@@ -92,3 +92,32 @@ class System:
     ) -> None: ...
     def _remove_collider(self, id: int) -> None: ...
     def _colliders(self) -> list[_ColliderRow]: ...
+    def _add_shape(
+        self,
+        kind: int,
+        center: Any,
+        end: Any,
+        radius: float,
+        restitution: float,
+        friction: float,
+    ) -> int: ...
+    def _set_shape(
+        self,
+        id: int,
+        center: Any,
+        end: Any,
+        radius: float,
+        restitution: float,
+        friction: float,
+    ) -> None: ...
+    def _add_mesh(
+        self, vertices: Any, faces: Any, thickness: float, restitution: float, friction: float
+    ) -> int: ...
+    def _set_mesh(
+        self, id: int, vertices: Any, thickness: float, restitution: float, friction: float
+    ) -> None: ...
+    def _collider_shape(
+        self, id: int
+    ) -> (
+        tuple[float, ...] | tuple[npt.NDArray[np.float64], npt.NDArray[np.int32]] | None
+    ): ...
