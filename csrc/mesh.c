@@ -42,52 +42,54 @@ static const double *vertex(const ss_mesh *m, int32_t f, int corner) {
     return m->vertices + 3 * (size_t)m->faces[3 * (size_t)f + (size_t)corner];
 }
 
-/* q: the point of triangle f nearest p (Ericson, Real-Time Collision Detection 5.1.5). */
-static void closest_point(const ss_mesh *m, int32_t f, const double *p, double *q) {
+/* q: the point of triangle f nearest p (Ericson, Real-Time Collision Detection 5.1.5).
+ * Returns 1 if it is inside the face (p - q is along the normal), 0 on an edge or corner. */
+static int closest_point(const ss_mesh *m, int32_t f, const double *p, double *q) {
     const double *a = vertex(m, f, 0), *b = vertex(m, f, 1), *c = vertex(m, f, 2);
     double ab[3], ac[3], ap[3], bp[3], cp[3];
     sub3(b, a, ab), sub3(c, a, ac), sub3(p, a, ap);
     const double d1 = dot3(ab, ap), d2 = dot3(ac, ap);
     if (d1 <= 0.0 && d2 <= 0.0) {
         memcpy(q, a, 3 * sizeof(double));
-        return;
+        return 0;
     }
     sub3(p, b, bp);
     const double d3 = dot3(ab, bp), d4 = dot3(ac, bp);
     if (d3 >= 0.0 && d4 <= d3) {
         memcpy(q, b, 3 * sizeof(double));
-        return;
+        return 0;
     }
     const double vc = d1 * d4 - d3 * d2;
     if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
         const double v = d1 / (d1 - d3);
         for (int k = 0; k < 3; k++)
             q[k] = a[k] + v * ab[k];
-        return;
+        return 0;
     }
     sub3(p, c, cp);
     const double d5 = dot3(ab, cp), d6 = dot3(ac, cp);
     if (d6 >= 0.0 && d5 <= d6) {
         memcpy(q, c, 3 * sizeof(double));
-        return;
+        return 0;
     }
     const double vb = d5 * d2 - d1 * d6;
     if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
         const double w = d2 / (d2 - d6);
         for (int k = 0; k < 3; k++)
             q[k] = a[k] + w * ac[k];
-        return;
+        return 0;
     }
     const double va = d3 * d6 - d5 * d4;
     if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
         const double w = (d4 - d3) / ((d4 - d3) + (d5 - d6));
         for (int k = 0; k < 3; k++)
             q[k] = b[k] + w * (c[k] - b[k]);
-        return;
+        return 0;
     }
     const double denom = 1.0 / (va + vb + vc), v = vb * denom, w = vc * denom;
     for (int k = 0; k < 3; k++)
         q[k] = a[k] + v * ab[k] + w * ac[k];
+    return 1;
 }
 
 /* Whether x, a point of triangle f's plane, is in the triangle (or within EDGE_SLACK of
@@ -355,10 +357,14 @@ int ss_mesh_locate(const ss_mesh *m, double thickness, const ss_mesh_contact *co
     const double h = fmax(thickness, m->skin);
     const double *n = m->normals + 3 * (size_t)contact->face;
     double q[3], w[3];
-    closest_point(m, contact->face, p, q);
+    const int in_face = closest_point(m, contact->face, p, q);
     sub3(p, q, w);
-    const double length = sqrt(dot3(w, w));
-    if (contact->side * dot3(w, n) > 0.0 && length > 0.0) { /* on its side */
+    const double length = sqrt(dot3(w, w)), along = contact->side * dot3(w, n);
+    if (in_face) { /* the normal exactly: p - q is only rounding off it, and may be tiny */
+        for (int k = 0; k < 3; k++)
+            normal[k] = contact->side * n[k];
+        *depth = h - along;
+    } else if (along > 0.0 && length > 0.0) { /* on its side, off an edge or corner */
         for (int k = 0; k < 3; k++)
             normal[k] = w[k] / length;
         *depth = h - length;

@@ -1,13 +1,14 @@
-"""Handles to the planes and spheres of a System (the kernel owns the colliders).
+"""Handles to the colliders of a System: planes, spheres, boxes, capsules and triangle
+meshes (the kernel owns them).
 
-A handle reads and writes its collider in the kernel: change ``plane.offset`` or
-``sphere.center`` between steps to move an obstacle. Every value is checked; a bad
-one raises ValueError and changes nothing.
+A handle reads and writes its collider in the kernel: change ``plane.offset``,
+``sphere.center`` or ``mesh.vertices`` between steps to move an obstacle. Every value
+is checked; a bad one raises ValueError and changes nothing.
 """
 
 from __future__ import annotations
 
-from typing import Any, Final, Literal, overload
+from typing import Any, Final, Literal, cast, overload
 
 import numpy as np
 import numpy.typing as npt
@@ -16,59 +17,78 @@ from springsim import _core
 
 PLANE: Final = 0
 SPHERE: Final = 1
+BOX: Final = 2
+CAPSULE: Final = 3
+MESH: Final = 4
 
 
 class _Collider:
-    """Common to Plane and Sphere: identity, restitution, friction."""
+    """Common to every collider: identity, restitution, friction."""
 
     __slots__ = ("_system", "_id")
     _vector_name = _scalar_name = ""
+    # The values as _values() lists them: each one's name, and "vector" or "number".
+    _fields: tuple[tuple[str, str], ...] = (
+        ("vector", "vector"),
+        ("scalar", "number"),
+        ("restitution", "number"),
+        ("friction", "number"),
+    )
 
     def __init__(self, system: _core.System, collider_id: int):
         self._system = system
         self._id = collider_id
 
-    def _values(self) -> tuple[np.ndarray, float, float, float]:
-        for cid, _kind, vector, scalar, restitution, friction in self._system._colliders():
-            if cid == self._id:
-                return np.array(vector), scalar, restitution, friction
+    def _row(self) -> tuple[Any, ...]:
+        for row in self._system._colliders():
+            if row[0] == self._id:
+                return row
         raise ValueError("this collider was removed from its system")
 
-    def _replace(self, index: int, value: npt.ArrayLike) -> None:
-        from springsim._checks import _as_vectors
+    def _values(self) -> list[Any]:
+        _cid, _kind, vector, scalar, restitution, friction = self._row()
+        return [np.array(vector), scalar, restitution, friction]
 
-        values: list[Any] = list(self._values())
-        if index == 0:
-            values[0] = _as_vectors(value, self._vector_name, np.float64, (self._system.dim,))
-        else:
-            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
-                raise TypeError(f"must be a number, not {type(value).__name__}")
-            values[index] = float(value)
+    def _store(self, values: list[Any]) -> None:
         vector, scalar, restitution, friction = values
         self._system._set_collider(
             self._id, np.ascontiguousarray(vector), scalar, restitution, friction
         )
 
+    def _replace(self, index: int, value: npt.ArrayLike) -> None:
+        from springsim._checks import _as_vectors
+
+        values = self._values()
+        name, form = self._fields[index]
+        if form == "vector":
+            name = self._vector_name if name == "vector" else name
+            values[index] = _as_vectors(value, name, np.float64, (self._system.dim,))
+        else:
+            if isinstance(value, bool) or not isinstance(value, (int, float, np.number)):
+                raise TypeError(f"{name} must be a number, not {type(value).__name__}")
+            values[index] = float(value)
+        self._store(values)
+
     @property
     def restitution(self) -> float:
         """Fraction of the speed a node meets the surface with that it leaves with, in
         [0, 1]; the impact dissipates ½ m (1 − e²) v² of its kinetic energy."""
-        return self._values()[2]
+        return float(self._values()[-2])
 
     @restitution.setter
     def restitution(self, value: float) -> None:
-        self._replace(2, value)
+        self._replace(len(self._fields) - 2, value)
 
     @property
     def friction(self) -> float:
         """Coulomb friction coefficient μ >= 0: the tangential velocity changes by at
         most μ times the normal velocity change; a node it stops sticks where it
         touched the surface."""
-        return self._values()[3]
+        return float(self._values()[-1])
 
     @friction.setter
     def friction(self, value: float) -> None:
-        self._replace(3, value)
+        self._replace(len(self._fields) - 1, value)
 
     def __eq__(self, other: object) -> bool:
         return (
@@ -143,12 +163,209 @@ class Sphere(_Collider):
         return f"Sphere(center={c.tolist()}, radius={r:g}, restitution={e:g}, friction={mu:g})"
 
 
+class Box(_Collider):
+    """A solid axis-aligned box (a rectangle in 2D) that nodes are kept out of: a node
+    found inside leaves through the nearest face. To tilt a box, use a
+    :class:`MeshCollider` of its 12 triangles."""
+
+    __slots__ = ()
+    _vector_name = "center"
+    _fields = (
+        ("center", "vector"),
+        ("half_extents", "vector"),
+        ("restitution", "number"),
+        ("friction", "number"),
+    )
+
+    def _values(self) -> list[Any]:
+        _cid, _kind, center, _radius, restitution, friction = self._row()
+        end = self._system._collider_shape(self._id)
+        return [np.array(center), np.array(end), restitution, friction]
+
+    def _store(self, values: list[Any]) -> None:
+        center, half, restitution, friction = values
+        self._system._set_shape(
+            self._id,
+            np.ascontiguousarray(center),
+            np.ascontiguousarray(half),
+            0.0,
+            restitution,
+            friction,
+        )
+
+    @property
+    def center(self) -> np.ndarray:
+        """m (a copy; assign to move the box)."""
+        return np.asarray(self._values()[0])
+
+    @center.setter
+    def center(self, value: npt.ArrayLike) -> None:
+        self._replace(0, value)
+
+    @property
+    def half_extents(self) -> np.ndarray:
+        """m, each > 0: the box is ``|x_k − center_k| <= half_extents_k`` for every k."""
+        return np.asarray(self._values()[1])
+
+    @half_extents.setter
+    def half_extents(self, value: npt.ArrayLike) -> None:
+        self._replace(1, value)
+
+    def __repr__(self) -> str:
+        c, h, e, mu = self._values()
+        return (
+            f"Box(center={c.tolist()}, half_extents={h.tolist()}, restitution={e:g}, "
+            f"friction={mu:g})"
+        )
+
+
+class Capsule(_Collider):
+    """A solid capsule (a stadium in 2D): the points within ``radius`` of the segment
+    from ``start`` to ``end``, kept free of nodes."""
+
+    __slots__ = ()
+    _fields = (
+        ("start", "vector"),
+        ("end", "vector"),
+        ("radius", "number"),
+        ("restitution", "number"),
+        ("friction", "number"),
+    )
+
+    def _values(self) -> list[Any]:
+        _cid, _kind, start, radius, restitution, friction = self._row()
+        end = self._system._collider_shape(self._id)
+        return [np.array(start), np.array(end), radius, restitution, friction]
+
+    def _store(self, values: list[Any]) -> None:
+        start, end, radius, restitution, friction = values
+        self._system._set_shape(
+            self._id,
+            np.ascontiguousarray(start),
+            np.ascontiguousarray(end),
+            radius,
+            restitution,
+            friction,
+        )
+
+    @property
+    def start(self) -> np.ndarray:
+        """m: one end of the axis (a copy; assign to move it)."""
+        return np.asarray(self._values()[0])
+
+    @start.setter
+    def start(self, value: npt.ArrayLike) -> None:
+        self._replace(0, value)
+
+    @property
+    def end(self) -> np.ndarray:
+        """m: the other end of the axis (a copy; assign to move it)."""
+        return np.asarray(self._values()[1])
+
+    @end.setter
+    def end(self, value: npt.ArrayLike) -> None:
+        self._replace(1, value)
+
+    @property
+    def radius(self) -> float:
+        """m > 0."""
+        return float(self._values()[2])
+
+    @radius.setter
+    def radius(self, value: float) -> None:
+        self._replace(2, value)
+
+    def __repr__(self) -> str:
+        a, b, r, e, mu = self._values()
+        return (
+            f"Capsule(start={a.tolist()}, end={b.tolist()}, radius={r:g}, restitution={e:g}, "
+            f"friction={mu:g})"
+        )
+
+
+class MeshCollider(_Collider):
+    """A triangle mesh (3D) that nodes stay on their side of, at ``thickness`` from it.
+
+    Assign ``vertices`` (same shape) between steps to move or deform it: its bounding
+    volume hierarchy is built again. See :meth:`springsim.System.add_mesh_collider`
+    for what is guaranteed.
+    """
+
+    __slots__ = ()
+    _fields = (
+        ("vertices", "vertices"),
+        ("thickness", "number"),
+        ("restitution", "number"),
+        ("friction", "number"),
+    )
+
+    def _values(self) -> list[Any]:
+        _cid, _kind, _zero, thickness, restitution, friction = self._row()
+        return [None, thickness, restitution, friction]
+
+    def _store(self, values: list[Any]) -> None:
+        vertices, thickness, restitution, friction = values
+        self._system._set_mesh(self._id, vertices, thickness, restitution, friction)
+
+    def _arrays(self) -> tuple[np.ndarray, np.ndarray]:
+        self._row()  # raises if removed
+        vertices, faces = cast(
+            "tuple[np.ndarray, np.ndarray]", self._system._collider_shape(self._id)
+        )
+        return vertices, faces
+
+    @property
+    def vertices(self) -> np.ndarray:
+        """(V, 3) m (a copy; assign an array of the same shape to move the mesh)."""
+        return self._arrays()[0]
+
+    @vertices.setter
+    def vertices(self, value: npt.ArrayLike) -> None:
+        from springsim._checks import _as_vectors
+
+        values = self._values()
+        count = self._arrays()[0].shape[0]
+        values[0] = np.ascontiguousarray(_as_vectors(value, "vertices", np.float64, (count, 3)))
+        self._store(values)
+
+    @property
+    def faces(self) -> np.ndarray:
+        """(F, 3) int32 vertex triples (a copy; fixed when the mesh is added)."""
+        return self._arrays()[1]
+
+    @property
+    def thickness(self) -> float:
+        """m >= 0: nodes are kept this far from the triangles (0 means a skin of 1e-9 of
+        the mesh's extent, so that a node put back is on a definite side)."""
+        return float(self._values()[1])
+
+    @thickness.setter
+    def thickness(self, value: float) -> None:
+        self._replace(1, value)
+
+    def __repr__(self) -> str:
+        _, h, e, mu = self._values()
+        v, f = self._arrays()
+        return (
+            f"MeshCollider({v.shape[0]} vertices, {f.shape[0]} faces, thickness={h:g}, "
+            f"restitution={e:g}, friction={mu:g})"
+        )
+
+
 def collider_rows(system: _core.System) -> np.ndarray:
     """The planes and spheres of ``system``, one row each, shape (K, dim + 2): the kind
     (:data:`PLANE` or :data:`SPHERE`), the normal or the centre, the offset or the
-    radius (m) — as :attr:`springsim.History.colliders` holds them."""
-    rows = [[kind, *vector, scalar] for _id, kind, vector, scalar, *_ in system._colliders()]
+    radius (m) — as :attr:`springsim.History.colliders` holds them. Boxes, capsules and
+    meshes are not in these rows (:func:`springsim.draw` reads them from the system)."""
+    rows = [
+        [kind, *vector, scalar]
+        for _id, kind, vector, scalar, *_ in system._colliders()
+        if kind in (PLANE, SPHERE)
+    ]
     return np.array(rows, dtype=np.float64).reshape(-1, system.dim + 2)
+
+
+AnyCollider = Plane | Sphere | Box | Capsule | MeshCollider
 
 
 @overload
@@ -156,7 +373,20 @@ def handle(system: _core.System, collider_id: int, kind: Literal[0]) -> Plane: .
 @overload
 def handle(system: _core.System, collider_id: int, kind: Literal[1]) -> Sphere: ...
 @overload
-def handle(system: _core.System, collider_id: int, kind: int) -> Plane | Sphere: ...
-def handle(system: _core.System, collider_id: int, kind: int) -> Plane | Sphere:
+def handle(system: _core.System, collider_id: int, kind: Literal[2]) -> Box: ...
+@overload
+def handle(system: _core.System, collider_id: int, kind: Literal[3]) -> Capsule: ...
+@overload
+def handle(system: _core.System, collider_id: int, kind: Literal[4]) -> MeshCollider: ...
+@overload
+def handle(system: _core.System, collider_id: int, kind: int) -> AnyCollider: ...
+def handle(system: _core.System, collider_id: int, kind: int) -> AnyCollider:
     """The handle class for a collider kind."""
-    return (Plane if kind == PLANE else Sphere)(system, collider_id)
+    classes: dict[int, type[AnyCollider]] = {
+        PLANE: Plane,
+        SPHERE: Sphere,
+        BOX: Box,
+        CAPSULE: Capsule,
+        MESH: MeshCollider,
+    }
+    return classes[kind](system, collider_id)

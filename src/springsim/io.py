@@ -34,9 +34,15 @@ key                   shape, dtype          meaning
 ``break_strains``     (M,) float64          as :attr:`System.break_strains` (inf: never)
 ``max_strain``        (), float64           the strain limit; NaN for None (off)
 ``iterations``        (), int64             XPBD constraint passes per substep
-``colliders``         (K, 7) float64        one row per plane or sphere, in order: kind
-                                            (0 plane, 1 sphere), normal or center (3),
-                                            offset or radius, restitution, friction
+``colliders``         (K, 7) float64        one row per collider, in order: kind (0
+                                            plane, 1 sphere, 2 box, 3 capsule, 4 mesh),
+                                            normal, center or start (3; 0 for a mesh),
+                                            offset, radius or thickness (0 for a box),
+                                            restitution, friction
+``collider_ends``     (K, 3) float64        a box's half-extents, a capsule's end; 0
+``mesh_counts``       (Km, 2) int64         vertices and faces of each mesh collider
+``mesh_vertices``     (sum V, 3) float64    the mesh colliders' vertices, in order
+``mesh_faces``        (sum F, 3) int32      their faces (indices into their own mesh)
 ``pressure``          (B, 2) float64        one row per gas body, in order: nrt, ambient
 ``pressure_counts``   (B,) int64            the number of boundary elements of each body
 ``pressure_elements`` (E, dim) int32        every body's boundary as stored (outward:
@@ -64,7 +70,8 @@ iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bod
 and the default CG settings. Files before version 4 (no ``air_density``,
 ``drag_coefficient`` and ``divergence_factor``) load with no air on faces and the
 default divergence factor. Files before version 5 (no ``drives`` entries) load with no
-driven nodes.
+driven nodes. Files before version 6 (no ``collider_ends`` or ``mesh_*`` entries) hold
+planes and spheres only.
 
 A drive whose path is a function cannot be kept (it is code, and the file holds no
 pickle): :func:`save` warns and leaves it out, and the loaded system holds those nodes
@@ -96,6 +103,7 @@ from typing import Any
 import numpy as np
 
 from springsim import _core
+from springsim._collider_files import add_colliders, check_collider_entries, collider_entries
 from springsim._drive_files import DRIVE_KEYS as _DRIVE_KEYS
 from springsim._drive_files import check_entries as _check_drive_entries
 from springsim._drive_files import describe as _describe_drive
@@ -134,15 +142,6 @@ __all__ = [
     "write_obj",
     "write_vtk",
 ]
-
-
-def _collider_rows(sim: _core.System) -> np.ndarray:
-    """The colliders of ``sim`` as the (K, 7) ``colliders`` entry."""
-    rows = [
-        [kind, *vector, *([0.0] * (3 - len(vector))), scalar, restitution, friction]
-        for _cid, kind, vector, scalar, restitution, friction in sim._colliders()
-    ]
-    return np.array(rows, dtype=np.float64).reshape(-1, 7)
 
 
 def _pressure_entries(sim: _core.System) -> dict[str, np.ndarray]:
@@ -260,7 +259,7 @@ def state_arrays(sim: System, drives: bool = True) -> dict[str, np.ndarray]:
         arrays[scalar] = np.array(getattr(sim, scalar), dtype=np.float64)
     arrays["method"] = np.array(sim.method)
     arrays["_verlet_valid"] = np.array(sim._verlet_valid, dtype=np.bool_)
-    arrays["colliders"] = _collider_rows(sim)
+    arrays.update(collider_entries(sim))
     arrays["break_strains"] = np.array(sim.break_strains)
     arrays["iterations"] = np.array(sim.iterations, dtype=np.int64)
     arrays["cg_tolerance"] = np.array(sim.cg_tolerance, dtype=np.float64)
@@ -395,6 +394,7 @@ def _read_entries(
         raise invalid(f"entry 'colliders' must have shape (K, 7), got {data['colliders'].shape}")
     if data["colliders"].dtype != np.float64:
         raise invalid(f"entry 'colliders' must be float64, got {data['colliders'].dtype}")
+    data.update(check_collider_entries(entry, version, data["colliders"], invalid))
     if version >= 3:
         pressure, counts = entry("pressure"), entry("pressure_counts")
         elements = entry("pressure_elements")
@@ -541,10 +541,7 @@ def system_from_arrays(
         sim.max_strain = None if math.isnan(max_strain) else max_strain
         factor = float(data["divergence_factor"])
         sim.divergence_factor = None if math.isnan(factor) else factor
-        for kind, *vector, scalar, restitution, friction in data["colliders"].tolist():
-            if kind not in (0.0, 1.0):
-                raise ValueError(f"unknown collider kind {kind}")
-            sim._add_collider(int(kind), np.array(vector[:dim]), scalar, restitution, friction)
+        add_colliders(sim, data)
         elements = _indices(data["pressure_elements"], "pressure_elements", invalid)
         start = 0
         for (nrt, ambient), size in zip(

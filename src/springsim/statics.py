@@ -327,6 +327,11 @@ def _check(sim: _core.System, tolerance: object, max_iterations: object) -> tupl
         raise ValueError(f"max_iterations must be at least 1, got {iterations}")
     if np.any(np.isinf(sim._view("stiffness"))):
         raise ValueError("relax() cannot handle rigid rods (stiffness inf): use xpbd steps")
+    if any(kind > 1 for _, kind, *_ in sim._colliders()):
+        raise ValueError(
+            "relax() handles planes and spheres; this system has a box, capsule or mesh "
+            "collider: find its rest by stepping with damping"
+        )
     sim._validate()
     return tol, iterations
 
