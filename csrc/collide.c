@@ -174,6 +174,7 @@ void ss_collide_forget(ss_system *sys) {
     ss_free(sys->contact.springs);
     ss_free(sys->contact.start);
     ss_free(sys->contact.gas);
+    ss_free(sys->contact.hits);
     memset(&sys->contact, 0, sizeof sys->contact);
 }
 
@@ -182,7 +183,8 @@ size_t ss_collide_nbytes(const ss_system *sys) {
     const size_t rows = c->nodes * (size_t)sys->dim * sizeof(double);
     return (c->first ? (c->nodes + 1) * sizeof(size_t) + 2 * sys->num_springs * sizeof(int32_t)
                      : 0) +
-           (c->start ? rows : 0) + (c->gas ? rows : 0);
+           (c->start ? rows : 0) + (c->gas ? rows : 0) +
+           (c->hits ? 2 * c->nodes * sizeof(int32_t) : 0);
 }
 
 /* Each node's springs in index order: a counting sort of the spring ends by node. */
@@ -220,14 +222,19 @@ ss_status ss_collide_prepare(ss_system *sys) {
     if (c->nodes != sys->num_nodes)
         ss_collide_forget(sys); /* a safety net: topology edits forget it already */
     c->nodes = sys->num_nodes;
-    for (size_t k = 0; k < sys->num_colliders; k++) /* a mesh needs the start: see mesh.c */
-        if (sys->colliders[k].friction > 0.0 || sys->colliders[k].kind == SS_MESH)
+    int meshes = 0;
+    for (size_t k = 0; k < sys->num_colliders; k++) {
+        meshes |= sys->colliders[k].kind == SS_MESH;
+        if (sys->colliders[k].friction > 0.0 || meshes) /* a mesh needs the start (mesh.c) */
             c->sticky = 1;
+    }
     const size_t bytes = sys->num_nodes * (size_t)sys->dim * sizeof(double);
     ss_status st = c->first ? SS_OK : build_adjacency(sys);
     if (!st && c->sticky && !c->start && !(c->start = ss_malloc(bytes)))
         st = ss_fail(sys, SS_ERR_NOMEM, "out of memory preparing the contacts");
     if (!st && sys->num_bodies && !c->gas && !(c->gas = ss_malloc(bytes)))
+        st = ss_fail(sys, SS_ERR_NOMEM, "out of memory preparing the contacts");
+    if (!st && meshes && !c->hits && !(c->hits = ss_malloc(2 * c->nodes * sizeof(int32_t) + 1)))
         st = ss_fail(sys, SS_ERR_NOMEM, "out of memory preparing the contacts");
     return st;
 }
@@ -471,10 +478,40 @@ static double put_back(ss_system *sys, const ss_collider *col, const ss_mesh_con
     return 0.0;
 }
 
+/* What ss_mesh_find says of every free node against mesh collider col, into
+ * contact.hits: a pure function of the node's start and end and of the mesh, so the
+ * threads (the system's count, as for the springs) give the same answer as one. */
+static void detect(ss_system *sys, const ss_collider *col) {
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *x0 = sys->contact.start;
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    int32_t *hits = sys->contact.hits;
+    const long n = (long)sys->num_nodes;
+    const int threads = ss_threads_for(sys);
+    (void)threads; /* without OpenMP */
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads) if (threads > 1)
+#endif
+    {
+        const ss_fpstate fp = ss_fp_enter(); /* the same rounding on every thread */
+#ifdef _OPENMP
+#pragma omp for schedule(static)
+#endif
+        for (long i = 0; i < n; i++) {
+            ss_mesh_contact hit = {-1, 1};
+            if (!pinned[i])
+                ss_mesh_find(col->mesh, col->thickness, x0 + 3 * i, x + 3 * i, &hit);
+            hits[2 * i] = pinned[i] ? -1 : hit.face;
+            hits[2 * i + 1] = hit.side;
+        }
+        ss_fp_leave(fp);
+    }
+}
+
 /* A mesh: a node put back on one triangle's layer may be inside a neighbour's (in a
  * concave corner), so it is looked at again, up to MESH_PASSES times; one still inside
  * then goes back to where it started the substep, where it was outside (and keeps the
- * velocity the last contact gave it; that move's energy is not counted). */
+ * velocity the last contact gave it; that move's energy is not counted). The first
+ * look is detect()'s. */
 #define MESH_PASSES 4
 static double collide_mesh(ss_system *sys, const ss_collider *col, size_t i, double **gas) {
     const double *x0 = sys->contact.start + 3 * i;
@@ -484,9 +521,9 @@ static double collide_mesh(ss_system *sys, const ss_collider *col, size_t i, dou
     const double slack = 1e-6 * fmax(col->thickness, col->mesh->skin);
     double taken = 0.0;
     for (int pass = 0; pass <= MESH_PASSES; pass++) {
-        ss_mesh_contact hit;
+        ss_mesh_contact hit = {sys->contact.hits[2 * i], (int)sys->contact.hits[2 * i + 1]};
         double depth, surface[3], normal[3];
-        if (!ss_mesh_find(col->mesh, col->thickness, x0, xi, &hit))
+        if (pass ? !ss_mesh_find(col->mesh, col->thickness, x0, xi, &hit) : hit.face < 0)
             break;
         locate(col, &hit, 3, xi, 1, &depth, surface, normal);
         if (pass > 0 && depth <= slack)
@@ -509,6 +546,8 @@ void ss_collide(ss_system *sys, double damped) {
     double taken = 0.0;
     for (size_t c = 0; c < sys->num_colliders; c++) {
         const ss_collider *col = &sys->colliders[c];
+        if (col->kind == SS_MESH)
+            detect(sys, col);
         for (size_t i = 0; i < n; i++) {
             if (pinned[i])
                 continue;

@@ -127,6 +127,7 @@ typedef struct {
     int32_t *springs; /* (2 M,) spring indices, node by node, in index order */
     double *start;    /* (N, dim) m, positions at the start of the substep (for sticking) */
     double *gas;      /* (N, dim) N, gas forces at the end of the substep's integration */
+    int32_t *hits;    /* (N, 2) what a mesh's detection found per node: face (-1 none), side */
     int sticky;       /* some collider has friction or is a mesh: start is saved */
 } ss_contact;
 
