@@ -568,3 +568,64 @@ def test_a_mesh_from_an_obj_file(tmp_path):
     assert sorted(map(sorted, mesh.faces.tolist())) == sorted(map(sorted, faces.tolist()))
     with pytest.raises(TypeError, match="not both"):
         sim.add_mesh_collider(path, faces)
+
+
+# ---- drawing --------------------------------------------------------------------------
+
+
+def segment_distance(points, a, b):
+    t = np.clip((points - a) @ (b - a) / ((b - a) @ (b - a)), 0.0, 1.0)
+    return np.linalg.norm(points - (a + t[:, None] * (b - a)), axis=1)
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_the_triangles_drawn_are_the_colliders_surfaces(dim):
+    from springsim._plot_colliders import collider_triangles
+
+    sim = ss.System(dim=dim)
+    sim.add_nodes([np.zeros(dim)])
+    sim.add_plane(np.eye(dim)[1])  # drawn by plot.py, not here
+    center, half = np.array([1.0, 2.0, 3.0])[:dim], np.array([0.5, 0.25, 0.75])[:dim]
+    sim.add_box(center, half)
+    a, b = np.array([-1.0, 0.0, 0.5])[:dim], np.array([-0.5, 1.0, 0.0])[:dim]
+    sim.add_capsule(a, b, radius=0.2)
+    boxes = 12 if dim == 3 else 2
+    if dim == 3:
+        vertices, faces = icosphere()
+        sim.add_mesh_collider(vertices, faces)
+    triangles = collider_triangles(sim)
+    box, capsule = triangles[:boxes], triangles[boxes:]
+    if dim == 3:
+        capsule, mesh = capsule[: -len(faces)], capsule[-len(faces) :]
+        np.testing.assert_array_equal(mesh, vertices[faces])
+    # the box's corners, each of its 2^dim corners used
+    corners = box.reshape(-1, dim)
+    np.testing.assert_allclose(np.abs(corners - center), np.broadcast_to(half, corners.shape))
+    assert len(np.unique(corners, axis=0)) == 2**dim
+    # the capsule's surface points are at its radius from its axis (a 2D fan also has
+    # its middle, on the axis)
+    r = segment_distance(capsule.reshape(-1, dim), a, b)
+    assert np.all(np.isclose(r, 0.2, atol=1e-12) | (np.isclose(r, 0.0) & (dim == 2)))
+    assert len(capsule) > 20
+
+
+def test_draw_and_animate_show_them():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    from springsim.plot import animate, draw
+
+    sim = every_kind()
+    history = sim.run(0.05, 1e-3, frames=3, progress=False)
+    # a box's 12, the mesh's 80, the capsule's 2 × 24 around × 13 bands (14 rings: 7
+    # for each hemisphere)
+    assert history.collider_triangles.shape == (12 + 80 + 2 * 24 * 13, 3, 3)
+    assert pickle.loads(pickle.dumps(history)) == history
+    for ax in (draw(sim), animate(history)._fig.axes[0]):
+        (shape,) = [c for c in ax.collections if c.get_gid() == "springsim-shape"]
+        assert len(shape.get_facecolor()) >= 1
+        high = max(ax.get_xlim()[1], ax.get_ylim()[1], ax.get_zlim()[1])
+        assert high >= 0.5  # the view holds the box (up to x = 0.5)
+    plt.close("all")

@@ -65,6 +65,9 @@ class History:
         The planes and spheres at the start of the run, one row each: the kind (0 a
         plane, 1 a sphere), the normal or the centre (dim numbers), then the offset or
         the radius, m.
+    collider_triangles : ndarray, shape (T, 3, dim)
+        The boxes, capsules and mesh colliders at the start of the run, as triangles
+        (for drawing: a mesh's own faces, a box's sides, a tessellated capsule), m.
     dim : int
         2 or 3.
     dt : float
@@ -115,8 +118,9 @@ class History:
         frame_strains: npt.ArrayLike | None = None,
         faces: npt.ArrayLike | None = None,
         colliders: npt.ArrayLike | None = None,
+        collider_triangles: npt.ArrayLike | None = None,
     ) -> None:
-        # (The last six are optional so that a History pickled before they were
+        # (The last seven are optional so that a History pickled before they were
         # recorded still loads: its velocities, tensions and strains unknown (NaN).)
         self.times = np.asarray(times, dtype=np.float64)
         self.kinetic = np.asarray(kinetic, dtype=np.float64)
@@ -144,6 +148,9 @@ class History:
         self.colliders = np.asarray(
             [] if colliders is None else colliders, dtype=np.float64
         ).reshape(-1, dim + 2)
+        self.collider_triangles = np.asarray(
+            [] if collider_triangles is None else collider_triangles, dtype=np.float64
+        ).reshape(-1, 3, dim)
         self.dim = int(dim)
         self.dt = float(dt)
         self.method = str(method)
@@ -197,6 +204,7 @@ class History:
                 "frame_strains",
                 "faces",
                 "colliders",
+                "collider_triangles",
                 "dim",
                 "dt",
                 "method",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from springsim._plot_colliders import add_collider_triangles, collider_triangles
 from springsim.colliders import PLANE, collider_rows
 
 if TYPE_CHECKING:
@@ -386,9 +387,12 @@ def draw(
     x = _shown(np.asarray(sim.positions), dim)
     ax = _axes(dim, ax)
     rows = collider_rows(sim) if colliders else np.zeros((0, dim + 2))
-    center, half = _fit_limits(ax, _shown(_in_view(np.asarray(sim.positions), rows, dim), dim), dim)
+    shapes = collider_triangles(sim) if colliders else np.zeros((0, 3, dim))
+    view = np.concatenate([_in_view(np.asarray(sim.positions), rows, dim), shapes.reshape(-1, dim)])
+    center, half = _fit_limits(ax, _shown(view, dim), dim)
     _label(ax, dim, 2 * half)
     _add_colliders(ax, rows, dim, center, half)
+    add_collider_triangles(ax, _shown(shapes, dim), dim)
     if faces:
         _add_faces(ax, x, np.asarray(sim.faces), dim)
     values = None
@@ -507,7 +511,7 @@ def animate(
     faces : bool
         Draw the triangles (``history.faces``).
     colliders : bool
-        Draw the planes and spheres (``history.colliders``).
+        Draw the colliders (``history.colliders`` and ``history.collider_triangles``).
 
     Returns
     -------
@@ -541,9 +545,12 @@ def animate(
     ax = _axes(dim, ax, fig)
     fig = ax.figure
     rows = history.colliders if colliders else np.zeros((0, dim + 2))
-    center, half = _fit_limits(ax, _shown(_in_view(frames, rows, dim), dim), dim)
+    shapes = history.collider_triangles if colliders else np.zeros((0, 3, dim))
+    view = np.concatenate([_in_view(frames, rows, dim), shapes.reshape(-1, dim)])
+    center, half = _fit_limits(ax, _shown(view, dim), dim)
     _label(ax, dim, 2 * half)
     _add_colliders(ax, rows, dim, center, half)
+    add_collider_triangles(ax, _shown(shapes, dim), dim)
     surface = _add_faces(ax, shown[0], history.faces, dim) if faces else None
     lines = _line_collection(shown[0][edges], dim, linewidths=0.8, color="tab:blue")
     ax.add_collection(lines)

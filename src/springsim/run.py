@@ -14,6 +14,7 @@ import numpy.typing as npt
 
 from springsim import divergence
 from springsim._checks import _as_indices
+from springsim._plot_colliders import collider_triangles
 from springsim._warn import warn
 from springsim.colliders import collider_rows
 from springsim.history import ENERGY_TERMS, History
@@ -226,7 +227,7 @@ def run(
     edges = springs[edge_rows]
     corners = renumber[np.asarray(sim.faces, dtype=np.int64)]
     faces = corners[np.all(corners >= 0, axis=1)]
-    colliders = collider_rows(sim)
+    colliders, shapes = collider_rows(sim), collider_triangles(sim)
 
     # The first step call would set the held pins' velocities to zero: do it before the
     # first record, so that it holds the energy the run starts with (undone if the run
@@ -287,6 +288,7 @@ def run(
             frame_strains=frame_column(5, len(edges)),
             faces=faces,
             colliders=colliders,
+            collider_triangles=shapes,
             dim=sim.dim,
             dt=dt,
             method=method,
