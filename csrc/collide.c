@@ -169,24 +169,6 @@ ss_status ss_system_remove_collider(ss_system *sys, long id) {
 
 /* ---- What contacts keep ------------------------------------------------ */
 
-void ss_collide_forget(ss_system *sys) {
-    ss_free(sys->contact.first);
-    ss_free(sys->contact.springs);
-    ss_free(sys->contact.start);
-    ss_free(sys->contact.gas);
-    ss_free(sys->contact.hits);
-    memset(&sys->contact, 0, sizeof sys->contact);
-}
-
-size_t ss_collide_nbytes(const ss_system *sys) {
-    const ss_contact *c = &sys->contact;
-    const size_t rows = c->nodes * (size_t)sys->dim * sizeof(double);
-    return (c->first ? (c->nodes + 1) * sizeof(size_t) + 2 * sys->num_springs * sizeof(int32_t)
-                     : 0) +
-           (c->start ? rows : 0) + (c->gas ? rows : 0) +
-           (c->hits ? 2 * c->nodes * sizeof(int32_t) : 0);
-}
-
 /* Each node's springs in index order: a counting sort of the spring ends by node. */
 static ss_status build_adjacency(ss_system *sys) {
     const size_t n = sys->num_nodes, m = sys->num_springs;

@@ -19,7 +19,8 @@ void ss_collide_begin_substep(ss_system *sys);
  * sys->dissipated when track_energy (see collide.c for how it is counted), `damped` J
  * being what damping and drag were counted to dissipate in this substep. */
 void ss_collide(ss_system *sys, double damped);
-/* Free what ss_collide_prepare built (on topology edits and when the system goes). */
+/* Free what ss_collide_prepare built (on topology edits and when the system goes;
+ * collide_store.c). */
 void ss_collide_forget(ss_system *sys);
 /* Bytes held by sys->contact. */
 size_t ss_collide_nbytes(const ss_system *sys);

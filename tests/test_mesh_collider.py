@@ -609,6 +609,7 @@ def test_the_triangles_drawn_are_the_colliders_surfaces(dim):
     assert len(capsule) > 20
 
 
+@pytest.mark.filterwarnings("ignore:Animation was deleted:UserWarning")
 def test_draw_and_animate_show_them():
     import matplotlib
 
@@ -623,7 +624,9 @@ def test_draw_and_animate_show_them():
     # for each hemisphere)
     assert history.collider_triangles.shape == (12 + 80 + 2 * 24 * 13, 3, 3)
     assert pickle.loads(pickle.dumps(history)) == history
-    for ax in (draw(sim), animate(history)._fig.axes[0]):
+    anim = animate(history)
+    anim._func(2)  # the last frame
+    for ax in (draw(sim), anim._fig.axes[0]):
         (shape,) = [c for c in ax.collections if c.get_gid() == "springsim-shape"]
         assert len(shape.get_facecolor()) >= 1
         high = max(ax.get_xlim()[1], ax.get_ylim()[1], ax.get_zlim()[1])
