@@ -10,6 +10,7 @@ frame against every triangle, in plain NumPy) and by the distance from every nod
 the mesh (also plain NumPy).
 """
 
+import gc
 import math
 import pickle
 
@@ -632,3 +633,5 @@ def test_draw_and_animate_show_them():
         high = max(ax.get_xlim()[1], ax.get_ylim()[1], ax.get_zlim()[1])
         assert high >= 0.5  # the view holds the box (up to x = 0.5)
     plt.close("all")
+    del anim
+    gc.collect()  # the animation goes now, under this test's warning filter
