@@ -533,9 +533,10 @@ void ss_collide(ss_system *sys, double damped) {
         for (size_t i = 0; i < n; i++) {
             if (pinned[i])
                 continue;
-            if (col->kind == SS_MESH)
-                taken += collide_mesh(sys, col, i, &gas);
-            else if (touches(col, dim, x + i * (size_t)dim))
+            if (col->kind == SS_MESH) {
+                if (sys->contact.hits[2 * i] >= 0) /* detect() found it in contact */
+                    taken += collide_mesh(sys, col, i, &gas);
+            } else if (touches(col, dim, x + i * (size_t)dim))
                 taken += put_back(sys, col, NULL, i, &gas);
         }
     }

@@ -16,7 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define LEAF_SIZE 4
+#define LEAF_SIZE 2
 /* How far outside a triangle (in barycentric terms) a crossing still counts: the two
  * triangles of a shared edge overlap by this much, so no crossing slips between them. */
 #define EDGE_SLACK 1e-9
@@ -292,12 +292,17 @@ size_t ss_mesh_nbytes(const ss_mesh *mesh) {
 
 int ss_mesh_find(const ss_mesh *m, double thickness, const double *a, const double *p,
                  ss_mesh_contact *found) {
-    const double h = fmax(thickness, m->skin);
+    /* (Comparisons, not fmin/fmax: those are calls into libm here, for every node.) */
+    const double h = thickness > m->skin ? thickness : m->skin;
     double lo[3], hi[3];
     for (int k = 0; k < 3; k++) {
-        lo[k] = fmin(a[k], p[k]) - h;
-        hi[k] = fmax(a[k], p[k]) + h;
+        lo[k] = (a[k] < p[k] ? a[k] : p[k]) - h;
+        hi[k] = (a[k] < p[k] ? p[k] : a[k]) + h;
     }
+    const ss_mesh_node *root = m->nodes;
+    if (root->lo[0] > hi[0] || root->hi[0] < lo[0] || root->lo[1] > hi[1] || root->hi[1] < lo[1] ||
+        root->lo[2] > hi[2] || root->hi[2] < lo[2])
+        return 0; /* far from the mesh: most nodes, most of the time */
     int32_t stack[STACK_DEPTH];
     int top = 0;
     stack[top++] = 0;
@@ -330,6 +335,8 @@ int ss_mesh_find(const ss_mesh *m, double thickness, const double *a, const doub
                     first = t, crossed = f, crossed_side = side;
                 }
             }
+            if (dp * dp > nearest) /* the plane is farther than the nearest so far */
+                continue;
             double c[3], w[3];
             closest_point(m, f, p, c);
             sub3(p, c, w);
