@@ -1,0 +1,539 @@
+/* contact.c - node-node contact: nodes with a radius repel when they overlap.
+ *
+ * The law (Cundall & Strack 1979, the linear spring-dashpot of DEM): for a pair i, j
+ * with r_i + r_j > d = |x_j - x_i|, overlap delta = r_i + r_j - d and n the unit vector
+ * from i to j, node j feels
+ *     F = (k_c delta - c v_n) n - min(gamma |v_t|, mu |k_c delta - c v_n|) v_t / |v_t|
+ * and node i feels -F, with v_n = (v_j - v_i).n (> 0 when they separate) and v_t the
+ * rest of the relative velocity. The dashpot c = 2 zeta sqrt(k_c m_eff), m_eff =
+ * m_i m_j / (m_i + m_j) (a pinned node counts as infinitely heavy: m_eff is the free
+ * node's mass), with zeta = -ln e / sqrt(pi^2 + ln^2 e): the overlap is then a damped
+ * oscillator that returns to 0 with exactly e times its entry speed (a head-on
+ * collision's coefficient of restitution). As in the textbook model the dashpot may
+ * pull during the end of a contact: clipping it would change e. Friction is Coulomb's,
+ * regularised: a tangential dashpot gamma = 2 sqrt(k_c m_eff) (critical for the pair)
+ * capped at mu times the normal force, so it can hold a slow slide but not a resting
+ * stick exactly.
+ *
+ * The contact potential 1/2 k_c delta^2 is conservative (energy() reports it as
+ * "contact"); the dashpot's c v_n^2 and friction's |F_t| |v_t| are powers that the step
+ * books into dissipated with damping and drag (ss_dissipation_power).
+ *
+ * Broad phase: every node with r > 0 gets the grid cell floor(x / 2 r_max); cells are
+ * hashed into a table of a power of 2 >= 2 K buckets (K such nodes) and the nodes
+ * counting-sorted by bucket, stably, so a bucket lists its nodes in index order. Each
+ * node i, in index order, looks in its 3^dim neighbouring cells for nodes j > i: the
+ * pairs come in an order fixed by the positions alone, and the forces are added
+ * serially in that order (bit-identical for any thread count). The buffers only grow,
+ * so after the first search of a step nothing is allocated. */
+#include "springsim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SS_PI 3.14159265358979323846
+
+typedef struct {
+    int64_t cell[3];
+    int32_t node;
+    uint32_t bucket;
+} entry;
+
+ss_touch *ss_touch_new(void) {
+    ss_touch *t = ss_malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->stiffness = 1e4; /* N/m: a 0.1 kg ball then overlaps 1 mm per newton */
+    t->restitution = 0.5;
+    t->zeta = -log(0.5) / sqrt(SS_PI * SS_PI + log(0.5) * log(0.5));
+    return t;
+}
+
+static void free_scratch(ss_touch *t) {
+    ss_free(t->pairs);
+    ss_free(t->entries);
+    ss_free(t->bucket_start);
+    ss_free(t->adj_first);
+    ss_free(t->adj);
+}
+
+void ss_touch_free(ss_touch *t) {
+    if (!t)
+        return;
+    free_scratch(t);
+    ss_free(t->off);
+    ss_free(t);
+}
+
+ss_touch *ss_touch_copy(const ss_touch *src) {
+    ss_touch *t = ss_malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->radius = src->radius;
+    t->stiffness = src->stiffness;
+    t->restitution = src->restitution;
+    t->friction = src->friction;
+    t->zeta = src->zeta;
+    if (src->num_off) {
+        t->off = ss_malloc(src->num_off * sizeof *t->off);
+        if (!t->off) {
+            ss_free(t);
+            return NULL;
+        }
+        memcpy(t->off, src->off, src->num_off * sizeof *t->off);
+        t->num_off = t->off_capacity = src->num_off;
+    }
+    return t;
+}
+
+size_t ss_touch_nbytes(const ss_touch *t) {
+    if (!t)
+        return 0;
+    return sizeof *t + t->off_capacity * sizeof *t->off + 2 * t->pair_capacity * sizeof(int32_t) +
+           2 * t->node_capacity * sizeof(entry) + (t->bucket_capacity + 1) * sizeof(int32_t) +
+           t->adj_node_capacity * sizeof(size_t) + t->adj_capacity * sizeof(int32_t);
+}
+
+ss_status ss_touch_set_law(ss_system *sys, double radius, double stiffness, double restitution,
+                           double friction) {
+    if (!(radius >= 0.0) || !isfinite(radius))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_radius is %g: must be finite and >= 0 m",
+                       radius);
+    if (!(stiffness > 0.0) || !isfinite(stiffness))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_stiffness is %g: must be finite and > 0 N/m",
+                       stiffness);
+    if (!(restitution >= 0.0 && restitution <= 1.0))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_restitution is %g: must be in [0, 1]",
+                       restitution);
+    if (!(friction >= 0.0) || !isfinite(friction))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_friction is %g: must be finite and >= 0",
+                       friction);
+    ss_touch *t = sys->touch;
+    t->radius = radius;
+    t->stiffness = stiffness;
+    t->restitution = restitution;
+    t->friction = friction;
+    /* e = 0: ln e = -inf, the limit of zeta is 1 (critical damping: no rebound) */
+    const double log_e = log(restitution);
+    t->zeta = restitution == 0.0 ? 1.0 : -log_e / sqrt(SS_PI * SS_PI + log_e * log_e);
+    return SS_OK;
+}
+
+static uint64_t group_key(int32_t a, int32_t b) {
+    const uint32_t lo = (uint32_t)(a < b ? a : b), hi = (uint32_t)(a < b ? b : a);
+    return (uint64_t)lo << 32 | hi;
+}
+
+/* Index of the first key >= key in the sorted filter. */
+static size_t filter_find(const ss_touch *t, uint64_t key) {
+    size_t lo = 0, hi = t->num_off;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (t->off[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int ss_touch_enabled(const ss_touch *t, int32_t a, int32_t b) {
+    if (!t->num_off)
+        return 1;
+    const uint64_t key = group_key(a, b);
+    const size_t k = filter_find(t, key);
+    return !(k < t->num_off && t->off[k] == key);
+}
+
+ss_status ss_touch_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled) {
+    ss_touch *t = sys->touch;
+    const uint64_t key = group_key(a, b);
+    const size_t k = filter_find(t, key);
+    const int present = k < t->num_off && t->off[k] == key;
+    if (enabled && present) {
+        memmove(t->off + k, t->off + k + 1, (t->num_off - k - 1) * sizeof *t->off);
+        t->num_off--;
+    } else if (!enabled && !present) {
+        if (t->num_off == t->off_capacity) {
+            const size_t capacity = t->off_capacity ? 2 * t->off_capacity : 8;
+            uint64_t *fresh = ss_malloc(capacity * sizeof *fresh);
+            if (!fresh)
+                return ss_fail(sys, SS_ERR_NOMEM, "out of memory for the contact filter");
+            if (t->num_off)
+                memcpy(fresh, t->off, t->num_off * sizeof *fresh);
+            ss_free(t->off);
+            t->off = fresh;
+            t->off_capacity = capacity;
+        }
+        memmove(t->off + k + 1, t->off + k, (t->num_off - k) * sizeof *t->off);
+        t->off[k] = key;
+        t->num_off++;
+    }
+    return SS_OK;
+}
+
+int ss_touch_active(const ss_system *sys) {
+    if (ss_array_absent(sys, SS_RADII))
+        return 0;
+    const double *r = SS_DOUBLES(sys, SS_RADII);
+    for (size_t i = 0; i < sys->num_nodes; i++)
+        if (r[i] > 0.0)
+            return 1;
+    return 0;
+}
+
+/* ---- Spring neighbours (same-group pairs joined by a spring do not touch) ---- */
+
+static int compare_int32(const void *a, const void *b) {
+    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int ensure_adjacency(const ss_system *sys) {
+    ss_touch *t = sys->touch;
+    const size_t n = sys->num_nodes, m = sys->num_springs;
+    if (t->adj_valid && t->adj_edits == sys->topology_edits && t->adj_nodes == n)
+        return 0;
+    if (t->adj_node_capacity < n + 1) {
+        size_t *fresh = ss_malloc((n + 1) * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->adj_first);
+        t->adj_first = fresh;
+        t->adj_node_capacity = n + 1;
+    }
+    if (t->adj_capacity < 2 * m || !t->adj) {
+        int32_t *fresh = ss_malloc((2 * m + 1) * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->adj);
+        t->adj = fresh;
+        t->adj_capacity = 2 * m + 1;
+    }
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    size_t *first = t->adj_first;
+    memset(first, 0, (n + 1) * sizeof *first);
+    for (size_t s = 0; s < 2 * m; s++)
+        first[pairs[s] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        first[i + 1] += first[i];
+    for (size_t s = 0; s < m; s++) { /* fill from the back: first[i] ends at its start */
+        const int32_t a = pairs[2 * s], b = pairs[2 * s + 1];
+        t->adj[first[a + 1] - 1] = b;
+        first[a + 1]--;
+        t->adj[first[b + 1] - 1] = a;
+        first[b + 1]--;
+    }
+    /* now first[i + 1] is node i's start: shift back to first[i] */
+    memmove(first, first + 1, n * sizeof *first);
+    first[n] = 2 * m;
+    for (size_t i = 0; i < n; i++)
+        if (first[i + 1] - first[i] > 1)
+            qsort(t->adj + first[i], first[i + 1] - first[i], sizeof(int32_t), compare_int32);
+    t->adj_nodes = n;
+    t->adj_edits = sys->topology_edits;
+    t->adj_valid = 1;
+    return 0;
+}
+
+static int joined(const ss_touch *t, int32_t i, int32_t j) {
+    size_t lo = t->adj_first[i], hi = t->adj_first[i + 1];
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (t->adj[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->adj_first[i + 1] && t->adj[lo] == j;
+}
+
+/* ---- The search ----------------------------------------------------------- */
+
+static size_t bucket_of(const int64_t c[3], size_t mask) {
+    uint64_t h = (uint64_t)c[0] * 0x9E3779B97F4A7C15u ^ (uint64_t)c[1] * 0xC2B2AE3D27D4EB4Fu ^
+                 (uint64_t)c[2] * 0x165667B19E3779F9u;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9u;
+    h ^= h >> 32;
+    return (size_t)(h & mask);
+}
+
+/* A cell coordinate, clamped so that far-away (or NaN) nodes still get a valid one. */
+static int64_t cell_coordinate(double x, double inv_cell) {
+    double q = floor(x * inv_cell);
+    if (!(q >= -1e15))
+        q = -1e15;
+    if (q > 1e15)
+        q = 1e15;
+    return (int64_t)q;
+}
+
+static int grow_pairs(ss_touch *t) {
+    const size_t capacity = t->pair_capacity ? 2 * t->pair_capacity : 64;
+    int32_t *fresh = ss_malloc(2 * capacity * sizeof *fresh);
+    if (!fresh)
+        return -1;
+    if (t->num_pairs)
+        memcpy(fresh, t->pairs, 2 * t->num_pairs * sizeof *fresh);
+    ss_free(t->pairs);
+    t->pairs = fresh;
+    t->pair_capacity = capacity;
+    return 0;
+}
+
+static int ensure_nodes(ss_touch *t, size_t k, size_t buckets) {
+    if (t->node_capacity < k) {
+        entry *fresh = ss_malloc(2 * k * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->entries);
+        t->entries = (int32_t *)(void *)fresh;
+        t->node_capacity = k;
+    }
+    if (t->bucket_capacity < buckets) {
+        int32_t *fresh = ss_malloc((buckets + 1) * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->bucket_start);
+        t->bucket_start = fresh;
+        t->bucket_capacity = buckets;
+    }
+    return 0;
+}
+
+/* Nonzero when i and j may touch: the groups' filter, and no spring within a group. */
+static int may_touch(const ss_system *sys, const int32_t *group, int32_t i, int32_t j) {
+    const int32_t a = group ? group[i] : 0, b = group ? group[j] : 0;
+    if (a == b && joined(sys->touch, i, j))
+        return 0;
+    return ss_touch_enabled(sys->touch, a, b);
+}
+
+/* Find the touching pairs at positions x into sys->touch->pairs; -1 when out of memory. */
+static int find_pairs(const ss_system *sys, const double *x) {
+    ss_touch *t = sys->touch;
+    t->num_pairs = 0;
+    if (ss_array_absent(sys, SS_RADII))
+        return 0;
+    const double *r = SS_DOUBLES(sys, SS_RADII);
+    const int32_t *group = ss_array_absent(sys, SS_GROUPS) ? NULL : SS_INT32S(sys, SS_GROUPS);
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    size_t k = 0;
+    double r_max = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (r[i] > 0.0) {
+            k++;
+            r_max = r[i] > r_max ? r[i] : r_max;
+        }
+    if (k < 2)
+        return 0;
+    size_t buckets = 16;
+    while (buckets < 2 * k)
+        buckets *= 2;
+    if (ensure_adjacency(sys) || ensure_nodes(t, k, buckets))
+        return -1;
+    entry *raw = (entry *)(void *)t->entries, *sorted = raw + k;
+    int32_t *start = t->bucket_start;
+    const double inv_cell = 0.5 / r_max;
+    const size_t mask = buckets - 1;
+    memset(start, 0, (buckets + 1) * sizeof *start);
+    size_t e = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(r[i] > 0.0))
+            continue;
+        entry *en = raw + e++;
+        for (size_t q = 0; q < 3; q++)
+            en->cell[q] = q < dim ? cell_coordinate(x[i * dim + q], inv_cell) : 0;
+        en->node = (int32_t)i;
+        en->bucket = (uint32_t)bucket_of(en->cell, mask);
+        start[en->bucket + 1]++;
+    }
+    for (size_t b = 0; b < buckets; b++)
+        start[b + 1] += start[b];
+    for (size_t q = 0; q < k; q++) /* stable: each bucket keeps index order */
+        sorted[start[raw[q].bucket]++] = raw[q];
+    for (size_t b = buckets; b > 0; b--) /* start[b] was advanced to its end: shift back */
+        start[b] = start[b - 1];
+    start[0] = 0;
+    const int64_t reach_z = dim == 3 ? 1 : 0;
+    for (size_t q = 0; q < k; q++) {
+        const entry *a = raw + q;
+        const int32_t i = a->node;
+        for (int64_t dx = -1; dx <= 1; dx++)
+            for (int64_t dy = -1; dy <= 1; dy++)
+                for (int64_t dz = -reach_z; dz <= reach_z; dz++) {
+                    const int64_t c[3] = {a->cell[0] + dx, a->cell[1] + dy, a->cell[2] + dz};
+                    const size_t b = bucket_of(c, mask);
+                    for (int32_t s = start[b]; s < start[b + 1]; s++) {
+                        const entry *o = sorted + s;
+                        const int32_t j = o->node;
+                        if (j <= i || o->cell[0] != c[0] || o->cell[1] != c[1] ||
+                            o->cell[2] != c[2])
+                            continue;
+                        double d2 = 0.0;
+                        for (size_t w = 0; w < dim; w++) {
+                            const double d = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
+                            d2 += d * d;
+                        }
+                        const double reach = r[i] + r[j];
+                        if (!(d2 < reach * reach) || !may_touch(sys, group, i, j))
+                            continue;
+                        if (t->num_pairs == t->pair_capacity && grow_pairs(t))
+                            return -1;
+                        t->pairs[2 * t->num_pairs] = i;
+                        t->pairs[2 * t->num_pairs + 1] = j;
+                        t->num_pairs++;
+                    }
+                }
+    }
+    return 0;
+}
+
+ss_status ss_touch_prepare(ss_system *sys) {
+    sys->touch->failed = 0;
+    if (find_pairs(sys, SS_DOUBLES(sys, SS_POSITIONS)))
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
+    return SS_OK;
+}
+
+/* ---- The law ---------------------------------------------------------------- */
+
+typedef struct {
+    double force[3]; /* on j; -force on i */
+    double delta;    /* overlap, m */
+    double power;    /* W taken by the dashpot and friction */
+} pair_result;
+
+/* The force of pair p at state (x, v); 0 for coincident nodes (no direction). */
+static pair_result pair_law(const ss_system *sys, const double *x, const double *v, size_t p) {
+    const ss_touch *t = sys->touch;
+    const size_t dim = (size_t)sys->dim;
+    const int32_t i = t->pairs[2 * p], j = t->pairs[2 * p + 1];
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    pair_result out = {{0.0, 0.0, 0.0}, 0.0, 0.0};
+    double d[3] = {0.0, 0.0, 0.0}, dist2 = 0.0;
+    for (size_t w = 0; w < dim; w++) {
+        d[w] = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
+        dist2 += d[w] * d[w];
+    }
+    const double dist = sqrt(dist2), delta = r[i] + r[j] - dist;
+    if (!(dist >= SS_MIN_SPRING_LENGTH) || !(delta > 0.0) || (pinned[i] && pinned[j]))
+        return out;
+    const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+    const double root = sqrt(t->stiffness * m_eff);
+    const double c = 2.0 * t->zeta * root;
+    double n[3], vrel[3] = {0.0, 0.0, 0.0}, vn = 0.0;
+    for (size_t w = 0; w < dim; w++) {
+        n[w] = d[w] / dist;
+        vrel[w] = v[(size_t)j * dim + w] - v[(size_t)i * dim + w];
+        vn += vrel[w] * n[w];
+    }
+    const double fn = t->stiffness * delta - c * vn;
+    for (size_t w = 0; w < dim; w++)
+        out.force[w] = fn * n[w];
+    out.delta = delta;
+    out.power = c * vn * vn;
+    if (t->friction > 0.0) {
+        double vt[3], speed2 = 0.0;
+        for (size_t w = 0; w < dim; w++) {
+            vt[w] = vrel[w] - vn * n[w];
+            speed2 += vt[w] * vt[w];
+        }
+        const double speed = sqrt(speed2);
+        if (speed > 0.0) {
+            const double viscous = 2.0 * root * speed, cap = t->friction * fabs(fn);
+            const double ft = viscous < cap ? viscous : cap;
+            for (size_t w = 0; w < dim; w++)
+                out.force[w] -= ft * vt[w] / speed;
+            out.power += ft * speed;
+        }
+    }
+    return out;
+}
+
+void ss_touch_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                         size_t stride) {
+    ss_touch *t = sys->touch;
+    const size_t dim = (size_t)sys->dim;
+    if (find_pairs(sys, x)) {
+        /* out of memory mid-step: poison the forces so the step rolls back */
+        t->failed = 1;
+        for (size_t i = 0; i < sys->num_nodes; i++)
+            f[i * stride] = NAN;
+        return;
+    }
+    for (size_t p = 0; p < t->num_pairs; p++) {
+        const pair_result pr = pair_law(sys, x, v, p);
+        double *fi = f + (size_t)t->pairs[2 * p] * stride,
+               *fj = f + (size_t)t->pairs[2 * p + 1] * stride;
+        for (size_t w = 0; w < dim; w++) {
+            fi[w] -= pr.force[w];
+            fj[w] += pr.force[w];
+        }
+    }
+}
+
+double ss_touch_energy(const ss_system *sys) {
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    if (find_pairs(sys, x))
+        return NAN;
+    double sum = 0.0;
+    for (size_t p = 0; p < sys->touch->num_pairs; p++) {
+        const double delta = pair_law(sys, x, v, p).delta;
+        sum += delta * delta;
+    }
+    return 0.5 * sys->touch->stiffness * sum;
+}
+
+double ss_touch_power(const ss_system *sys) {
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    if (find_pairs(sys, x))
+        return NAN;
+    double power = 0.0;
+    for (size_t p = 0; p < sys->touch->num_pairs; p++)
+        power += pair_law(sys, x, v, p).power;
+    return power;
+}
+
+void ss_touch_stability_rows(const ss_system *sys, double *rows, double *own) {
+    if (!ss_touch_active(sys))
+        return;
+    const ss_touch *t = sys->touch;
+    const size_t n = sys->num_nodes;
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const double k = t->stiffness, friction = t->friction > 0.0 ? 1.0 : 0.0;
+    /* damping per sqrt(k m_eff): the dashpot's 2 zeta and friction's 2 */
+    const double damping = 2.0 * t->zeta + 2.0 * friction;
+    memset(own, 0, 2 * n * sizeof *own);
+    int searched = find_pairs(sys, SS_DOUBLES(sys, SS_POSITIONS)) == 0;
+    for (size_t p = 0; searched && p < t->num_pairs; p++) {
+        const int32_t i = t->pairs[2 * p], j = t->pairs[2 * p + 1];
+        if (pinned[i] && pinned[j])
+            continue;
+        const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+        const double c = damping * sqrt(k * m_eff);
+        const int32_t ends[2][2] = {{i, j}, {j, i}};
+        for (int e = 0; e < 2; e++) {
+            const int32_t a = ends[e][0], b = ends[e][1];
+            if (pinned[a])
+                continue;
+            const double weight = 1.0 / m[a] + (pinned[b] ? 0.0 : 1.0 / sqrt(m[a] * m[b]));
+            own[2 * a] += k * weight;
+            own[2 * a + 1] += c * weight;
+        }
+    }
+    /* A node with no contact now may meet a node of its own mass: w^2 = 2 k / m. */
+    for (size_t i = 0; i < n; i++) {
+        if (pinned[i] || !(r[i] > 0.0))
+            continue;
+        const double one_w2 = 2.0 * k / m[i], one_g = 2.0 * damping * sqrt(0.5 * k * m[i]) / m[i];
+        rows[2 * i] += own[2 * i] > one_w2 ? own[2 * i] : one_w2;
+        rows[2 * i + 1] += own[2 * i] > one_w2 ? own[2 * i + 1] : one_g;
+    }
+}
