@@ -388,9 +388,11 @@ ss_status ss_system_materialize(ss_system *sys, ss_array which) {
     if (!fresh)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for an array of %zu rows", rows);
     double *data = fresh->data;
-    const double fill = which == SS_BREAK_STRAINS ? INFINITY : 0.0;
-    for (size_t k = 0; k < rows * columns; k++)
-        data[k] = fill;
+    if (which == SS_BREAK_STRAINS) /* the only default that is not all-zero bytes */
+        for (size_t k = 0; k < rows * columns; k++)
+            data[k] = INFINITY;
+    else /* groups are int32: a double fill would overrun the block */
+        memset(data, 0, rows * columns * ss_array_itemsize(which));
     ss_buffer_release(sys->arrays[which]);
     sys->arrays[which] = fresh;
     sys->absent &= ~(1u << which);

@@ -29,6 +29,7 @@ VERSION_3 = (
 )
 VERSION_4 = ("air_density", "drag_coefficient", "divergence_factor")
 VERSION_5 = ("drives", "drive_t0", "drive_nodes", "drive_values")
+VERSION_6 = ("radii", "groups", "contact_law", "contact_off")
 
 
 def assert_identical(a, b):
@@ -58,6 +59,11 @@ def rich_system(dim, verlet_history=True):
     if dim == 3:  # the air on faces acts in 3D only
         sim.drag_coefficient = 0.9
     sim.energy_loss = 0.999
+    sim.radii = rng.uniform(0.0, 0.05, len(x))
+    sim.groups = rng.integers(-3, 3, len(x))
+    sim.contact_stiffness, sim.contact_restitution = 2e3, 0.3
+    sim.contact_friction, sim.contact_radius = 0.2, 0.01
+    sim.set_contact(1, -2, False)
     sim.time = 1.25
     if verlet_history:
         sim.step(1e-3, steps=5, method="verlet")
@@ -138,7 +144,7 @@ def test_save_replaces_a_file_and_is_plain_npz(tmp_path):
     assert_identical(load(path), sim)
     with np.load(path, allow_pickle=False) as entries:
         assert entries["format"] == "springsim.System"
-        assert entries["version"] == FORMAT_VERSION == 5
+        assert entries["version"] == FORMAT_VERSION == 6
         assert entries["dim"] == 2
 
 
@@ -167,6 +173,7 @@ HOSTILE = {
     "break_strains": [np.nan, -np.inf, -0.5],
     "uvs": [np.nan, np.inf],
     "rest_positions": [np.nan, -np.inf],
+    "radii": [np.nan, np.inf, -0.1],
     "_prev_accel": [np.nan, np.inf],
     "gravity": [np.nan, np.inf],
     "wind": [np.nan, -np.inf],
@@ -192,7 +199,7 @@ def write_through_view(sim, name, value):
 def test_writable_views_are_exactly_the_checked_arrays():
     sim = rich_system(3)
     writable = {name for name in ARRAYS if sim._view(name).flags.writeable}
-    assert writable == set(HOSTILE) | {"pinned"}
+    assert writable == set(HOSTILE) | {"pinned", "groups"}  # every int32 names a group
 
 
 @pytest.mark.parametrize(("name", "value"), HOSTILE_CASES)
@@ -539,7 +546,7 @@ def test_colliders_round_trip_and_version_1_files_load_without_them(tmp_path):
         entries = {
             key: npz[key]
             for key in npz.files
-            if key not in VERSION_2 + VERSION_3 + VERSION_4 + VERSION_5
+            if key not in VERSION_2 + VERSION_3 + VERSION_4 + VERSION_5 + VERSION_6
         }
     entries["version"] = np.array(1, dtype=np.int64)
     old = tmp_path / "version1.npz"
@@ -656,7 +663,7 @@ def test_version_1_and_2_files_load_without_gas_bodies(tmp_path, version):
     sim = two_gas_bodies_after_a_removed_one()
     path = tmp_path / "gas.npz"
     save(sim, path)
-    dropped = VERSION_3 + VERSION_4 + VERSION_5
+    dropped = VERSION_3 + VERSION_4 + VERSION_5 + VERSION_6
     if version == 1:
         dropped += VERSION_2
     with np.load(path) as npz:
@@ -786,7 +793,7 @@ def test_version_3_files_load_with_the_default_divergence_factor(tmp_path):
     path = tmp_path / "s.npz"
     save(sim, path)
     with np.load(path) as npz:
-        entries = {key: npz[key] for key in npz.files if key not in VERSION_4 + VERSION_5}
+        entries = {key: npz[key] for key in npz.files if key not in VERSION_4 + VERSION_5 + VERSION_6}
     entries["version"] = np.array(3, dtype=np.int64)
     np.savez(tmp_path / "v3.npz", **entries)
     old = load(tmp_path / "v3.npz")

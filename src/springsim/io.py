@@ -56,6 +56,11 @@ key                   shape, dtype          meaning
 ``drive_nodes``       (sum k,) int64        the driven nodes, concatenated in order
 ``drive_values``      (R, dim) float64      targets, S × k rows each; a line's k start
                                             positions then its k velocities
+``radii``             (N,) float64          node–node contact radii, m
+``groups``            (N,) int32            contact groups
+``contact_law``       (4,) float64          contact radius, stiffness, restitution,
+                                            friction
+``contact_off``       (K, 2) int32          the group pairs that do not touch
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
@@ -64,7 +69,7 @@ iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bod
 and the default CG settings. Files before version 4 (no ``air_density``,
 ``drag_coefficient`` and ``divergence_factor``) load with no air on faces and the
 default divergence factor. Files before version 5 (no ``drives`` entries) load with no
-driven nodes.
+driven nodes; files before version 6 with no node–node contact (no radii, the default law).
 
 A drive whose path is a function cannot be kept (it is code, and the file holds no
 pickle): :func:`save` warns and leaves it out, and the loaded system holds those nodes
@@ -97,6 +102,7 @@ import numpy as np
 
 from springsim import _core
 from springsim._drive_files import DRIVE_KEYS as _DRIVE_KEYS
+from springsim._touch_files import apply_touch_entries, check_touch_entries, touch_entries
 from springsim._drive_files import check_entries as _check_drive_entries
 from springsim._drive_files import describe as _describe_drive
 from springsim._drive_files import drive_entries as _drive_entries
@@ -271,6 +277,7 @@ def state_arrays(sim: System, drives: bool = True) -> dict[str, np.ndarray]:
     factor = sim.divergence_factor
     arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
     arrays.update(_pressure_entries(sim))
+    arrays.update(touch_entries(sim))
     kept = sim.__dict__.get("_drives", []) if drives else []
     arrays.update(_drive_entries(kept, sim.dim)[0])
     return arrays
@@ -429,6 +436,8 @@ def _read_entries(
     data["pressure_elements"] = elements
     if version >= 5:
         data.update(_check_drive_entries(entry, dim, invalid))
+    if version >= 6:
+        data.update(check_touch_entries(entry, data["positions"].shape[0], invalid))
     return data
 
 
@@ -556,6 +565,7 @@ def system_from_arrays(
             drives = _drives_from_entries(data, sim.num_nodes, invalid)
             if drives:
                 sim._set_drives(drives)
+        apply_touch_entries(sim, data)
         sim._verlet_valid = bool(data["_verlet_valid"])  # last: adding nodes resets it
     except (ValueError, TypeError) as error:
         if str(error).startswith(name):
