@@ -793,7 +793,9 @@ def test_version_3_files_load_with_the_default_divergence_factor(tmp_path):
     path = tmp_path / "s.npz"
     save(sim, path)
     with np.load(path) as npz:
-        entries = {key: npz[key] for key in npz.files if key not in VERSION_4 + VERSION_5 + VERSION_6}
+        entries = {
+            key: npz[key] for key in npz.files if key not in VERSION_4 + VERSION_5 + VERSION_6
+        }
     entries["version"] = np.array(3, dtype=np.int64)
     np.savez(tmp_path / "v3.npz", **entries)
     old = load(tmp_path / "v3.npz")

@@ -90,9 +90,7 @@ class TouchMixin(SystemHost):
             "friction": friction,
         }
         law.update(change)
-        self._set_contact_law(
-            law["radius"], law["stiffness"], law["restitution"], law["friction"]
-        )
+        self._set_contact_law(law["radius"], law["stiffness"], law["restitution"], law["friction"])
 
     @property
     def contact_radius(self) -> float:
