@@ -174,8 +174,9 @@ class TopologyMixin(SystemHost):
         """Append a copy of another system's nodes, springs and faces.
 
         Node data (positions, velocities, masses, pins, external forces, uvs, rest
-        positions, contact radii and groups), spring data, faces and gas bodies (with new ids, in order) come
-        along; global parameters (gravity, ...) and colliders stay this system's. This
+        positions, contact radii and groups), spring data, faces and gas bodies (with
+        new ids, in order) come along; global parameters (gravity, ...), colliders and
+        the contact law stay this system's. This
         is how composite models are built: a balloon is a ball ``add``-ed to a string
         and ``connect``-ed to it.
 

@@ -102,7 +102,6 @@ import numpy as np
 
 from springsim import _core
 from springsim._drive_files import DRIVE_KEYS as _DRIVE_KEYS
-from springsim._touch_files import apply_touch_entries, check_touch_entries, touch_entries
 from springsim._drive_files import check_entries as _check_drive_entries
 from springsim._drive_files import describe as _describe_drive
 from springsim._drive_files import drive_entries as _drive_entries
@@ -124,6 +123,7 @@ from springsim._npz import (
     FORMAT_VERSION,
     _check_headers,
 )
+from springsim._touch_files import apply_touch_entries, check_touch_entries, touch_entries
 from springsim._warn import warn as _warn
 from springsim.mesh_io import read_mesh
 from springsim.obj import read_obj, write_obj
