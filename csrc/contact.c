@@ -19,13 +19,15 @@
  * "contact"); the dashpot's c v_n^2 and friction's |F_t| |v_t| are powers that the step
  * books into dissipated with damping and drag (ss_dissipation_power).
  *
- * Broad phase: every node with r > 0 gets the grid cell floor(x / 2 r_max); cells are
- * hashed into a table of a power of 2 >= 2 K buckets (K such nodes) and the nodes
- * counting-sorted by bucket, stably, so a bucket lists its nodes in index order. Each
- * node i, in index order, looks in its 3^dim neighbouring cells for nodes j > i: the
- * pairs come in an order fixed by the positions alone, and the forces are added
- * serially in that order (bit-identical for any thread count). The buffers only grow,
- * so after the first search of a step nothing is allocated. */
+ * Broad phase, at every force evaluation: every node with r > 0 gets the grid cell of
+ * side 2 r_max it is in, and the nodes are counting-sorted by cell, stably (a cell
+ * lists its nodes in index order): numbered densely inside the bounding box when that
+ * has at most 4 cells per such node, else hashed into a power of 2 >= 2 K buckets (K
+ * such nodes). Each node i, in index order, looks in its 3^dim neighbouring cells for
+ * nodes j > i (see find_pairs): the pairs come in an order fixed by the positions
+ * alone, and the forces are added serially in that order (bit-identical for any
+ * thread count). The buffers only grow, so once they fit the contacts nothing is
+ * allocated. */
 #include "springsim.h"
 
 #include <math.h>
@@ -285,6 +287,10 @@ static int grow_pairs(ss_touch *t) {
     return 0;
 }
 
+/* Cells of the bounding box at most this many per node with a radius: a dense grid
+ * (memory O(K)); a sparser cloud (a node far away) is hashed instead. */
+#define SS_DENSE_CELLS_PER_NODE 4
+
 static int ensure_nodes(ss_touch *t, size_t k, size_t buckets) {
     if (t->node_capacity < k) {
         entry *fresh = ss_malloc(2 * k * sizeof *fresh);
@@ -295,12 +301,16 @@ static int ensure_nodes(ss_touch *t, size_t k, size_t buckets) {
         t->node_capacity = k;
     }
     if (t->bucket_capacity < buckets) {
-        int32_t *fresh = ss_malloc((buckets + 1) * sizeof *fresh);
+        /* room for the most either mode may use with k nodes, so that a moving bounding
+         * box never makes a step allocate */
+        const size_t most =
+            SS_DENSE_CELLS_PER_NODE * k + 64 > buckets ? SS_DENSE_CELLS_PER_NODE * k + 64 : buckets;
+        int32_t *fresh = ss_malloc((most + 1) * sizeof *fresh);
         if (!fresh)
             return -1;
         ss_free(t->bucket_start);
         t->bucket_start = fresh;
-        t->bucket_capacity = buckets;
+        t->bucket_capacity = most;
     }
     return 0;
 }
@@ -313,7 +323,49 @@ static int may_touch(const ss_system *sys, const int32_t *group, int32_t i, int3
     return ss_touch_enabled(sys->touch, a, b);
 }
 
-/* Find the touching pairs at positions x into sys->touch->pairs; -1 when out of memory. */
+/* Pair (i, j), i < j, if it touches at x: appended to the pairs; -1 when out of memory. */
+static int consider(const ss_system *sys, const double *x, const double *r, const int32_t *group,
+                    int32_t i, int32_t j) {
+    const size_t dim = (size_t)sys->dim;
+    double d2 = 0.0;
+    for (size_t w = 0; w < dim; w++) {
+        const double d = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
+        d2 += d * d;
+    }
+    const double reach = r[i] + r[j];
+    if (!(d2 < reach * reach) || !may_touch(sys, group, i, j))
+        return 0;
+    ss_touch *t = sys->touch;
+    if (t->num_pairs == t->pair_capacity && grow_pairs(t))
+        return -1;
+    t->pairs[2 * t->num_pairs] = i;
+    t->pairs[2 * t->num_pairs + 1] = j;
+    t->num_pairs++;
+    return 0;
+}
+
+/* Counting sort of the k raw entries by their slot (bucket or cell) into sorted, stable
+ * (a slot keeps index order); start[s] .. start[s + 1] is then slot s's range. */
+static void sort_by_slot(const entry *raw, entry *sorted, size_t k, int32_t *start, size_t slots) {
+    memset(start, 0, (slots + 1) * sizeof *start);
+    for (size_t q = 0; q < k; q++)
+        start[raw[q].bucket + 1]++;
+    for (size_t b = 0; b < slots; b++)
+        start[b + 1] += start[b];
+    for (size_t q = 0; q < k; q++)
+        sorted[start[raw[q].bucket]++] = raw[q];
+    for (size_t b = slots; b > 0; b--) /* start[b] was advanced to its end: shift back */
+        start[b] = start[b - 1];
+    start[0] = 0;
+}
+
+/* Find the touching pairs at positions x into sys->touch->pairs; -1 when out of memory.
+ *
+ * Dense grid: cells are numbered x fastest inside the contact nodes' bounding box, so
+ * the three cells x - 1 .. x + 1 of a row are one run of the sorted entries: a node
+ * scans 3^(dim - 1) runs. Otherwise the cells are hashed into buckets and a node looks
+ * in 3^dim buckets, keeping the entries of its cell. Either way the pairs come by i,
+ * then by neighbouring cell, then by j: an order fixed by the positions. */
 static int find_pairs(const ss_system *sys, const double *x) {
     ss_touch *t = sys->touch;
     t->num_pairs = 0;
@@ -323,72 +375,85 @@ static int find_pairs(const ss_system *sys, const double *x) {
     const int32_t *group = ss_array_absent(sys, SS_GROUPS) ? NULL : SS_INT32S(sys, SS_GROUPS);
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     size_t k = 0;
-    double r_max = 0.0;
+    double r_max = 0.0, lo[3] = {0.0, 0.0, 0.0}, hi[3] = {0.0, 0.0, 0.0};
+    int finite = 1;
     for (size_t i = 0; i < n; i++)
         if (r[i] > 0.0) {
+            for (size_t q = 0; q < dim; q++) {
+                const double c = x[i * dim + q];
+                finite &= isfinite(c);
+                lo[q] = k == 0 || c < lo[q] ? c : lo[q];
+                hi[q] = k == 0 || c > hi[q] ? c : hi[q];
+            }
             k++;
             r_max = r[i] > r_max ? r[i] : r_max;
         }
     if (k < 2)
         return 0;
-    size_t buckets = 16;
-    while (buckets < 2 * k)
-        buckets *= 2;
-    if (ensure_adjacency(sys) || ensure_nodes(t, k, buckets))
+    const double inv_cell = 0.5 / r_max;
+    int64_t g[3] = {1, 1, 1};
+    double cells = 1.0;
+    for (size_t q = 0; q < dim && finite; q++) {
+        const double span = floor((hi[q] - lo[q]) * inv_cell) + 1.0;
+        cells *= span;
+        g[q] = span < 1e15 ? (int64_t)span : (int64_t)1e15;
+    }
+    const int dense = finite && cells <= (double)(SS_DENSE_CELLS_PER_NODE * k + 64);
+    size_t slots = 16;
+    if (dense)
+        slots = (size_t)cells;
+    else
+        while (slots < 2 * k)
+            slots *= 2;
+    if (ensure_adjacency(sys) || ensure_nodes(t, k, slots))
         return -1;
     entry *raw = (entry *)(void *)t->entries, *sorted = raw + k;
     int32_t *start = t->bucket_start;
-    const double inv_cell = 0.5 / r_max;
-    const size_t mask = buckets - 1;
-    memset(start, 0, (buckets + 1) * sizeof *start);
     size_t e = 0;
     for (size_t i = 0; i < n; i++) {
         if (!(r[i] > 0.0))
             continue;
         entry *en = raw + e++;
         for (size_t q = 0; q < 3; q++)
-            en->cell[q] = q < dim ? cell_coordinate(x[i * dim + q], inv_cell) : 0;
+            en->cell[q] = q >= dim ? 0
+                          : dense  ? (int64_t)floor((x[i * dim + q] - lo[q]) * inv_cell)
+                                   : cell_coordinate(x[i * dim + q], inv_cell);
         en->node = (int32_t)i;
-        en->bucket = (uint32_t)bucket_of(en->cell, mask);
-        start[en->bucket + 1]++;
+        en->bucket = dense ? (uint32_t)(en->cell[0] + g[0] * (en->cell[1] + g[1] * en->cell[2]))
+                           : (uint32_t)bucket_of(en->cell, slots - 1);
     }
-    for (size_t b = 0; b < buckets; b++)
-        start[b + 1] += start[b];
-    for (size_t q = 0; q < k; q++) /* stable: each bucket keeps index order */
-        sorted[start[raw[q].bucket]++] = raw[q];
-    for (size_t b = buckets; b > 0; b--) /* start[b] was advanced to its end: shift back */
-        start[b] = start[b - 1];
-    start[0] = 0;
+    sort_by_slot(raw, sorted, k, start, slots);
     const int64_t reach_z = dim == 3 ? 1 : 0;
     for (size_t q = 0; q < k; q++) {
         const entry *a = raw + q;
         const int32_t i = a->node;
-        for (int64_t dx = -1; dx <= 1; dx++)
-            for (int64_t dy = -1; dy <= 1; dy++)
-                for (int64_t dz = -reach_z; dz <= reach_z; dz++) {
+        for (int64_t dz = -reach_z; dz <= reach_z; dz++)
+            for (int64_t dy = -1; dy <= 1; dy++) {
+                if (dense) {
+                    const int64_t y = a->cell[1] + dy, z = a->cell[2] + dz;
+                    if (y < 0 || y >= g[1] || z < 0 || z >= g[2])
+                        continue;
+                    const int64_t x0 = a->cell[0] > 0 ? a->cell[0] - 1 : 0;
+                    const int64_t x1 = a->cell[0] + 1 < g[0] ? a->cell[0] + 1 : g[0] - 1;
+                    const int64_t row = g[0] * (y + g[1] * z);
+                    for (int32_t s = start[row + x0]; s < start[row + x1 + 1]; s++)
+                        if (sorted[s].node > i && consider(sys, x, r, group, i, sorted[s].node))
+                            return -1;
+                    continue;
+                }
+                for (int64_t dx = -1; dx <= 1; dx++) {
                     const int64_t c[3] = {a->cell[0] + dx, a->cell[1] + dy, a->cell[2] + dz};
-                    const size_t b = bucket_of(c, mask);
+                    const size_t b = bucket_of(c, slots - 1);
                     for (int32_t s = start[b]; s < start[b + 1]; s++) {
                         const entry *o = sorted + s;
-                        const int32_t j = o->node;
-                        if (j <= i || o->cell[0] != c[0] || o->cell[1] != c[1] ||
+                        if (o->node <= i || o->cell[0] != c[0] || o->cell[1] != c[1] ||
                             o->cell[2] != c[2])
                             continue;
-                        double d2 = 0.0;
-                        for (size_t w = 0; w < dim; w++) {
-                            const double d = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
-                            d2 += d * d;
-                        }
-                        const double reach = r[i] + r[j];
-                        if (!(d2 < reach * reach) || !may_touch(sys, group, i, j))
-                            continue;
-                        if (t->num_pairs == t->pair_capacity && grow_pairs(t))
+                        if (consider(sys, x, r, group, i, o->node))
                             return -1;
-                        t->pairs[2 * t->num_pairs] = i;
-                        t->pairs[2 * t->num_pairs + 1] = j;
-                        t->num_pairs++;
                     }
                 }
+            }
     }
     return 0;
 }

@@ -270,15 +270,19 @@ def overlapping_cloud(rng, dim, n):
     return sim
 
 
+@pytest.mark.parametrize("far", [False, True])
 @pytest.mark.parametrize("dim", [2, 3])
-@pytest.mark.parametrize("seed", range(6))
-def test_kernel_finds_the_pairs_and_forces_of_the_brute_force_oracle(dim, seed):
+@pytest.mark.parametrize("seed", range(4))
+def test_kernel_finds_the_pairs_and_forces_of_the_brute_force_oracle(dim, seed, far):
     # The grid must find exactly the pairs that trying all N²/2 finds; then both
     # integrate the same law. RK4 over 20 substeps of 0.05 critical_dt: the two sum
     # the same terms in different orders, ~1e-16 relative per step; 1e-11 allows for
-    # the contacts' amplification over a few periods.
+    # the contacts' amplification over a few periods. far: one node 1 km away makes
+    # the bounding box too sparse for a dense grid, so the kernel hashes the cells.
     rng = np.random.default_rng(seed)
     sim = overlapping_cloud(rng, dim, n=40)
+    if far:
+        sim.positions[-1] += 1e3
     ref = reference.State.from_system(sim)
     found = sim.contact_pairs()
     expected = pairs(ref, ref.x)
