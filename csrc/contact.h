@@ -1,4 +1,4 @@
-/* contact.h - part of the kernel API: node-node contact (contact.c).
+/* contact.h - part of the kernel API: node-node contact (contact.c, contact_law.c).
  * Included by springsim.h only, at its place there (it uses what comes before it).
  *
  * Nodes with a contact radius r > 0 (SS_RADII) repel when closer than r_i + r_j: a
@@ -35,7 +35,7 @@ typedef struct ss_touch {
     int failed; /* an allocation failed during a search (forces were poisoned: NaN) */
 } ss_touch;
 
-/* ---- Node-node contact (contact.c) ------------------------------------- */
+/* ---- Node-node contact (contact.c; the law: contact_law.c) ------------------- */
 
 ss_touch *ss_touch_new(void);
 void ss_touch_free(ss_touch *touch);
@@ -51,6 +51,9 @@ ss_status ss_touch_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled)
 int ss_touch_enabled(const ss_touch *touch, int32_t a, int32_t b);
 /* Nonzero when some node has a radius > 0. */
 int ss_touch_active(const ss_system *sys);
+/* Find the pairs touching at positions x into touch->pairs (contact.c); -1 when out of
+ * memory. */
+int ss_touch_find(const ss_system *sys, const double *x);
 /* Before a step call: build the scratch at the current positions (SS_ERR_NOMEM). */
 ss_status ss_touch_prepare(ss_system *sys);
 /* f (rows `stride` apart) += the contact forces at state (x, v), pair by pair. */
