@@ -442,6 +442,8 @@ static PyMethodDef System_methods[] = {
      "[(a, b), ...]: the group pairs that do not touch, a <= b."},
     {"_contact_pairs", (PyCFunction)ss_py_system_contact_pairs, METH_NOARGS,
      "(P, 2) int32: node pairs touching now, in force order."},
+    {"_has_radii", (PyCFunction)ss_py_system_has_radii, METH_NOARGS,
+     "Whether some node has a contact radius > 0 (makes no array)."},
     {"_colliders", (PyCFunction)ss_py_system_colliders, METH_NOARGS,
      "[(id, kind, vector, scalar, restitution, friction), ...] in order."},
     {"broken_springs", (PyCFunction)ss_py_system_broken_springs, METH_NOARGS,

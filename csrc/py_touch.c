@@ -14,6 +14,15 @@ PyObject *ss_py_system_contact_law(SystemObject *self, PyObject *unused) {
     return Py_BuildValue("(dddd)", t->radius, t->stiffness, t->restitution, t->friction);
 }
 
+/* _has_radii() -> bool: some node has a contact radius > 0 (makes no array). */
+PyObject *ss_py_system_has_radii(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = ss_py_readable_system(self);
+    if (!sys)
+        return NULL;
+    return PyBool_FromLong(ss_touch_active(sys));
+}
+
 /* _set_contact_law(radius, stiffness, restitution, friction): all checked first. */
 PyObject *ss_py_system_set_contact_law(SystemObject *self, PyObject *args) {
     double radius, stiffness, restitution, friction;

@@ -465,3 +465,33 @@ def test_nbytes_counts_the_contact_buffers_and_steps_then_allocate_nothing():
         assert part == (0, 0)
     finally:
         tracemalloc.stop()
+
+
+# ---- seen ----------------------------------------------------------------------------
+
+
+def test_draw_and_animate_show_the_radii():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from springsim.plot import animate, draw
+
+    def radii_artists(ax):
+        return [c for c in ax.collections if c.get_gid() == "springsim-radii"]
+
+    sim = two_balls(0.5)
+    assert radii_artists(draw(sim, colliders=False)) != []
+    sim.radii = [0.1, 0.0]  # only nodes with a radius get a disc
+    (discs,) = radii_artists(draw(sim))
+    np.testing.assert_array_equal(discs.get_offsets(), sim.positions[:1])
+    assert discs._widths.tolist() == [0.1]  # half widths in data units: the radius
+    h = sim.run(0.3, 1e-4, frames=4, progress=False)
+    anim = animate(h)
+    anim.to_jshtml()  # draws every frame; the last stays
+    (moving,) = radii_artists(anim._fig.axes[0])
+    np.testing.assert_array_equal(moving.get_offsets(), h.frames[-1][:1])
+    plain = ss.System(dim=3)
+    plain.add_nodes([[0, 0, 0], [1, 0, 0]])
+    assert radii_artists(draw(plain)) == []
+    plain.radii = 0.2
+    assert len(radii_artists(draw(plain))) == 1

@@ -27,7 +27,7 @@ class History:
     ----------
     times : ndarray, shape (R,)
         Simulation time of each record, s; the first is the run's start.
-    kinetic, elastic, gravity, pressure : ndarray, shape (R,)
+    kinetic, elastic, gravity, pressure, contact : ndarray, shape (R,)
         The terms of :meth:`springsim.System.energy` at each record, J.
     dissipated : ndarray, shape (R,)
         Energy taken out of the motion since the run started, J: by spring damping,
@@ -65,6 +65,8 @@ class History:
         The planes and spheres at the start of the run, one row each: the kind (0 a
         plane, 1 a sphere), the normal or the centre (dim numbers), then the offset or
         the radius, m.
+    radii : ndarray, shape (len(frame_nodes),)
+        The contact radii of ``frame_nodes`` at the start of the run, m (0: none).
     dim : int
         2 or 3.
     dt : float
@@ -115,6 +117,8 @@ class History:
         frame_strains: npt.ArrayLike | None = None,
         faces: npt.ArrayLike | None = None,
         colliders: npt.ArrayLike | None = None,
+        contact: npt.ArrayLike | None = None,
+        radii: npt.ArrayLike | None = None,
     ) -> None:
         # (The last six are optional so that a History pickled before they were
         # recorded still loads: its velocities, tensions and strains unknown (NaN).)
@@ -123,6 +127,10 @@ class History:
         self.elastic = np.asarray(elastic, dtype=np.float64)
         self.gravity = np.asarray(gravity, dtype=np.float64)
         self.pressure = np.asarray(pressure, dtype=np.float64)
+        # (contact and radii: absent from Histories pickled before node-node contact)
+        self.contact = np.asarray(
+            np.zeros(len(self.times)) if contact is None else contact, dtype=np.float64
+        )
         self.dissipated = np.asarray(dissipated, dtype=np.float64)
         self.momentum = np.asarray(momentum, dtype=np.float64).reshape(len(self.times), dim)
         self.frame_times = np.asarray(frame_times, dtype=np.float64)
@@ -144,6 +152,9 @@ class History:
         self.colliders = np.asarray(
             [] if colliders is None else colliders, dtype=np.float64
         ).reshape(-1, dim + 2)
+        self.radii = np.asarray(
+            np.zeros(len(self.frame_nodes)) if radii is None else radii, dtype=np.float64
+        ).reshape(len(self.frame_nodes))
         self.dim = int(dim)
         self.dt = float(dt)
         self.method = str(method)
@@ -152,8 +163,8 @@ class History:
 
     @property
     def total(self) -> np.ndarray:
-        """kinetic + elastic + gravity + pressure at each record, J."""
-        return self.kinetic + self.elastic + self.gravity + self.pressure
+        """kinetic + elastic + gravity + pressure + contact at each record, J."""
+        return self.kinetic + self.elastic + self.gravity + self.pressure + self.contact
 
     def __len__(self) -> int:
         return len(self.times)
@@ -197,6 +208,8 @@ class History:
                 "frame_strains",
                 "faces",
                 "colliders",
+                "contact",
+                "radii",
                 "dim",
                 "dt",
                 "method",
