@@ -18,8 +18,8 @@ static double spring_length(const ss_system *sys, size_t s) {
     return sqrt(length2);
 }
 
-/* Kinetic 1/2 sum m |v|^2, elastic 1/2 sum k (l - L)^2, gravitational -sum m g.x, and
- * the gas's -nrt ln V + ambient V  [J]. */
+/* Kinetic 1/2 sum m |v|^2, elastic 1/2 sum k (l - L)^2, gravitational -sum m g.x, the
+ * gas's -nrt ln V + ambient V and node-node contact's 1/2 k_c delta^2  [J]. */
 void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
@@ -46,6 +46,7 @@ void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     out->elastic = 0.5 * elastic;
     out->gravity = gravity;
     out->pressure = ss_pressure_energy(sys);
+    out->contact = ss_array_absent(sys, SS_RADII) ? 0.0 : ss_touch_energy(sys);
 }
 
 double ss_dissipation_power(const ss_system *sys) {
@@ -72,6 +73,8 @@ double ss_dissipation_power(const ss_system *sys) {
             if (!pinned[i])
                 for (size_t k = 0; k < dim; k++)
                     power += sys->drag * (v[i * dim + k] - sys->wind[k]) * v[i * dim + k];
+    if (!ss_array_absent(sys, SS_RADII))
+        power += ss_touch_power(sys);
     return power + ss_aero_power(sys);
 }
 
@@ -155,7 +158,9 @@ void ss_spring_tensions(const ss_system *sys, double *out) {
  * the smallest over the nodes. Exact for one mass on a pinned spring, two free masses
  * and the top mode of a long uniform chain; never above the truth when every spring has
  * the same c / k (the damping is then proportional, and the top mode's g is the bound's),
- * and otherwise an estimate. Infinite when nothing acts on a free node. */
+ * and otherwise an estimate. Infinite when nothing acts on a free node. Node-node
+ * contacts count as springs of stiffness k_c with their dashpot and friction as damping
+ * (contact.c): those touching now, or, if more, one with a node of equal mass. */
 /* Per free node i: rows[2 i] bounds w^2 (1/s^2) and rows[2 i + 1] bounds g (1/s), as
  * described above; pinned nodes' rows are 0. */
 static void stability_rows(const ss_system *sys, double *rows) {
@@ -187,10 +192,12 @@ static void stability_rows(const ss_system *sys, double *rows) {
 
 ss_status ss_critical_dt(ss_system *sys, double *out) {
     const size_t n = sys->num_nodes;
-    double *rows = ss_malloc(2 * n * sizeof(double)); /* per node: w^2 (1/s^2), g (1/s) */
+    /* per node: w^2 (1/s^2), g (1/s); then the contacts' scratch */
+    double *rows = ss_malloc((4 * n + 1) * sizeof(double));
     if (!rows)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory estimating critical_dt");
     stability_rows(sys, rows);
+    ss_touch_stability_rows(sys, rows, rows + 2 * n); /* node-node contact's springs */
     double limit = INFINITY;
     for (size_t i = 0; i < n; i++) {
         const double w2 = rows[2 * i], g = rows[2 * i + 1];

@@ -128,7 +128,7 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
 static double total_energy(const ss_system *sys) {
     ss_energy_terms e;
     ss_energy(sys, &e);
-    return e.kinetic + e.elastic + e.gravity + e.pressure;
+    return e.kinetic + e.elastic + e.gravity + e.pressure + e.contact;
 }
 
 /* Pinned nodes have zero acceleration, so every method leaves their velocity as it
@@ -279,6 +279,11 @@ static void restore(ss_system *sys, const ss_backup *b) {
 /* After a rollback: the UnstableError message, with a dt to try. */
 static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, double failed_at,
                                double time0, int diverged) {
+    if (sys->touch->failed)
+        return ss_fail(sys, SS_ERR_NOMEM,
+                       "out of memory for node-node contact during a %s step; the system was "
+                       "rolled back to t = %g s",
+                       ss_method_name(method), time0);
     double limit = INFINITY;
     if (ss_critical_dt(sys, &limit) != SS_OK)
         limit = INFINITY; /* out of memory: fall back to a tenth of dt */
@@ -362,7 +367,8 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         (st = ss_system_ensure_plan(sys)) ||
         ((method == SS_IMPLICIT_EULER || method == SS_XPBD) &&
          (st = ss_system_ensure_colouring(sys))) ||
-        (st = ss_constraints_begin_tearing(sys)) || (st = ss_collide_prepare(sys)))
+        (st = ss_constraints_begin_tearing(sys)) || (st = ss_collide_prepare(sys)) ||
+        (st = ss_touch_prepare(sys)))
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
     const ss_backup backup = {

@@ -16,6 +16,7 @@
  *   py_topology.c     adding, removing and pinning nodes, springs, faces; tearing
  *   py_colliders.c    planes and spheres
  *   py_gas.c          gas bodies
+ *   py_touch.c        node-node contact: law, group filter, pairs
  *   py_step.c         step() and _step()
  *   py_diagnostics.c  energies, momentum, spring lengths and tensions, solves */
 #ifndef SPRINGSIM_PY_SYSTEM_H
@@ -102,6 +103,14 @@ PyObject *ss_py_system_set_pressure(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_remove_pressure(SystemObject *self, PyObject *arg);
 PyObject *ss_py_system_pressure_bodies(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_pressure_elements(SystemObject *self, PyObject *arg);
+
+/* py_touch.c */
+PyObject *ss_py_system_contact_law(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_set_contact_law(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_set_contact_filter(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_contact_filter(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_contact_pairs(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_has_radii(SystemObject *self, PyObject *unused);
 
 /* py_step.c */
 extern const char ss_py_step_doc[];

@@ -29,6 +29,8 @@ static const ArraySpec array_specs[] = {
     {"break_strains", SS_BREAK_STRAINS, NPY_DOUBLE, 1},
     {"uvs", SS_UVS, NPY_DOUBLE, 1},
     {"rest_positions", SS_REST_POSITIONS, NPY_DOUBLE, 1},
+    {"radii", SS_RADII, NPY_DOUBLE, 1},
+    {"groups", SS_GROUPS, NPY_INT32, 1},
     {"_prev_accel", SS_PREV_ACCEL, NPY_DOUBLE, 1},
     {"gravity", -1, NPY_DOUBLE, 1},
     {"wind", -2, NPY_DOUBLE, 1},

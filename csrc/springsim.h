@@ -86,6 +86,8 @@ typedef enum {
     SS_PREV_ACCEL,               /* (N, dim) double, m/s^2, Verlet's last acceleration */
     SS_UVS,                      /* (N, 2) double, texture coordinates (cold: never stepped) */
     SS_REST_POSITIONS,           /* (N, dim) double, m, the shape rigid_frame fits (cold) */
+    SS_RADII,                    /* (N,) double, m >= 0, node-node contact radius (cold) */
+    SS_GROUPS,                   /* (N,) int32, contact group (cold: 0) */
     SS_NODE_ARRAYS,              /* count of node arrays */
     SS_SPRINGS = SS_NODE_ARRAYS, /* (M, 2) int32 node pairs */
     SS_REST_LENGTHS,             /* (M,) double, m >= 0 */
@@ -282,6 +284,7 @@ typedef struct ss_system {
     size_t num_colliders, collider_capacity;
     long last_collider_id;
     ss_contact contact;
+    struct ss_touch *touch; /* node-node contact: law, group filter, scratch (contact.h) */
 
     ss_pressure_body *bodies; /* gas bodies, in the order added */
     size_t num_bodies, body_capacity;
@@ -365,7 +368,8 @@ void ss_system_release_free_memory(ss_system *sys);
 /* The arrays that cost nothing until used: external forces, Verlet's history, texture
  * coordinates, break strains. */
 #define SS_COLD_ARRAYS                                                                             \
-    ((1u << SS_EXTERNAL) | (1u << SS_PREV_ACCEL) | (1u << SS_UVS) | (1u << SS_BREAK_STRAINS))
+    ((1u << SS_EXTERNAL) | (1u << SS_PREV_ACCEL) | (1u << SS_UVS) | (1u << SS_BREAK_STRAINS) |     \
+     (1u << SS_RADII) | (1u << SS_GROUPS))
 /* Nonzero when cold array `which` holds no memory yet (all rows at their default). */
 static inline int ss_array_absent(const ss_system *sys, ss_array which) {
     return (int)(sys->absent >> which & 1u);
@@ -405,6 +409,7 @@ ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 #include "divergence.h"
 #include "parallel.h"
 #include "collide.h"
+#include "contact.h"
 
 /* ---- Constraints (constraints.c) --------------------------------------- */
 
@@ -496,7 +501,7 @@ int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double
                                int check);
 
 /* Acceleration from the forces on nodes that are not springs (gravity, drag,
- * external, gas pressure, air on faces), 0 if pinned: what XPBD's prediction uses. */
+ * external, gas, air on faces, node contact), 0 if pinned: XPBD's prediction uses it. */
 void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a);
 
 /* ---- Air on faces (aero.c) ------------------------------------------- */
@@ -578,6 +583,7 @@ typedef struct {
     double elastic;  /* 1/2 sum k (l - L)^2 */
     double gravity;  /* -sum m g.x */
     double pressure; /* sum over gas bodies of -nrt ln V + ambient V */
+    double contact;  /* 1/2 sum k_c delta^2 over touching node pairs (contact.c) */
 } ss_energy_terms;
 
 void ss_energy(const ss_system *sys, ss_energy_terms *out);

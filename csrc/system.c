@@ -51,6 +51,7 @@ size_t ss_array_itemsize(ss_array which) {
         return sizeof(uint8_t);
     case SS_SPRINGS:
     case SS_FACES:
+    case SS_GROUPS:
         return sizeof(int32_t);
     default:
         return sizeof(double);
@@ -86,6 +87,11 @@ ss_system *ss_system_new(int dim) {
     sys->divergence_factor = SS_DIVERGENCE_FACTOR;
     sys->unchecked = ~0u;
     sys->absent = SS_COLD_ARRAYS;
+    sys->touch = ss_touch_new();
+    if (!sys->touch) {
+        ss_free(sys);
+        return NULL;
+    }
     for (int a = 0; a < SS_ARRAY_COUNT; a++) {
         sys->arrays[a] = ss_buffer_new(0);
         if (!sys->arrays[a]) {
@@ -111,6 +117,7 @@ void ss_system_free(ss_system *sys) {
     ss_free(sys->held);
     ss_free(sys->held_v);
     ss_pressure_free(sys);
+    ss_touch_free(sys->touch);
     ss_books_free(sys->books);
     ss_system_topology_changed(sys);
     ss_free(sys);
@@ -190,7 +197,8 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->colouring_valid = 0;
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         dst->arrays[a] = NULL;
-    if (ss_pressure_copy(dst, src) != SS_OK) {
+    dst->touch = ss_touch_copy(src->touch); /* the law and filter; the scratch is rebuilt */
+    if (!dst->touch || ss_pressure_copy(dst, src) != SS_OK) {
         ss_system_free(dst);
         return NULL;
     }
@@ -347,6 +355,14 @@ static ss_status check_break_strains(ss_system *sys, const double *b, size_t n) 
     return SS_OK;
 }
 
+static ss_status check_radii(ss_system *sys, const double *r, size_t n) {
+    for (size_t i = 0; i < n; i++)
+        if (!(r[i] >= 0.0) || !isfinite(r[i]))
+            return ss_fail(sys, SS_ERR_VALUE,
+                           "contact radius of node %zu is %g: must be finite and >= 0 m", i, r[i]);
+    return SS_OK;
+}
+
 static ss_status check_uvs(ss_system *sys, const double *uv, size_t n) {
     size_t bad = first_non_finite(uv, 2 * n);
     if (bad < 2 * n)
@@ -390,9 +406,11 @@ ss_status ss_system_materialize(ss_system *sys, ss_array which) {
     if (!fresh)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for an array of %zu rows", rows);
     double *data = fresh->data;
-    const double fill = which == SS_BREAK_STRAINS ? INFINITY : 0.0;
-    for (size_t k = 0; k < rows * columns; k++)
-        data[k] = fill;
+    if (which == SS_BREAK_STRAINS) /* the only default that is not all-zero bytes */
+        for (size_t k = 0; k < rows * columns; k++)
+            data[k] = INFINITY;
+    else /* groups are int32: a double fill would overrun the block */
+        memset(data, 0, rows * columns * ss_array_itemsize(which));
     ss_buffer_release(sys->arrays[which]);
     sys->arrays[which] = fresh;
     sys->absent &= ~(1u << which);
@@ -422,6 +440,7 @@ ss_status ss_system_validate(ss_system *sys) {
         SS_IF(SS_PREV_ACCEL,
               ss_check_finite(sys, "previous acceleration", SS_DOUBLES(sys, SS_PREV_ACCEL), n)) ||
         SS_IF(SS_UVS, check_uvs(sys, SS_DOUBLES(sys, SS_UVS), n)) ||
+        SS_IF(SS_RADII, check_radii(sys, SS_DOUBLES(sys, SS_RADII), n)) ||
         SS_IF(SS_REST_POSITIONS,
               ss_check_finite(sys, "rest position", SS_DOUBLES(sys, SS_REST_POSITIONS), n)) ||
         SS_IF(SS_REST_LENGTHS, ss_check_spring_values(sys, "rest length", "m",
@@ -482,7 +501,10 @@ static ss_status check_array(ss_system *sys, ss_array which, const void *data, s
         return ss_check_finite(sys, "rest position", data, rows);
     case SS_UVS:
         return check_uvs(sys, data, rows);
+    case SS_RADII:
+        return check_radii(sys, data, rows);
     case SS_PINNED:
+    case SS_GROUPS: /* any int32 names a group */
         return SS_OK;
     default:
         return ss_fail(sys, SS_ERR_VALUE, "this array cannot be assigned");

@@ -65,9 +65,17 @@ ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, con
         (v && (st = ss_check_finite(sys, "velocity", v, count))) ||
         (st = ss_check_masses(sys, m, count, 0)))
         return st;
-    if ((st = ss_reserve_rows(sys, 0, SS_NODE_ARRAYS, n + count, n)))
+    /* A default contact radius gives the new nodes radii: the array must exist. */
+    const double radius = sys->touch->radius;
+    if ((radius > 0.0 && (st = ss_system_materialize(sys, SS_RADII))) ||
+        (st = ss_reserve_rows(sys, 0, SS_NODE_ARRAYS, n + count, n)))
         return st;
     size_t row = n * dim, bytes = count * dim * sizeof(double);
+    if (!ss_array_absent(sys, SS_RADII))
+        for (size_t i = 0; i < count; i++)
+            SS_DOUBLES(sys, SS_RADII)[n + i] = radius;
+    if (!ss_array_absent(sys, SS_GROUPS))
+        memset(SS_INT32S(sys, SS_GROUPS) + n, 0, count * sizeof(int32_t));
     memcpy(SS_DOUBLES(sys, SS_POSITIONS) + row, x, bytes);
     if (v)
         memcpy(SS_DOUBLES(sys, SS_VELOCITIES) + row, v, bytes);

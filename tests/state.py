@@ -10,6 +10,8 @@ NODE_ARRAYS = (
     "external_forces",
     "uvs",
     "rest_positions",
+    "radii",
+    "groups",
 )
 SPRING_ARRAYS = ("springs", "rest_lengths", "stiffness", "damping", "break_strains")
 #: The arrays that make up a model (what System.add copies).
@@ -33,6 +35,10 @@ SCALARS = (
     "divergence_factor",
     "cg_tolerance",
     "cg_max_iterations",
+    "contact_radius",
+    "contact_stiffness",
+    "contact_restitution",
+    "contact_friction",
 )
 
 
@@ -40,6 +46,7 @@ def snapshot(sim):
     """A deep copy of everything ``sim`` holds: every array and every scalar."""
     state = {name: np.array(sim._view(name), copy=True) for name in ARRAYS}
     state.update({name: getattr(sim, name) for name in SCALARS})
+    state["contact_filter"] = sim._contact_filter()
     return state
 
 

@@ -30,6 +30,7 @@ VERSION_3 = (
 VERSION_4 = ("air_density", "drag_coefficient", "divergence_factor")
 VERSION_5 = ("drives", "drive_t0", "drive_nodes", "drive_values")
 VERSION_6 = ("collider_ends", "mesh_counts", "mesh_vertices", "mesh_faces")
+VERSION_6 += ("radii", "groups", "contact_law", "contact_off")
 
 
 def assert_identical(a, b):
@@ -59,6 +60,11 @@ def rich_system(dim, verlet_history=True):
     if dim == 3:  # the air on faces acts in 3D only
         sim.drag_coefficient = 0.9
     sim.energy_loss = 0.999
+    sim.radii = rng.uniform(0.0, 0.05, len(x))
+    sim.groups = rng.integers(-3, 3, len(x))
+    sim.contact_stiffness, sim.contact_restitution = 2e3, 0.3
+    sim.contact_friction, sim.contact_radius = 0.2, 0.01
+    sim.set_contact(1, -2, False)
     sim.time = 1.25
     if verlet_history:
         sim.step(1e-3, steps=5, method="verlet")
@@ -168,6 +174,7 @@ HOSTILE = {
     "break_strains": [np.nan, -np.inf, -0.5],
     "uvs": [np.nan, np.inf],
     "rest_positions": [np.nan, -np.inf],
+    "radii": [np.nan, np.inf, -0.1],
     "_prev_accel": [np.nan, np.inf],
     "gravity": [np.nan, np.inf],
     "wind": [np.nan, -np.inf],
@@ -193,7 +200,7 @@ def write_through_view(sim, name, value):
 def test_writable_views_are_exactly_the_checked_arrays():
     sim = rich_system(3)
     writable = {name for name in ARRAYS if sim._view(name).flags.writeable}
-    assert writable == set(HOSTILE) | {"pinned"}
+    assert writable == set(HOSTILE) | {"pinned", "groups"}  # every int32 names a group
 
 
 @pytest.mark.parametrize(("name", "value"), HOSTILE_CASES)

@@ -311,9 +311,12 @@ def test_a_history_from_before_these_records_still_loads():
             "frame_strains",
             "faces",
             "colliders",
+            "contact",
+            "radii",
         )
     }
     back = ss.History(**old)
+    assert not back.contact.any() and not back.radii.any()  # before node-node contact
     np.testing.assert_array_equal(back.frames, h.frames)
     assert np.isnan(back.frame_velocities).all() and back.frame_velocities.shape == (3, 20, 2)
     assert np.isnan(back.frame_tensions).all() and back.frame_tensions.shape == (3, 19)

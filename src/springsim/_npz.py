@@ -66,6 +66,10 @@ _KEYS_BY_VERSION[6] = _KEYS_BY_VERSION[5] | {
     "mesh_counts",
     "mesh_vertices",
     "mesh_faces",
+    "radii",
+    "groups",
+    "contact_law",
+    "contact_off",
 }
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 

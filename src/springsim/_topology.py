@@ -174,8 +174,9 @@ class TopologyMixin(SystemHost):
         """Append a copy of another system's nodes, springs and faces.
 
         Node data (positions, velocities, masses, pins, external forces, uvs, rest
-        positions), spring data, faces and gas bodies (with new ids, in order) come
-        along; global parameters (gravity, ...) and colliders stay this system's. This
+        positions, contact radii and groups), spring data, faces and gas bodies (with
+        new ids, in order) come along; global parameters (gravity, ...), colliders and
+        the contact law stay this system's. This
         is how composite models are built: a balloon is a ball ``add``-ed to a string
         and ``connect``-ed to it.
 
@@ -221,6 +222,8 @@ class TopologyMixin(SystemHost):
                 "external_forces",
                 "uvs",
                 "rest_positions",
+                "radii",
+                "groups",
                 "stiffness",
                 "damping",
                 "rest_lengths",
@@ -233,7 +236,7 @@ class TopologyMixin(SystemHost):
         self._add_nodes(
             arrays["positions"], arrays["velocities"], arrays["masses"], arrays["pinned"]
         )
-        for name in ("external_forces", "uvs", "rest_positions"):
+        for name in ("external_forces", "uvs", "rest_positions", "radii", "groups"):
             self._view(name)[offset:] = arrays[name]
         self._add_springs(pairs, arrays["stiffness"], arrays["damping"], arrays["rest_lengths"])
         self._view("break_strains")[first_spring:] = arrays["break_strains"]

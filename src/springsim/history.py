@@ -27,7 +27,7 @@ class History:
     ----------
     times : ndarray, shape (R,)
         Simulation time of each record, s; the first is the run's start.
-    kinetic, elastic, gravity, pressure : ndarray, shape (R,)
+    kinetic, elastic, gravity, pressure, contact : ndarray, shape (R,)
         The terms of :meth:`springsim.System.energy` at each record, J.
     dissipated : ndarray, shape (R,)
         Energy taken out of the motion since the run started, J: by spring damping,
@@ -68,6 +68,8 @@ class History:
     collider_triangles : ndarray, shape (T, 3, dim)
         The boxes, capsules and mesh colliders at the start of the run, as triangles
         (for drawing: a mesh's own faces, a box's sides, a tessellated capsule), m.
+    radii : ndarray, shape (len(frame_nodes),)
+        The contact radii of ``frame_nodes`` at the start of the run, m (0: none).
     dim : int
         2 or 3.
     dt : float
@@ -119,6 +121,8 @@ class History:
         faces: npt.ArrayLike | None = None,
         colliders: npt.ArrayLike | None = None,
         collider_triangles: npt.ArrayLike | None = None,
+        contact: npt.ArrayLike | None = None,
+        radii: npt.ArrayLike | None = None,
     ) -> None:
         # (The last seven are optional so that a History pickled before they were
         # recorded still loads: its velocities, tensions and strains unknown (NaN).)
@@ -127,6 +131,10 @@ class History:
         self.elastic = np.asarray(elastic, dtype=np.float64)
         self.gravity = np.asarray(gravity, dtype=np.float64)
         self.pressure = np.asarray(pressure, dtype=np.float64)
+        # (contact and radii: absent from Histories pickled before node-node contact)
+        self.contact = np.asarray(
+            np.zeros(len(self.times)) if contact is None else contact, dtype=np.float64
+        )
         self.dissipated = np.asarray(dissipated, dtype=np.float64)
         self.momentum = np.asarray(momentum, dtype=np.float64).reshape(len(self.times), dim)
         self.frame_times = np.asarray(frame_times, dtype=np.float64)
@@ -151,6 +159,9 @@ class History:
         self.collider_triangles = np.asarray(
             [] if collider_triangles is None else collider_triangles, dtype=np.float64
         ).reshape(-1, 3, dim)
+        self.radii = np.asarray(
+            np.zeros(len(self.frame_nodes)) if radii is None else radii, dtype=np.float64
+        ).reshape(len(self.frame_nodes))
         self.dim = int(dim)
         self.dt = float(dt)
         self.method = str(method)
@@ -159,8 +170,8 @@ class History:
 
     @property
     def total(self) -> np.ndarray:
-        """kinetic + elastic + gravity + pressure at each record, J."""
-        return self.kinetic + self.elastic + self.gravity + self.pressure
+        """kinetic + elastic + gravity + pressure + contact at each record, J."""
+        return self.kinetic + self.elastic + self.gravity + self.pressure + self.contact
 
     def __len__(self) -> int:
         return len(self.times)
@@ -205,6 +216,8 @@ class History:
                 "faces",
                 "colliders",
                 "collider_triangles",
+                "contact",
+                "radii",
                 "dim",
                 "dt",
                 "method",

@@ -62,6 +62,11 @@ key                   shape, dtype          meaning
 ``drive_nodes``       (sum k,) int64        the driven nodes, concatenated in order
 ``drive_values``      (R, dim) float64      targets, S × k rows each; a line's k start
                                             positions then its k velocities
+``radii``             (N,) float64          node–node contact radii, m
+``groups``            (N,) int32            contact groups
+``contact_law``       (4,) float64          contact radius, stiffness, restitution,
+                                            friction
+``contact_off``       (K, 2) int32          the group pairs that do not touch
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
@@ -71,7 +76,7 @@ and the default CG settings. Files before version 4 (no ``air_density``,
 ``drag_coefficient`` and ``divergence_factor``) load with no air on faces and the
 default divergence factor. Files before version 5 (no ``drives`` entries) load with no
 driven nodes. Files before version 6 (no ``collider_ends`` or ``mesh_*`` entries) hold
-planes and spheres only.
+planes and spheres only, and no node–node contact (no radii, the default law).
 
 A drive whose path is a function cannot be kept (it is code, and the file holds no
 pickle): :func:`save` warns and leaves it out, and the loaded system holds those nodes
@@ -126,6 +131,7 @@ from springsim._npz import (
     FORMAT_VERSION,
     _check_headers,
 )
+from springsim._touch_files import apply_touch_entries, check_touch_entries, touch_entries
 from springsim._warn import warn as _warn
 from springsim.mesh_io import read_mesh
 from springsim.obj import read_obj, write_obj
@@ -270,6 +276,7 @@ def state_arrays(sim: System, drives: bool = True) -> dict[str, np.ndarray]:
     factor = sim.divergence_factor
     arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
     arrays.update(_pressure_entries(sim))
+    arrays.update(touch_entries(sim))
     kept = sim.__dict__.get("_drives", []) if drives else []
     arrays.update(_drive_entries(kept, sim.dim)[0])
     return arrays
@@ -429,6 +436,8 @@ def _read_entries(
     data["pressure_elements"] = elements
     if version >= 5:
         data.update(_check_drive_entries(entry, dim, invalid))
+    if version >= 6:
+        data.update(check_touch_entries(entry, data["positions"].shape[0], invalid))
     return data
 
 
@@ -553,6 +562,7 @@ def system_from_arrays(
             drives = _drives_from_entries(data, sim.num_nodes, invalid)
             if drives:
                 sim._set_drives(drives)
+        apply_touch_entries(sim, data)
         sim._verlet_valid = bool(data["_verlet_valid"])  # last: adding nodes resets it
     except (ValueError, TypeError) as error:
         if str(error).startswith(name):

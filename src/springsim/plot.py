@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from springsim._plot_colliders import add_collider_triangles, collider_triangles
+from springsim._plot_radii import add_radii, move_radii
 from springsim.colliders import PLANE, collider_rows
 
 if TYPE_CHECKING:
@@ -321,7 +322,8 @@ def draw(
     colliders: bool = True,
 ) -> Axes:
     """Draw a system's springs as lines, its nodes as dots, pinned nodes as squares, and
-    its planes and spheres in grey.
+    its planes and spheres in grey; nodes with a contact radius get a translucent
+    orange disc (2D) or ball-sized marker (3D) of it.
 
     The axes are labelled with their unit, unless the Axes given already has labels:
     metres, or km, mm or µm for a view wider than 1 km or narrower than 10 cm or
@@ -418,6 +420,8 @@ def draw(
     ax.add_collection(lines)
     size, pin_size = _sizes(ax, x, pairs, half, dim, node_size)
     _add_nodes(ax, x, np.asarray(sim.pinned), size, pin_size)
+    if sim._has_radii():  # (asking makes no array)
+        add_radii(ax, x, np.asarray(sim.radii), dim, half)
     return ax
 
 
@@ -491,8 +495,9 @@ def animate(
 
     Each frame shows the springs between the recorded nodes as lines, their faces as a
     light surface, the free nodes as dots and the pinned ones as squares (as they were
-    at that frame), over the planes and spheres the run started with, in axes labelled
-    with units and the time in the title. In a notebook show it with
+    at that frame), the contact radii as :func:`draw` shows them, over the planes and
+    spheres the run started with, in axes labelled with units and the time in the
+    title. In a notebook show it with
     ``IPython.display.HTML(anim.to_jshtml())``; save it with
     ``anim.save("run.gif", writer="pillow")`` (or ``.mp4`` with ffmpeg).
 
@@ -556,6 +561,7 @@ def animate(
     ax.add_collection(lines)
     size, pin_size = _sizes(ax, shown[0], edges, half, dim, node_size)
     free, pins = _add_nodes(ax, shown[0], pinned[0], size, pin_size)
+    discs = add_radii(ax, shown[0], history.radii, dim, half)
     if interval is None:
         step = float(np.mean(np.diff(history.frame_times))) if len(frames) > 1 else 0.05
         interval = max(1000.0 * step, 20.0)
@@ -570,6 +576,7 @@ def animate(
                 dots._offsets3d = tuple(these.T)
             else:
                 dots.set_offsets(these)
+        move_radii(discs, x, history.radii, dim)
         ax.set_title(f"t = {history.frame_times[k]:.3f} s")
         return lines, free, pins
 

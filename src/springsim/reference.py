@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from springsim.system import System
 
 # The forces, one function each, and the shortest spring (read here by the tests).
+from springsim._reference_contact import Contact, contact_forces
 from springsim._reference_forces import (
     MIN_SPRING_LENGTH as MIN_SPRING_LENGTH,  # (re-exported: obj.py and the tests read it)
 )
@@ -87,6 +88,8 @@ class State:
         Triangles (3D), on which the air acts (see :func:`aero_forces`).
     air_density, drag_coefficient : float
         ρ (kg/m³, default 1.2) and C_d (default 0: no air on faces).
+    contact : Contact, optional
+        Node–node contact: radii, groups and law (see ``_reference_contact``).
     """
 
     def __init__(
@@ -110,6 +113,7 @@ class State:
         faces: npt.ArrayLike | None = None,
         air_density: float = 1.2,
         drag_coefficient: float = 0.0,
+        contact: Contact | None = None,
     ) -> None:
         self.x = np.array(positions, dtype=np.float64)
         n, dim = self.x.shape
@@ -143,6 +147,8 @@ class State:
         self.faces = self.faces.reshape(-1, 3)
         self.air_density = float(air_density)
         self.drag_coefficient = float(drag_coefficient)
+        #: Node–node contact (radii, groups, law), or None: none.
+        self.contact = contact
 
     @classmethod
     def from_system(cls, sim: System) -> State:
@@ -170,18 +176,19 @@ class State:
             faces=sim.faces,
             air_density=sim.air_density,
             drag_coefficient=sim.drag_coefficient,
+            contact=Contact.from_system(sim),
         )
 
 
 def accelerations(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Acceleration of every node at positions ``x`` and velocities ``v``.
 
-    a = (springs + m g - drag (v - wind) + external + gas + air on faces) / m, and zero
-    for pinned nodes.
+    a = (springs + m g - drag (v - wind) + external + gas + air on faces + node–node
+    contact) / m, and zero for pinned nodes.
     """
     f = spring_forces(s, x, v)
     f += s.m[:, None] * s.gravity - s.drag * (v - s.wind) + s.ext
-    f += pressure_forces(s, x) + aero_forces(s, x, v)
+    f += pressure_forces(s, x) + aero_forces(s, x, v) + contact_forces(s, x, v)
     a = f / s.m[:, None]
     a[s.pinned] = 0.0
     return a
@@ -312,7 +319,7 @@ def _xpbd(s: State, dt: float) -> None:
     x0, v0 = s.x.copy(), s.v.copy()
     m = s.m[:, None]
     a = (m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)) / m
-    a += aero_forces(s, x0, v0) / m  # and the air on faces
+    a += (aero_forces(s, x0, v0) + contact_forces(s, x0, v0)) / m  # air on faces, contact
     a[s.pinned] = 0.0
     s.v = v0 + a * dt
     s.x = x0 + s.v * dt

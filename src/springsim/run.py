@@ -214,7 +214,7 @@ def run(
 
     stops, record_steps, frame_steps = _schedule(total, record_every, frame_count)
     columns: dict[str, list[Any]] = {
-        name: [] for name in (*ENERGY_TERMS, "times", "dissipated", "momentum")
+        name: [] for name in (*ENERGY_TERMS, "contact", "times", "dissipated", "momentum")
     }
     # One tuple per frame (appended whole, so that a Ctrl-C cannot leave half of one):
     # time, positions, velocities, pinned flags, edge tensions, edge strains.
@@ -228,6 +228,7 @@ def run(
     corners = renumber[np.asarray(sim.faces, dtype=np.int64)]
     faces = corners[np.all(corners >= 0, axis=1)]
     colliders, shapes = collider_rows(sim), collider_triangles(sim)
+    radii = np.array(sim.radii[nodes]) if sim._has_radii() else None  # (no array if none)
 
     # The first step call would set the held pins' velocities to zero: do it before the
     # first record, so that it holds the energy the run starts with (undone if the run
@@ -246,7 +247,7 @@ def run(
 
     def add_row() -> None:
         energy, momentum = sim.energy(), sim.momentum()
-        row = {term: getattr(energy, term) for term in ENERGY_TERMS}
+        row = {term: getattr(energy, term) for term in (*ENERGY_TERMS, "contact")}
         row.update(times=sim.time, dissipated=sim.dissipated - start_dissipated)
         for name, value in row.items():
             columns[name].append(value)
@@ -289,6 +290,8 @@ def run(
             faces=faces,
             colliders=colliders,
             collider_triangles=shapes,
+            contact=columns["contact"][:rows],
+            radii=radii,
             dim=sim.dim,
             dt=dt,
             method=method,

@@ -19,6 +19,7 @@ from springsim._drives import DrivesMixin
 from springsim._file_methods import FilesMixin
 from springsim._gas_methods import GasMixin
 from springsim._topology import TopologyMixin
+from springsim._touch import TouchMixin
 
 __all__ = ["Energy", "Solve", "System"]
 
@@ -67,7 +68,14 @@ def _settable(cls: type) -> tuple[frozenset[str], frozenset[str]]:
 
 
 class System(
-    TopologyMixin, DrivesMixin, DiagnosticsMixin, ContactMixin, GasMixin, FilesMixin, _core.System
+    TopologyMixin,
+    DrivesMixin,
+    DiagnosticsMixin,
+    ContactMixin,
+    TouchMixin,
+    GasMixin,
+    FilesMixin,
+    _core.System,
 ):
     """A mass-spring system: N nodes and M springs in 2D or 3D.
 
@@ -105,6 +113,10 @@ class System(
         Node index pairs; edit topology with :meth:`add_springs` / :meth:`remove_springs`.
     rest_lengths, stiffness, damping : ndarray, shape (M,)
         Metres, N/m and N·s/m (damping acts along the spring).
+    radii : ndarray, shape (N,)
+        Node–node contact radii, m (0: none); see :attr:`contact_stiffness`.
+    groups : ndarray of int32, shape (N,)
+        Contact groups (default 0); see :meth:`set_contact`.
     gravity, wind : ndarray, shape (dim,)
         m/s² (default (0, −9.81[, 0])) and the air velocity, m/s, that ``drag`` and
         the air on faces act towards.

@@ -1,0 +1,447 @@
+/* contact.c - node-node contact: its settings, the group filter, and the search for
+ * the pairs that touch (the broad phase). The law, forces, energy and power are
+ * contact_law.c's; the header comment there explains them.
+ *
+ * Broad phase, at every force evaluation: every node with r > 0 gets the grid cell of
+ * side 2 r_max it is in, and the nodes are counting-sorted by cell, stably (a cell
+ * lists its nodes in index order): numbered densely inside the bounding box when that
+ * has at most 4 cells per such node, else hashed into a power of 2 >= 2 K buckets (K
+ * such nodes). Each node i, in index order, looks in its 3^dim neighbouring cells for
+ * nodes j > i (see ss_touch_find): the pairs come in an order fixed by the positions
+ * alone, and the forces are added serially in that order (bit-identical for any
+ * thread count). The buffers only grow, so once they fit the contacts nothing is
+ * allocated. */
+#include "springsim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SS_PI 3.14159265358979323846
+
+typedef struct {
+    int64_t cell[3];
+    int32_t node;
+    uint32_t bucket;
+} entry;
+
+ss_touch *ss_touch_new(void) {
+    ss_touch *t = ss_malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->stiffness = 1e4; /* N/m: a 0.1 kg ball then overlaps 1 mm per newton */
+    t->restitution = 0.5;
+    t->zeta = -log(0.5) / sqrt(SS_PI * SS_PI + log(0.5) * log(0.5));
+    return t;
+}
+
+static void free_scratch(ss_touch *t) {
+    ss_free(t->pairs);
+    ss_free(t->entries);
+    ss_free(t->bucket_start);
+    ss_free(t->adj_first);
+    ss_free(t->adj);
+}
+
+void ss_touch_free(ss_touch *t) {
+    if (!t)
+        return;
+    free_scratch(t);
+    ss_free(t->off);
+    ss_free(t);
+}
+
+ss_touch *ss_touch_copy(const ss_touch *src) {
+    ss_touch *t = ss_malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->radius = src->radius;
+    t->stiffness = src->stiffness;
+    t->restitution = src->restitution;
+    t->friction = src->friction;
+    t->zeta = src->zeta;
+    if (src->num_off) {
+        t->off = ss_malloc(src->num_off * sizeof *t->off);
+        if (!t->off) {
+            ss_free(t);
+            return NULL;
+        }
+        memcpy(t->off, src->off, src->num_off * sizeof *t->off);
+        t->num_off = t->off_capacity = src->num_off;
+    }
+    return t;
+}
+
+size_t ss_touch_nbytes(const ss_touch *t) {
+    if (!t)
+        return 0;
+    return sizeof *t + t->off_capacity * sizeof *t->off + 2 * t->pair_capacity * sizeof(int32_t) +
+           2 * t->node_capacity * sizeof(entry) + (t->bucket_capacity + 1) * sizeof(int32_t) +
+           t->adj_node_capacity * sizeof(size_t) + t->adj_capacity * sizeof(int32_t);
+}
+
+ss_status ss_touch_set_law(ss_system *sys, double radius, double stiffness, double restitution,
+                           double friction) {
+    if (!(radius >= 0.0) || !isfinite(radius))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_radius is %g: must be finite and >= 0 m",
+                       radius);
+    if (!(stiffness > 0.0) || !isfinite(stiffness))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_stiffness is %g: must be finite and > 0 N/m",
+                       stiffness);
+    if (!(restitution >= 0.0 && restitution <= 1.0))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_restitution is %g: must be in [0, 1]",
+                       restitution);
+    if (!(friction >= 0.0) || !isfinite(friction))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_friction is %g: must be finite and >= 0",
+                       friction);
+    ss_touch *t = sys->touch;
+    t->radius = radius;
+    t->stiffness = stiffness;
+    t->restitution = restitution;
+    t->friction = friction;
+    /* e = 0: ln e = -inf, the limit of zeta is 1 (critical damping: no rebound) */
+    const double log_e = log(restitution);
+    t->zeta = restitution == 0.0 ? 1.0 : -log_e / sqrt(SS_PI * SS_PI + log_e * log_e);
+    return SS_OK;
+}
+
+static uint64_t group_key(int32_t a, int32_t b) {
+    const uint32_t lo = (uint32_t)(a < b ? a : b), hi = (uint32_t)(a < b ? b : a);
+    return (uint64_t)lo << 32 | hi;
+}
+
+/* Index of the first key >= key in the sorted filter. */
+static size_t filter_find(const ss_touch *t, uint64_t key) {
+    size_t lo = 0, hi = t->num_off;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (t->off[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int ss_touch_enabled(const ss_touch *t, int32_t a, int32_t b) {
+    if (!t->num_off)
+        return 1;
+    const uint64_t key = group_key(a, b);
+    const size_t k = filter_find(t, key);
+    return !(k < t->num_off && t->off[k] == key);
+}
+
+ss_status ss_touch_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled) {
+    ss_touch *t = sys->touch;
+    const uint64_t key = group_key(a, b);
+    const size_t k = filter_find(t, key);
+    const int present = k < t->num_off && t->off[k] == key;
+    if (enabled && present) {
+        memmove(t->off + k, t->off + k + 1, (t->num_off - k - 1) * sizeof *t->off);
+        t->num_off--;
+    } else if (!enabled && !present) {
+        if (t->num_off == t->off_capacity) {
+            const size_t capacity = t->off_capacity ? 2 * t->off_capacity : 8;
+            uint64_t *fresh = ss_malloc(capacity * sizeof *fresh);
+            if (!fresh)
+                return ss_fail(sys, SS_ERR_NOMEM, "out of memory for the contact filter");
+            if (t->num_off)
+                memcpy(fresh, t->off, t->num_off * sizeof *fresh);
+            ss_free(t->off);
+            t->off = fresh;
+            t->off_capacity = capacity;
+        }
+        memmove(t->off + k + 1, t->off + k, (t->num_off - k) * sizeof *t->off);
+        t->off[k] = key;
+        t->num_off++;
+    }
+    return SS_OK;
+}
+
+int ss_touch_active(const ss_system *sys) {
+    if (ss_array_absent(sys, SS_RADII))
+        return 0;
+    const double *r = SS_DOUBLES(sys, SS_RADII);
+    for (size_t i = 0; i < sys->num_nodes; i++)
+        if (r[i] > 0.0)
+            return 1;
+    return 0;
+}
+
+/* ---- Spring neighbours (same-group pairs joined by a spring do not touch) ---- */
+
+static int compare_int32(const void *a, const void *b) {
+    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+static int ensure_adjacency(const ss_system *sys) {
+    ss_touch *t = sys->touch;
+    const size_t n = sys->num_nodes, m = sys->num_springs;
+    if (t->adj_valid && t->adj_edits == sys->topology_edits && t->adj_nodes == n)
+        return 0;
+    if (t->adj_node_capacity < n + 1) {
+        size_t *fresh = ss_malloc((n + 1) * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->adj_first);
+        t->adj_first = fresh;
+        t->adj_node_capacity = n + 1;
+    }
+    if (t->adj_capacity < 2 * m || !t->adj) {
+        int32_t *fresh = ss_malloc((2 * m + 1) * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->adj);
+        t->adj = fresh;
+        t->adj_capacity = 2 * m + 1;
+    }
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    size_t *first = t->adj_first;
+    memset(first, 0, (n + 1) * sizeof *first);
+    for (size_t s = 0; s < 2 * m; s++)
+        first[pairs[s] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        first[i + 1] += first[i];
+    for (size_t s = 0; s < m; s++) { /* fill from the back: first[i] ends at its start */
+        const int32_t a = pairs[2 * s], b = pairs[2 * s + 1];
+        t->adj[first[a + 1] - 1] = b;
+        first[a + 1]--;
+        t->adj[first[b + 1] - 1] = a;
+        first[b + 1]--;
+    }
+    /* now first[i + 1] is node i's start: shift back to first[i] */
+    memmove(first, first + 1, n * sizeof *first);
+    first[n] = 2 * m;
+    for (size_t i = 0; i < n; i++)
+        if (first[i + 1] - first[i] > 1)
+            qsort(t->adj + first[i], first[i + 1] - first[i], sizeof(int32_t), compare_int32);
+    t->adj_nodes = n;
+    t->adj_edits = sys->topology_edits;
+    t->adj_valid = 1;
+    return 0;
+}
+
+static int joined(const ss_touch *t, int32_t i, int32_t j) {
+    size_t lo = t->adj_first[i], hi = t->adj_first[i + 1];
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (t->adj[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->adj_first[i + 1] && t->adj[lo] == j;
+}
+
+/* ---- The search ----------------------------------------------------------- */
+
+static size_t bucket_of(const int64_t c[3], size_t mask) {
+    uint64_t h = (uint64_t)c[0] * 0x9E3779B97F4A7C15u ^ (uint64_t)c[1] * 0xC2B2AE3D27D4EB4Fu ^
+                 (uint64_t)c[2] * 0x165667B19E3779F9u;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9u;
+    h ^= h >> 32;
+    return (size_t)(h & mask);
+}
+
+/* A cell coordinate, clamped so that far-away (or NaN) nodes still get a valid one. */
+static int64_t cell_coordinate(double x, double inv_cell) {
+    double q = floor(x * inv_cell);
+    if (!(q >= -1e15))
+        q = -1e15;
+    if (q > 1e15)
+        q = 1e15;
+    return (int64_t)q;
+}
+
+static int grow_pairs(ss_touch *t) {
+    const size_t capacity = t->pair_capacity ? 2 * t->pair_capacity : 64;
+    int32_t *fresh = ss_malloc(2 * capacity * sizeof *fresh);
+    if (!fresh)
+        return -1;
+    if (t->num_pairs)
+        memcpy(fresh, t->pairs, 2 * t->num_pairs * sizeof *fresh);
+    ss_free(t->pairs);
+    t->pairs = fresh;
+    t->pair_capacity = capacity;
+    return 0;
+}
+
+/* Cells of the bounding box at most this many per node with a radius: a dense grid
+ * (memory O(K)); a sparser cloud (a node far away) is hashed instead. */
+#define SS_DENSE_CELLS_PER_NODE 4
+
+static int ensure_nodes(ss_touch *t, size_t k, size_t buckets) {
+    if (t->node_capacity < k) {
+        entry *fresh = ss_malloc(2 * k * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->entries);
+        t->entries = (int32_t *)(void *)fresh;
+        t->node_capacity = k;
+    }
+    if (t->bucket_capacity < buckets) {
+        /* room for the most either mode may use with k nodes, so that a moving bounding
+         * box never makes a step allocate */
+        const size_t most =
+            SS_DENSE_CELLS_PER_NODE * k + 64 > buckets ? SS_DENSE_CELLS_PER_NODE * k + 64 : buckets;
+        int32_t *fresh = ss_malloc((most + 1) * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->bucket_start);
+        t->bucket_start = fresh;
+        t->bucket_capacity = most;
+    }
+    return 0;
+}
+
+/* Nonzero when i and j may touch: the groups' filter, and no spring within a group. */
+static int may_touch(const ss_system *sys, const int32_t *group, int32_t i, int32_t j) {
+    const int32_t a = group ? group[i] : 0, b = group ? group[j] : 0;
+    if (a == b && joined(sys->touch, i, j))
+        return 0;
+    return ss_touch_enabled(sys->touch, a, b);
+}
+
+/* Pair (i, j), i < j, if it touches at x: appended to the pairs; -1 when out of memory. */
+static int consider(const ss_system *sys, const double *x, const double *r, const int32_t *group,
+                    int32_t i, int32_t j) {
+    const size_t dim = (size_t)sys->dim;
+    double d2 = 0.0;
+    for (size_t w = 0; w < dim; w++) {
+        const double d = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
+        d2 += d * d;
+    }
+    const double reach = r[i] + r[j];
+    if (!(d2 < reach * reach) || !may_touch(sys, group, i, j))
+        return 0;
+    ss_touch *t = sys->touch;
+    if (t->num_pairs == t->pair_capacity && grow_pairs(t))
+        return -1;
+    t->pairs[2 * t->num_pairs] = i;
+    t->pairs[2 * t->num_pairs + 1] = j;
+    t->num_pairs++;
+    return 0;
+}
+
+/* Counting sort of the k raw entries by their slot (bucket or cell) into sorted, stable
+ * (a slot keeps index order); start[s] .. start[s + 1] is then slot s's range. */
+static void sort_by_slot(const entry *raw, entry *sorted, size_t k, int32_t *start, size_t slots) {
+    memset(start, 0, (slots + 1) * sizeof *start);
+    for (size_t q = 0; q < k; q++)
+        start[raw[q].bucket + 1]++;
+    for (size_t b = 0; b < slots; b++)
+        start[b + 1] += start[b];
+    for (size_t q = 0; q < k; q++)
+        sorted[start[raw[q].bucket]++] = raw[q];
+    for (size_t b = slots; b > 0; b--) /* start[b] was advanced to its end: shift back */
+        start[b] = start[b - 1];
+    start[0] = 0;
+}
+
+/* Dense grid: cells are numbered x fastest inside the contact nodes' bounding box, so
+ * the three cells x - 1 .. x + 1 of a row are one run of the sorted entries: a node
+ * scans 3^(dim - 1) runs. Otherwise the cells are hashed into buckets and a node looks
+ * in 3^dim buckets, keeping the entries of its cell. Either way the pairs come by i,
+ * then by neighbouring cell, then by j: an order fixed by the positions. */
+int ss_touch_find(const ss_system *sys, const double *x) {
+    ss_touch *t = sys->touch;
+    t->num_pairs = 0;
+    if (ss_array_absent(sys, SS_RADII))
+        return 0;
+    const double *r = SS_DOUBLES(sys, SS_RADII);
+    const int32_t *group = ss_array_absent(sys, SS_GROUPS) ? NULL : SS_INT32S(sys, SS_GROUPS);
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    size_t k = 0;
+    double r_max = 0.0, lo[3] = {0.0, 0.0, 0.0}, hi[3] = {0.0, 0.0, 0.0};
+    int finite = 1;
+    for (size_t i = 0; i < n; i++)
+        if (r[i] > 0.0) {
+            for (size_t q = 0; q < dim; q++) {
+                const double c = x[i * dim + q];
+                finite &= isfinite(c);
+                lo[q] = k == 0 || c < lo[q] ? c : lo[q];
+                hi[q] = k == 0 || c > hi[q] ? c : hi[q];
+            }
+            k++;
+            r_max = r[i] > r_max ? r[i] : r_max;
+        }
+    if (k < 2)
+        return 0;
+    const double inv_cell = 0.5 / r_max;
+    int64_t g[3] = {1, 1, 1};
+    double cells = 1.0;
+    for (size_t q = 0; q < dim && finite; q++) {
+        const double span = floor((hi[q] - lo[q]) * inv_cell) + 1.0;
+        cells *= span;
+        g[q] = span < 1e15 ? (int64_t)span : (int64_t)1e15;
+    }
+    const int dense = finite && cells <= (double)(SS_DENSE_CELLS_PER_NODE * k + 64);
+    size_t slots = 16;
+    if (dense)
+        slots = (size_t)cells;
+    else
+        while (slots < 2 * k)
+            slots *= 2;
+    if (ensure_adjacency(sys) || ensure_nodes(t, k, slots))
+        return -1;
+    entry *raw = (entry *)(void *)t->entries, *sorted = raw + k;
+    int32_t *start = t->bucket_start;
+    size_t e = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!(r[i] > 0.0))
+            continue;
+        entry *en = raw + e++;
+        for (size_t q = 0; q < 3; q++)
+            en->cell[q] = q >= dim ? 0
+                          : dense  ? (int64_t)floor((x[i * dim + q] - lo[q]) * inv_cell)
+                                   : cell_coordinate(x[i * dim + q], inv_cell);
+        en->node = (int32_t)i;
+        en->bucket = dense ? (uint32_t)(en->cell[0] + g[0] * (en->cell[1] + g[1] * en->cell[2]))
+                           : (uint32_t)bucket_of(en->cell, slots - 1);
+    }
+    sort_by_slot(raw, sorted, k, start, slots);
+    const int64_t reach_z = dim == 3 ? 1 : 0;
+    for (size_t q = 0; q < k; q++) {
+        const entry *a = raw + q;
+        const int32_t i = a->node;
+        for (int64_t dz = -reach_z; dz <= reach_z; dz++)
+            for (int64_t dy = -1; dy <= 1; dy++) {
+                if (dense) {
+                    const int64_t y = a->cell[1] + dy, z = a->cell[2] + dz;
+                    if (y < 0 || y >= g[1] || z < 0 || z >= g[2])
+                        continue;
+                    const int64_t x0 = a->cell[0] > 0 ? a->cell[0] - 1 : 0;
+                    const int64_t x1 = a->cell[0] + 1 < g[0] ? a->cell[0] + 1 : g[0] - 1;
+                    const int64_t row = g[0] * (y + g[1] * z);
+                    for (int32_t s = start[row + x0]; s < start[row + x1 + 1]; s++)
+                        if (sorted[s].node > i && consider(sys, x, r, group, i, sorted[s].node))
+                            return -1;
+                    continue;
+                }
+                for (int64_t dx = -1; dx <= 1; dx++) {
+                    const int64_t c[3] = {a->cell[0] + dx, a->cell[1] + dy, a->cell[2] + dz};
+                    const size_t b = bucket_of(c, slots - 1);
+                    for (int32_t s = start[b]; s < start[b + 1]; s++) {
+                        const entry *o = sorted + s;
+                        if (o->node <= i || o->cell[0] != c[0] || o->cell[1] != c[1] ||
+                            o->cell[2] != c[2])
+                            continue;
+                        if (consider(sys, x, r, group, i, o->node))
+                            return -1;
+                    }
+                }
+            }
+    }
+    return 0;
+}
+
+ss_status ss_touch_prepare(ss_system *sys) {
+    sys->touch->failed = 0;
+    if (ss_touch_find(sys, SS_DOUBLES(sys, SS_POSITIONS)))
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
+    return SS_OK;
+}

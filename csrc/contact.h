@@ -1,0 +1,72 @@
+/* contact.h - part of the kernel API: node-node contact (contact.c, contact_law.c).
+ * Included by springsim.h only, at its place there (it uses what comes before it).
+ *
+ * Nodes with a contact radius r > 0 (SS_RADII) repel when closer than r_i + r_j: a
+ * linear spring-dashpot (Cundall & Strack 1979) with regularised Coulomb friction.
+ * Which pairs touch: nodes of different groups (SS_GROUPS) always, nodes of one group
+ * unless a spring joins them; and never a pair of groups switched off. The pairs are
+ * found by a uniform grid (cell 2 max r) hashed into a table and counting-sorted, so
+ * their order depends on the positions only: forces are summed serially in pair order,
+ * bit-identical for any thread count. */
+#ifndef SPRINGSIM_CONTACT_H
+#define SPRINGSIM_CONTACT_H
+
+/* Settings and scratch of node-node contact; every system owns one (sys->touch). */
+typedef struct ss_touch {
+    double radius;      /* m >= 0: the radius nodes added later get */
+    double stiffness;   /* k_c, N/m > 0 */
+    double restitution; /* e in [0, 1]: the speed ratio of a head-on two-ball collision */
+    double friction;    /* Coulomb mu >= 0 */
+    double zeta;        /* the dashpot's damping ratio for e */
+    uint64_t *off;      /* group pairs switched off: (min << 32 | max) keys, sorted */
+    size_t num_off, off_capacity;
+    /* Scratch, grow-only, derived from the state (never copied, never saved). */
+    int32_t *pairs; /* (num_pairs, 2) i < j, in contact at the last search */
+    size_t num_pairs, pair_capacity;
+    void *entries;          /* (2 K) grid entries: by node, then sorted by bucket */
+    int32_t *bucket_start;  /* (buckets + 1,) */
+    size_t node_capacity;   /* K the entries have room for */
+    size_t bucket_capacity; /* buckets the table has room for (a power of 2) */
+    size_t *adj_first;      /* (N + 1,) each node's spring neighbours, sorted */
+    int32_t *adj;           /* (2 M,) */
+    size_t adj_edits, adj_nodes, adj_capacity; /* topology_edits it was built at; N; room */
+    size_t adj_node_capacity;                  /* N + 1 that adj_first has room for */
+    int adj_valid;
+    int failed; /* an allocation failed during a search (forces were poisoned: NaN) */
+} ss_touch;
+
+/* ---- Node-node contact (contact.c; the law: contact_law.c) ------------------- */
+
+ss_touch *ss_touch_new(void);
+void ss_touch_free(ss_touch *touch);
+/* A copy of the settings and filter (no scratch), or NULL when out of memory. */
+ss_touch *ss_touch_copy(const ss_touch *touch);
+size_t ss_touch_nbytes(const ss_touch *touch);
+/* Check and set the law (nothing changes on error). */
+ss_status ss_touch_set_law(ss_system *sys, double radius, double stiffness, double restitution,
+                           double friction);
+/* Switch contact between groups a and b (a == b: within a group) off or on. */
+ss_status ss_touch_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled);
+/* Nonzero when groups a and b may touch. */
+int ss_touch_enabled(const ss_touch *touch, int32_t a, int32_t b);
+/* Nonzero when some node has a radius > 0. */
+int ss_touch_active(const ss_system *sys);
+/* Find the pairs touching at positions x into touch->pairs (contact.c); -1 when out of
+ * memory. */
+int ss_touch_find(const ss_system *sys, const double *x);
+/* Before a step call: build the scratch at the current positions (SS_ERR_NOMEM). */
+ss_status ss_touch_prepare(ss_system *sys);
+/* f (rows `stride` apart) += the contact forces at state (x, v), pair by pair. */
+void ss_touch_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                         size_t stride);
+/* The contact potential 1/2 k_c delta^2 summed over pairs at the current positions, J
+ * (NaN when out of memory). */
+double ss_touch_energy(const ss_system *sys);
+/* Power, W, the dashpots and friction take out of the motion at the current state. */
+double ss_touch_power(const ss_system *sys);
+/* For ss_critical_dt: rows[2 i] += each free node's contact stiffness bound (1/s^2),
+ * rows[2 i + 1] += its damping bound (1/s): its current contacts or, if larger, one
+ * contact with a node of its own mass. own: 2 N doubles of scratch. */
+void ss_touch_stability_rows(const ss_system *sys, double *rows, double *own);
+
+#endif
