@@ -169,6 +169,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     def close(self) -> None:
         """Stop the thread and close the widget."""
+        if "_wake" not in self.__dict__:  # __init__ refused its arguments (from __del__)
+            super().close()
+            return
         with self._lock:
             self._closed = True
             self._playing = False
