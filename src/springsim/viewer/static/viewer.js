@@ -44,7 +44,7 @@ function diverging(t) {
 
 function makeCamera() {
   return { yaw: 0.6, pitch: 0.35, distance: 3, target: [0, 0, 0], fov: Math.PI / 4,
-           scale: 100, center: [0, 0], fitted: false };
+           scale: 100, center: [0, 0], fitted: false, user: false };
 }
 
 function project(cam, dim, W, H, x, y, z) {
@@ -68,14 +68,20 @@ function unproject(cam, dim, W, H, sx, sy, d) {
   const x1 = ((sx - W / 2) * d) / f, y2 = (-(sy - H / 2) * d) / f, z2 = cam.distance - d;
   const cp = Math.cos(cam.pitch), sp = Math.sin(cam.pitch);
   const ry = cp * y2 + sp * z2, z1 = -sp * y2 + cp * z2;
-  const cy = Math.cos(cam.yaw), sy = Math.sin(cam.yaw);
-  const rx = cy * x1 - sy * z1, rz = sy * x1 + cy * z1;
+  const cw = Math.cos(cam.yaw), sw = Math.sin(cam.yaw);
+  const rx = cw * x1 - sw * z1, rz = sw * x1 + cw * z1;
   return [rx + cam.target[0], ry + cam.target[1], rz + cam.target[2]];
 }
 
-function fit(cam, S, W, H) {
+// Frame the nodes and spheres (and, when widening, the view so far: never zoom in).
+function fit(cam, S, W, H, widen) {
   const n = S.nodes, dim = S.dim, lo = [Infinity, Infinity, Infinity];
   const hi = [-Infinity, -Infinity, -Infinity];
+  if (widen && dim === 2)
+    for (const [sx, sy] of [[0, 0], [W, H]]) {
+      const p = unproject(cam, 2, W, H, sx, sy, 0);
+      for (let k = 0; k < 2; k++) { lo[k] = Math.min(lo[k], p[k]); hi[k] = Math.max(hi[k], p[k]); }
+    }
   for (let i = 0; i < n; i++)
     for (let k = 0; k < dim; k++) {
       const v = S.pos[i * dim + k];
@@ -95,8 +101,10 @@ function fit(cam, S, W, H) {
     const sx = hi[0] - lo[0], sy = hi[1] - lo[1];
     cam.scale = 0.8 * Math.min(W / Math.max(sx, 1e-3), H / Math.max(sy, 1e-3));
   } else {
+    const old = cam.distance;
     cam.target = mid;
     cam.distance = (0.75 * span) / Math.sin(cam.fov / 2) + 0.5 * span;
+    if (widen) cam.distance = Math.max(1.25 * old, cam.distance);
   }
   cam.fitted = true;
 }
@@ -234,12 +242,19 @@ function drawScene(ctx, cam, S, W, H) {
   if (!S.pos || S.pos.length !== n * dim) return null;
   if (!cam.fitted) fit(cam, S, W, H);
   const P = (x, y, z) => project(cam, dim, W, H, x, y, z);
-  drawColliders(ctx, cam, S, W, H, P);
   const xs = new Float32Array(n), ys = new Float32Array(n), ds = new Float32Array(n);
-  for (let i = 0; i < n; i++) {
-    const q = P(S.pos[i * dim], S.pos[i * dim + 1], dim === 3 ? S.pos[i * dim + 2] : 0);
-    xs[i] = q[0]; ys[i] = q[1]; ds[i] = q[2];
+  for (let pass = 0; pass < 2; pass++) {
+    let out = false;
+    for (let i = 0; i < n; i++) {
+      const q = P(S.pos[i * dim], S.pos[i * dim + 1], dim === 3 ? S.pos[i * dim + 2] : 0);
+      xs[i] = q[0]; ys[i] = q[1]; ds[i] = q[2];
+      out ||= q[0] < 0.03 * W || q[0] > 0.97 * W || q[1] < 0.03 * H || q[1] > 0.97 * H || (dim === 3 && q[2] <= 1e-6);
+    }
+    // a node left the view: widen it, unless the user moved the camera
+    if (!out || cam.user || pass) break;
+    fit(cam, S, W, H, true);
   }
+  drawColliders(ctx, cam, S, W, H, P);
   drawFaces(ctx, S, xs, ys, ds, cam);
   // springs are drawn over faces only when coloured: a fine cloth's lines hide it
   if (!S.faces.length || S.values) drawSprings(ctx, S, xs, ys);
@@ -297,7 +312,7 @@ function render({ model, el }) {
               colliders: [], pos: null, pinned: new Uint8Array(0), values: null, range: null,
               colorBy: null, time: 0, frame: 0, playing: false, offline: false, error: null };
   const cam = makeCamera(), hist = [];
-  const W = 560, H = 420, EH = 150;
+  const W = 560, H = 420, EW = 380, EH = 260;
   const root = element("div", { class: "springsim-viewer" }, el);
   root.style.cssText = "font: 13px sans-serif; display: inline-block; user-select: none;";
   const bar = element("div", {}, root);
@@ -315,11 +330,12 @@ function render({ model, el }) {
     element("option", { value }, select, label);
   const status = element("span", { "data-role": "status", style: "margin-left: 8px" }, bar);
   const dpr = window.devicePixelRatio || 1;
-  const canvas = element("canvas", { "data-role": "scene" }, root);
-  const plot = element("canvas", { "data-role": "energy" }, root);
-  for (const [c, h] of [[canvas, H], [plot, EH]]) {
-    c.width = W * dpr; c.height = h * dpr;
-    c.style.cssText = `width: ${W}px; height: ${h}px; display: block; border: 1px solid #ddd;`;
+  const row = element("div", { style: "display: flex; gap: 6px; align-items: flex-start" }, root);
+  const canvas = element("canvas", { "data-role": "scene" }, row);
+  const plot = element("canvas", { "data-role": "energy" }, row);
+  for (const [c, w, h] of [[canvas, W, H], [plot, EW, EH]]) {
+    c.width = w * dpr; c.height = h * dpr;
+    c.style.cssText = `width: ${w}px; height: ${h}px; display: block; outline: 1px solid #ddd;`;
   }
   const ctx = canvas.getContext("2d"), ectx = plot.getContext("2d");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -405,6 +421,7 @@ function render({ model, el }) {
   }
   let orbit = null;
   canvas.addEventListener("contextmenu", (e) => e.preventDefault());
+  canvas.addEventListener("dblclick", () => { cam.fitted = cam.user = false; dirty = true; });
   canvas.addEventListener("mousedown", (e) => {
     const [mx, my] = mouse(e), node = nearest(mx, my);
     e.preventDefault();
@@ -429,6 +446,7 @@ function render({ model, el }) {
       dirty = true;
     } else if (orbit) {
       const dx = mx - orbit.mx, dy = my - orbit.my;
+      cam.user = true; // the camera is the user's now: no more automatic framing
       if (S.dim === 2) {
         cam.center = [orbit.center[0] - dx / cam.scale, orbit.center[1] + dy / cam.scale];
       } else if (orbit.pan) {
@@ -451,6 +469,7 @@ function render({ model, el }) {
   window.addEventListener("mouseup", onUp);
   canvas.addEventListener("wheel", (e) => {
     e.preventDefault();
+    cam.user = true;
     const k = Math.exp(e.deltaY * 0.001);
     if (S.dim === 2) cam.scale /= k; else cam.distance *= k;
     dirty = true;
@@ -462,7 +481,7 @@ function render({ model, el }) {
     if (!dirty) return;
     dirty = false;
     screen = drawScene(ctx, cam, S, W, H) || screen;
-    drawEnergy(ectx, hist, W, EH);
+    drawEnergy(ectx, hist, EW, EH);
     rendered += 1;
     fps = 0.9 * fps + 0.1 * (1000 / Math.max(1, now - last));
     last = now;
