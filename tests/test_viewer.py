@@ -288,11 +288,19 @@ def test_save_html_embeds_the_frames_and_the_front_end(viewer, rope, tmp_path):
     assert "src=" not in text and "https://" not in text  # nothing to fetch
     # with a duration: a copy is stepped, the live system stays where it is
     here = rope.positions.copy()
-    viewer.save_html(tmp_path / "ahead.html", duration=0.05)
+    viewer.save_html(tmp_path / "ahead.html", duration=0.5)
     assert np.array_equal(rope.positions, here)
     text = (tmp_path / "ahead.html").read_text()
     data = json.loads(re.search(r'type="application/json">(.*?)</script>', text, re.S)[1])
-    assert len(data["times"]) == 11 and data["times"][-1] == pytest.approx(rope.time + 0.05)
+    # 30 frames per simulated second, the first now; played in real time
+    assert len(data["times"]) == 16 and data["period"] == pytest.approx(0.5 / 15)
+    # at whole steps: each within dt / 2 of its place
+    ideal = data["times"][0] + np.arange(16) * 0.5 / 15
+    assert np.abs(np.array(data["times"]) - ideal).max() <= 0.5e-3 + 1e-12
+    twin = rope.copy()
+    twin.step(1e-3, steps=500)
+    last = np.frombuffer(base64.b64decode(data["frames"]), np.float32)[-16:]
+    assert np.array_equal(last, twin.positions.astype(np.float32).ravel())
 
 
 def test_viewer_arguments_are_checked(rope):

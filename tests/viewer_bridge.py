@@ -15,6 +15,7 @@ chromium chromium-driver``), given to Selenium by path so that it downloads noth
 from __future__ import annotations
 
 import json
+import os
 import queue
 import shutil
 import struct
@@ -162,4 +163,7 @@ def start_chromium(width: int = 1000, height: int = 900):
         "--allow-file-access-from-files",
     ):
         options.add_argument(argument)
-    return webdriver.Chrome(service=Service(executable_path=driver), options=options)
+    # the browser runs without the sanitizer runtime that .ci/run preloads into Python
+    env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
+    service = Service(executable_path=driver, env=env)
+    return webdriver.Chrome(service=service, options=options)

@@ -47,7 +47,9 @@ def view(
     dt : float, optional
         Time step, s. Default: half of ``sim.critical_dt()``, at most 1 ms.
     substeps : int, optional
-        Steps per frame drawn. Default: enough for real time at ``fps`` (at most 200).
+        Steps per frame drawn. Default: enough for real time at ``fps`` (at most
+        200), cut to what this machine steps in 1/60 s (timed on a copy), so that a
+        large system plays smoothly, in slow motion.
     sliders : sequence of str
         Parameters to put on sliders: ``"gravity"``, ``"wind"``, ``"drag"``,
         ``"damping"``, ``"stiffness"`` (see :mod:`springsim.viewer.controls`).
