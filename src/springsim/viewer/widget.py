@@ -65,6 +65,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self.substeps = substeps if substeps is not None else _default_substeps(sim, self._dt, fps)
         self.color_by = color_by
         self._period = 1.0 / fps
+        # the energy trace's total + dissipated needs the books kept (as run() keeps them)
+        self._was_tracking = bool(sim.track_energy)
+        sim.track_energy = True
         self._reset_point = controls.Snapshot(sim)
         self._playing = False
         self._closed = False
@@ -169,7 +172,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     def close(self) -> None:
         """Stop the thread and close the widget."""
-        if "_wake" not in self.__dict__:  # __init__ refused its arguments (from __del__)
+        if "_wake" not in self.__dict__ or self._closed:  # refused by __init__, or closed
             super().close()
             return
         with self._lock:
@@ -178,6 +181,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._wake.notify_all()
         if self._thread is not None and self._thread is not threading.current_thread():
             self._thread.join()
+        with self._lock:
+            self._sim.track_energy = self._was_tracking
         super().close()
 
     def save_html(self, path: str | pathlib.Path, duration: float | None = None) -> pathlib.Path:

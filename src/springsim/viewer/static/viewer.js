@@ -266,7 +266,8 @@ function drawScene(ctx, cam, S, W, H) {
   drawFaces(ctx, S, xs, ys, ds, cam);
   // springs are drawn over faces only when coloured: a fine cloth's lines hide it
   if (!S.faces.length || S.values) drawSprings(ctx, S, xs, ys);
-  const r = n <= 200 ? 4 : n <= 2000 ? 2 : 0;
+  // nodes as dots while they can be told apart; on a fine mesh its faces show it
+  const r = n <= 200 ? 4 : n <= 2000 && !S.faces.length ? 2 : 0;
   if (r) {
     ctx.fillStyle = NODE;
     ctx.beginPath();
