@@ -19,8 +19,9 @@ import time
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-import springsim as ss  # noqa: E402
 from viewer_bridge import Bridge, start_chromium  # noqa: E402
+
+import springsim as ss  # noqa: E402
 
 VIEW = "document.querySelector('.springsim-viewer').springsimView"
 
