@@ -84,6 +84,11 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self.error: str | None = None
         self.on_msg(self._on_msg)
 
+    def __repr__(self) -> str:
+        # what a notebook shows where widgets are not drawn (a stored notebook, a console)
+        state = "playing" if self._playing else "paused"
+        return f"<springsim viewer of {self._sim!r}, {state}>"
+
     # ------------------------------------------------------------ Python API
 
     @property
