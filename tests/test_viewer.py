@@ -18,7 +18,7 @@ import pytest
 
 import springsim as ss
 from springsim.viewer import controls, protocol
-from springsim.viewer.html import STATIC, front_end, static_text
+from springsim.viewer.standalone import STATIC, front_end, static_text
 
 
 class Tap:
@@ -348,3 +348,15 @@ def test_the_energy_trace_keeps_the_books(rope):
     moved = max(abs(e["gravity"]) for e in energies)
     assert energies[-1]["dissipated"] > 1e-2 * moved  # the air took something
     assert np.abs(books).max() < 1e-3 * moved  # it started at 0 J: a level chain at rest
+
+
+@pytest.mark.parametrize("name", ["widget", "protocol", "controls", "standalone"])
+def test_viewer_docstring_examples(name):
+    # tests/test_docs.py runs the examples of springsim's top-level modules; these are
+    # one level down
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"springsim.viewer.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0

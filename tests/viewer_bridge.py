@@ -22,7 +22,7 @@ import struct
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from springsim.viewer.html import static_text
+from springsim.viewer.standalone import static_text
 
 PAGE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>springsim viewer</title></head>

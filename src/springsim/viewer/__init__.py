@@ -3,7 +3,7 @@
 :func:`view` makes the widget (anywidget, ``pip install anywidget``; imported when
 called). The modules: ``widget`` (the widget and its stepping thread), ``protocol``
 (the messages and their binary frames), ``controls`` (sliders, the reset point),
-``html`` (the front end's files and standalone HTML export); the front end itself is
+``standalone`` (the front end's files and standalone HTML export); the front end itself is
 ``static/viewer.js`` (drawing and input) and ``static/player.js`` (offline playback).
 """
 

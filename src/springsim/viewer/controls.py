@@ -56,7 +56,15 @@ class Slider:
 
 
 def make_slider(sim: Any, name: str) -> Slider:
-    """The slider of parameter ``name`` for ``sim``, at the system's current value."""
+    """The slider of parameter ``name`` for ``sim``, at the system's current value.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> slider = make_slider(ss.System(dim=2), "gravity")
+    >>> slider.low, slider.high, slider.value, slider.direction.tolist()
+    (0.0, 29.43, 9.81, [0.0, -1.0])
+    """
     if not isinstance(name, str):
         raise TypeError(f"a slider is named by a str, not {type(name).__name__}")
     if name not in SLIDERS:
@@ -78,7 +86,16 @@ def make_slider(sim: Any, name: str) -> Slider:
 
 
 def apply(sim: Any, slider: Slider, value: float) -> None:
-    """Set ``slider``'s parameter of ``sim`` to ``value`` (checked against its range)."""
+    """Set ``slider``'s parameter of ``sim`` to ``value`` (checked against its range).
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> sim = ss.System(dim=2)
+    >>> apply(sim, make_slider(sim, "wind"), 5.0)
+    >>> sim.wind.tolist()
+    [5.0, 0.0]
+    """
     if not slider.low <= value <= slider.high:
         raise ValueError(
             f"slider {slider.name!r} takes values in [{slider.low:g}, {slider.high:g}], "

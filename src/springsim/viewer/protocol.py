@@ -47,7 +47,16 @@ COLOR_BY: Final = (None, "tension", "strain")
 
 
 def scene(sim: Any) -> tuple[dict[str, Any], list[bytes]]:
-    """The topology message of ``sim``: content and buffers (springs, faces)."""
+    """The topology message of ``sim``: content and buffers (springs, faces).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import springsim as ss
+    >>> content, buffers = scene(ss.string(3, length=1.0, mass=0.1, stiffness=1.0, dim=2))
+    >>> content["nodes"], np.frombuffer(buffers[0], np.int32).tolist()
+    (3, [0, 1, 1, 2])
+    """
     springs = np.ascontiguousarray(sim.springs, dtype=np.int32)
     faces = np.ascontiguousarray(sim.faces, dtype=np.int32)
     content = {
@@ -85,7 +94,16 @@ def energy(sim: Any) -> dict[str, float]:
 
 def frame(sim: Any, number: int, color_by: str | None) -> tuple[dict[str, Any], list[bytes]]:
     """The frame message of ``sim`` now: content and buffers (positions float32, pins
-    uint8, and the spring values when colouring)."""
+    uint8, and the spring values when colouring).
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> rope = ss.string(3, length=1.0, mass=0.1, stiffness=1.0, dim=2)
+    >>> content, buffers = frame(rope, 7, None)
+    >>> content["frame"], decode_positions(buffers[0], 2).tolist(), list(buffers[1])
+    (7, [[0.0, 0.0], [0.5, 0.0], [1.0, 0.0]], [1, 0, 0])
+    """
     positions = np.ascontiguousarray(sim.positions, dtype=np.float32)
     pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8)
     content: dict[str, Any] = {
@@ -142,6 +160,15 @@ def position(message: dict[str, Any], dim: int) -> np.ndarray:
 
 def parse(message: Any) -> dict[str, Any]:
     """Check a message from the front end: a dict with a known ``type`` and its keys.
+
+    Examples
+    --------
+    >>> parse({"type": "grab", "node": 3})
+    {'type': 'grab', 'node': 3}
+    >>> parse({"type": "grab"})
+    Traceback (most recent call last):
+    ...
+    ValueError: message 'grab' lacks node
 
     Raises
     ------

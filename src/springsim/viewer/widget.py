@@ -20,7 +20,7 @@ import anywidget
 import numpy as np
 
 from springsim.viewer import controls, protocol
-from springsim.viewer.html import front_end, write_html
+from springsim.viewer.standalone import front_end, write_html
 
 #: Frames a browser may be behind before the thread waits for it (acknowledgements).
 _IN_FLIGHT = 2
@@ -29,7 +29,17 @@ _ACK_TIMEOUT = 0.25
 
 
 class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped (Any)
-    """A live, draggable view of a System in a notebook (see :func:`springsim.view`)."""
+    """A live, draggable view of a System in a notebook; made by :func:`springsim.view`
+    (its parameters are documented there).
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> viewer = ss.view(ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2))
+    >>> viewer  # doctest: +ELLIPSIS
+    <springsim viewer of <springsim.System dim=2 nodes=5 springs=4 ... t=0s>, paused>
+    >>> viewer.close()
+    """
 
     _esm = front_end()
 
@@ -156,27 +166,89 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         return (len(self._rates) - 1) / (self._rates[-1] - self._rates[0])
 
     def play(self) -> None:
-        """Start stepping on the background thread (a frame every ``substeps`` steps)."""
+        """Start stepping on the background thread (a frame every ``substeps`` steps).
+
+        Examples
+        --------
+        >>> import time
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope)
+        >>> viewer.play()
+        >>> while rope.time == 0:
+        ...     time.sleep(0.01)
+        >>> viewer.pause()
+        >>> stopped = rope.time
+        >>> time.sleep(0.05)
+        >>> rope.time == stopped, viewer.playing
+        (True, False)
+        >>> viewer.close()
+        """
         self._act({"type": "play"})
 
     def pause(self) -> None:
-        """Stop stepping; when it returns, no step is running or will start."""
+        """Stop stepping; when it returns, no step is running or will start (see
+        :meth:`play`)."""
         self._act({"type": "pause"})
 
     def step(self) -> None:
-        """Advance one frame (``substeps`` steps of ``dt``) and send it."""
+        """Advance one frame (``substeps`` steps of ``dt``) and send it.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope, dt=1e-3, substeps=10)
+        >>> viewer.step()
+        >>> round(rope.time, 12)
+        0.01
+        >>> viewer.close()
+        """
         self._act({"type": "step"})
 
     def reset(self) -> None:
-        """Go back to the reset point (the state at creation or at :meth:`mark`)."""
+        """Go back to the reset point: the state at creation or at :meth:`mark`
+        (positions, velocities, pins, springs torn since, clock, energy books, gravity,
+        wind, drag, spring parameters), and the sliders with it.
+
+        Raises
+        ------
+        ValueError
+            Nodes were added or removed since the reset point (nothing changes).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope)
+        >>> viewer.step()
+        >>> viewer.reset()
+        >>> rope.time, rope.positions[-1].tolist()
+        (0.0, [1.0, 0.0])
+        >>> viewer.close()
+        """
         self._act({"type": "reset"})
 
     def mark(self) -> None:
-        """Make the current state the one :meth:`reset` goes back to."""
+        """Make the current state the one :meth:`reset` goes back to.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope, dt=1e-3, substeps=10)
+        >>> viewer.step()
+        >>> viewer.mark()
+        >>> viewer.step()
+        >>> viewer.reset()
+        >>> round(rope.time, 12)
+        0.01
+        >>> viewer.close()
+        """
         self._act({"type": "mark"})
 
     def close(self) -> None:
-        """Stop the thread and close the widget."""
+        """Stop the thread, give back ``sim.track_energy`` as it was, close the widget."""
         if "_wake" not in self.__dict__ or self._closed:  # refused by __init__, or closed
             super().close()
             return
@@ -191,13 +263,39 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         super().close()
 
     def save_html(self, path: str | pathlib.Path, duration: float | None = None) -> pathlib.Path:
-        """Write a standalone HTML file that plays frames offline (no network needed).
+        """Write a standalone HTML file that plays frames offline (nothing is fetched).
 
-        Without ``duration``, the frames this viewer sent lately (up to ``record``),
-        played at ``fps``; with it, a copy of the system stepped at the viewer's ``dt``
-        from now for ``duration`` seconds (the live system does not move), recorded as
-        30 frames per simulated second (at most ``record``), played in real time.
-        The file holds the positions as float32: about 5.3 bytes per coordinate.
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (replaced atomically).
+        duration : float, optional
+            Without it, the frames this viewer sent lately (up to ``record``), played
+            at ``fps``. With it, a copy of the system stepped at the viewer's ``dt``
+            from now for ``duration`` seconds (the live system does not move), recorded
+            as 30 frames per simulated second (at most ``record``), played in real time.
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``. The file holds the positions as base64 float32 (about 5.3 bytes
+            per coordinate per frame) and the front end's code.
+
+        Raises
+        ------
+        ValueError
+            No duration and fewer than two frames sent yet; a duration below ``dt``.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope)
+        >>> page = viewer.save_html(pathlib.Path(tempfile.mkdtemp()) / "rope.html", duration=1.0)
+        >>> page.read_text().count("<script"), rope.time
+        (2, 0.0)
+        >>> viewer.close()
         """
         from springsim._files import path_name
 
@@ -207,18 +305,24 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 raise TypeError(f"duration must be a number, not {type(duration).__name__}")
             if not self._dt <= duration < float("inf"):
                 raise ValueError(f"duration must be at least dt ({self._dt:g} s), not {duration}")
-        with self._lock:
-            sim = self._sim.copy() if duration is not None else self._sim
+        with self._lock:  # the live system is read between steps
             dt, period, kept = self._dt, self._period, self._recording.maxlen or 2
-            size = sim.num_nodes * sim.dim * 4
-            frames = [f for f in self._recording if len(f[1]) == size]
+            if duration is None:
+                sim = self._sim
+                size = sim.num_nodes * sim.dim * 4
+                frames = [f for f in self._recording if len(f[1]) == size]
+                scene = protocol.scene(sim)
+                pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
+            else:
+                sim = self._sim.copy()
         if duration is not None:
             count = min(kept, max(2, round(30 * duration) + 1))
             frames, period = _run_frames(sim, float(duration), dt, count), duration / (count - 1)
+            scene = protocol.scene(sim)
+            pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
         if len(frames) < 2:
             raise ValueError("no frames recorded yet: play the viewer first, or pass duration=")
-        pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
-        write_html(target, protocol.scene(sim), frames, period, pinned)
+        write_html(target, scene, frames, period, pinned)
         return target
 
     # ------------------------------------------------------------ messages

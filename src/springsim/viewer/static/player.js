@@ -1,5 +1,5 @@
 // springsim's offline player: stands in for the widget's model in a standalone HTML
-// file (springsim.viewer.html), feeding viewer.js the recorded frames on a timer.
+// file (springsim.viewer.standalone), feeding viewer.js the recorded frames on a timer.
 // Play, pause, step and reset act on the recording; grabbing and pins need the live
 // simulation, so they do nothing here.
 function springsimPlay(viewer, el, data) {

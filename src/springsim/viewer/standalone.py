@@ -21,14 +21,26 @@ STATIC = ("viewer.js", "player.js")
 
 
 def static_text(name: str) -> str:
-    """The text of one of the package's front-end files (see :data:`STATIC`)."""
+    """The text of one of the package's front-end files (see :data:`STATIC`).
+
+    Examples
+    --------
+    >>> static_text("viewer.js").splitlines()[-1]
+    'export default { render };'
+    """
     if name not in STATIC:
         raise ValueError(f"no front-end file {name!r}; there are {', '.join(STATIC)}")
     return resources.files("springsim.viewer").joinpath("static", name).read_text("utf-8")
 
 
 def front_end() -> str:
-    """The widget's ES module (anywidget's ``_esm``)."""
+    """The widget's ES module (anywidget's ``_esm``).
+
+    Examples
+    --------
+    >>> "function render(" in front_end()
+    True
+    """
     return static_text("viewer.js")
 
 
