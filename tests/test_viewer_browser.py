@@ -218,3 +218,68 @@ def test_save_html_plays_standalone(browser, tmp_path):
     frames = browser.execute_script(f"return {VIEW}.state().frame")
     time.sleep(0.3)
     assert browser.execute_script(f"return {VIEW}.state().frame") == frames
+
+
+def test_dragging_in_3d_moves_the_node_in_the_plane_facing_the_screen(browser, page):
+    cloth = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=100.0)
+    cloth.gravity = 0
+    page(cloth)
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    node = 5  # an interior node, free
+    start = projected(camera, cloth.positions)[node]
+    depth = camera_depth(camera, cloth.positions[node])
+    canvas, dx, dy = canvas_offset(browser, start)
+    ActionChains(browser).move_to_element_with_offset(
+        canvas, dx, dy
+    ).click_and_hold().move_by_offset(30, -20).perform()
+    # Selenium moves to whole-pixel offsets from the canvas's centre
+    centre = np.array([camera["width"], camera["height"]]) / 2
+    mouse = centre + np.trunc(start - centre) + [30, -20]
+    wait(lambda: np.abs(projected(camera, cloth.positions[[node]])[0] - mouse).max() < 1e-6)
+    # where the mouse is, at the depth it was grabbed at
+    # (the front end keeps the grab depth as float32: 6e-8 relative)
+    assert camera_depth(camera, cloth.positions[node]) == pytest.approx(depth, rel=2e-7)
+    ActionChains(browser).release().perform()
+    wait(lambda: not cloth.pinned[node])
+
+
+def camera_depth(camera, point):
+    r = np.asarray(point) - np.array(camera["target"])
+    yaw, pitch = camera["yaw"], camera["pitch"]
+    z1 = -math.sin(yaw) * r[0] + math.cos(yaw) * r[2]
+    return camera["distance"] - (math.sin(pitch) * r[1] + math.cos(pitch) * z1)
+
+
+def test_colour_menu_and_sliders_reach_the_system(browser, page):
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, dim=2, direction=(0, -1))
+    rope.relax()  # hanging at rest: each spring carries the weight below it
+    viewer, _bridge = page(rope, dt=1e-3, substeps=10, sliders=["gravity"])
+    Select(browser.find_element(By.CSS_SELECTOR, "select[data-name=color_by]")).select_by_value(
+        "tension"
+    )
+    wait(lambda: viewer.color_by == "tension")
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= 2)
+    time.sleep(0.1)
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    where = projected(camera, rope.positions)
+    image = pixels(browser)
+    colours = []
+    for i in range(rope.num_springs):
+        x, y = ((where[i] + where[i + 1]) / 2).round().astype(int)
+        colours.append(image[y, x].tolist())
+    # stretched, so red (compressed would be blue): white to red as the tension grows
+    # towards the top, where a spring carries the most weight; the top one is the most
+    # stretched, drawn in full red
+    assert all(r == 255 and g == b for r, g, b in colours), colours
+    greens = [g for _, g, _ in colours]
+    assert greens == sorted(greens) and greens[0] < 30 and greens[-1] > 150, colours
+    slider = browser.find_element(By.CSS_SELECTOR, "input[data-slider=gravity]")
+    slider.send_keys(Keys.ARROW_RIGHT * 5)  # steps of (max - min) / 200 up
+    time.sleep(0.5)
+    shown = float(slider.get_attribute("value"))
+    assert shown > 9.81
+    wait(lambda: viewer.sliders["gravity"] == shown)
+    assert rope.gravity.tolist() == [0.0, -shown]
