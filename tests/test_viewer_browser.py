@@ -145,6 +145,18 @@ def test_nodes_are_drawn_where_the_kernel_says_3d_and_after_orbiting(browser, pa
     cloth = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=100.0)
     page(cloth)
     before = assert_nodes_drawn_where_projected(browser, cloth)
+    # the faces (WebGL where the browser has it, Canvas 2D otherwise), seen on screen:
+    # each face's centre is lit cloth colour, rgb(60 + 120 s, 110 + 130 s, 40 + 200 s)
+    stack = browser.find_element(By.CSS_SELECTOR, "canvas[data-role=faces]").find_element(
+        By.XPATH, ".."
+    )
+    screen = np.asarray(Image.open(io.BytesIO(stack.screenshot_as_png)).convert("RGB")).astype(int)
+    corners = projected(before, cloth.positions)
+    for face in cloth.faces:
+        x, y = corners[face].mean(axis=0).round().astype(int)
+        r, g, b = screen[y, x]
+        s = (g - 110) / 130  # the brightness it was lit with, in [0.35, 1]
+        assert 0.3 < s <= 1.0 and abs(r - (60 + 120 * s)) <= 3 and abs(b - (40 + 200 * s)) <= 3
     # orbit: drag on empty canvas turns the camera; the nodes follow the projection
     canvas, dx, dy = canvas_offset(browser, (20, 400))
     ActionChains(browser).move_to_element_with_offset(

@@ -22,7 +22,7 @@ import struct
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
-from springsim.viewer.standalone import static_text
+from springsim.viewer.standalone import front_end
 
 PAGE = """<!DOCTYPE html>
 <html><head><meta charset="utf-8"><title>springsim viewer</title></head>
@@ -89,13 +89,16 @@ class Bridge:
                 self.send_header("Content-Length", str(len(body)))
                 self.send_header("Cache-Control", "no-store")
                 self.end_headers()
-                self.wfile.write(body)
+                try:
+                    self.wfile.write(body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the page was closed while it polled
 
             def do_GET(self):
                 if self.path == "/":
                     self.reply(PAGE.encode(), "text/html; charset=utf-8")
                 elif self.path == "/viewer.js":
-                    self.reply(static_text("viewer.js").encode(), "text/javascript")
+                    self.reply(front_end().encode(), "text/javascript")
                 elif self.path == "/poll":
                     self.reply(bridge.batch(), "application/octet-stream")
                 else:

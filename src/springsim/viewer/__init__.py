@@ -48,7 +48,7 @@ def view(
         Time step, s. Default: half of ``sim.critical_dt()``, at most 1 ms.
     substeps : int, optional
         Steps per frame drawn. Default: enough for real time at ``fps`` (at most
-        200), cut to what this machine steps in 1/60 s (timed on a copy), so that a
+        200), cut to what this machine steps in 1/200 s (timed on a copy), so that a
         large system plays smoothly, in slow motion.
     sliders : sequence of str
         Parameters to put on sliders: ``"gravity"``, ``"wind"``, ``"drag"``,

@@ -17,7 +17,7 @@ from typing import Any
 from springsim._files import write_atomically
 
 #: The front end's files, in the package (``springsim/viewer/static``).
-STATIC = ("viewer.js", "player.js")
+STATIC = ("gl.js", "viewer.js", "player.js")
 
 
 def static_text(name: str) -> str:
@@ -34,14 +34,14 @@ def static_text(name: str) -> str:
 
 
 def front_end() -> str:
-    """The widget's ES module (anywidget's ``_esm``).
+    """The widget's ES module (anywidget's ``_esm``): ``gl.js`` then ``viewer.js``.
 
     Examples
     --------
-    >>> "function render(" in front_end()
+    >>> "function render(" in front_end() and "function drawGL(" in front_end()
     True
     """
-    return static_text("viewer.js")
+    return static_text("gl.js") + "\n" + static_text("viewer.js")
 
 
 def _b64(data: bytes) -> str:

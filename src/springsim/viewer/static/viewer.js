@@ -243,10 +243,16 @@ function drawColorbar(ctx, S, W, H) {
   ctx.textAlign = "left";
 }
 
-function drawScene(ctx, cam, S, W, H) {
-  ctx.fillStyle = "#ffffff";
-  ctx.fillRect(0, 0, W, H);
-  const n = S.nodes, dim = S.dim;
+// The scene on the Canvas 2D layer; in 3D with WebGL 2 (G), faces and colliders go to
+// the WebGL layer below it, and this layer is cleared to transparent instead of white.
+function drawScene(ctx, cam, S, W, H, G, dpr) {
+  const n = S.nodes, dim = S.dim, gl = G && dim === 3;
+  if (G) G.canvas.style.visibility = gl ? "visible" : "hidden";
+  ctx.clearRect(0, 0, W, H);
+  if (!gl) {
+    ctx.fillStyle = "#ffffff";
+    ctx.fillRect(0, 0, W, H);
+  }
   if (!S.pos || S.pos.length !== n * dim) return null;
   if (!cam.fitted) fit(cam, S, W, H);
   const P = (x, y, z) => project(cam, dim, W, H, x, y, z);
@@ -262,8 +268,12 @@ function drawScene(ctx, cam, S, W, H) {
     if (!out || cam.user || pass) break;
     fit(cam, S, W, H, true);
   }
-  drawColliders(ctx, cam, S, W, H, P);
-  drawFaces(ctx, S, xs, ys, ds, cam);
+  if (gl) {
+    drawGL(G, cam, S, W, H, dpr, unproject(cam, 3, 2, 2, 1, 1, 0));
+  } else {
+    drawColliders(ctx, cam, S, W, H, P);
+    drawFaces(ctx, S, xs, ys, ds, cam);
+  }
   // springs are drawn over faces only when coloured: a fine cloth's lines hide it
   if (!S.faces.length || S.values) drawSprings(ctx, S, xs, ys);
   // nodes as dots while they can be told apart; on a fine mesh its faces show it
@@ -340,12 +350,20 @@ function render({ model, el }) {
   const status = element("span", { "data-role": "status", style: "margin-left: 8px" }, bar);
   const dpr = window.devicePixelRatio || 1;
   const row = element("div", { style: "display: flex; gap: 6px; align-items: flex-start" }, root);
-  const canvas = element("canvas", { "data-role": "scene" }, row);
+  // the scene: a WebGL layer (3D faces, colliders) under a Canvas 2D layer (the rest)
+  const stack = element("div", { style: `position: relative; width: ${W}px; height: ${H}px` }, row);
+  const under = element("canvas", { "data-role": "faces" }, stack);
+  const canvas = element("canvas", { "data-role": "scene" }, stack);
   const plot = element("canvas", { "data-role": "energy" }, row);
-  for (const [c, w, h] of [[canvas, W, H], [plot, EW, EH]]) {
+  for (const [c, w, h] of [[under, W, H], [canvas, W, H], [plot, EW, EH]]) {
     c.width = w * dpr; c.height = h * dpr;
     c.style.cssText = `width: ${w}px; height: ${h}px; display: block; outline: 1px solid #ddd;`;
   }
+  under.style.position = canvas.style.position = "absolute";
+  under.style.left = canvas.style.left = under.style.top = canvas.style.top = "0";
+  const G = makeGL(under);
+  if (G) G.canvas = under;
+  else under.style.visibility = "hidden";
   const ctx = canvas.getContext("2d"), ectx = plot.getContext("2d");
   ctx.setTransform(dpr, 0, 0, dpr, 0, 0);
   ectx.setTransform(dpr, 0, 0, dpr, 0, 0);
@@ -490,7 +508,7 @@ function render({ model, el }) {
     if (!dirty) return;
     dirty = false;
     const began = performance.now();
-    screen = drawScene(ctx, cam, S, W, H) || screen;
+    screen = drawScene(ctx, cam, S, W, H, G, dpr) || screen;
     drawEnergy(ectx, hist, EW, EH);
     drawTime = 0.9 * drawTime + 0.1 * (performance.now() - began);
     rendered += 1;
@@ -503,7 +521,7 @@ function render({ model, el }) {
   raf = requestAnimationFrame(loop);
   // what the browser test reads: the camera, the state drawn, frames rendered
   root.springsimView = {
-    camera: () => ({ ...cam, dim: S.dim, width: W, height: H, dpr }),
+    camera: () => ({ ...cam, dim: S.dim, width: W, height: H, dpr, webgl: !!G }),
     state: () => ({ time: S.time, frame: S.frame, nodes: S.nodes, playing: S.playing, rendered, drawTime }),
   };
   send({ type: "hello" });
