@@ -4,7 +4,8 @@
 called). The modules: ``widget`` (the widget and its stepping thread), ``protocol``
 (the messages and their binary frames), ``controls`` (sliders, the reset point),
 ``standalone`` (the front end's files and standalone HTML export); the front end itself is
-``static/viewer.js`` (drawing and input) and ``static/player.js`` (offline playback).
+``static/viewer.js`` (drawing and input), ``static/gl.js`` (3D faces in WebGL 2) and
+``static/player.js`` (offline playback).
 """
 
 from __future__ import annotations
