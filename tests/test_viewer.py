@@ -360,3 +360,26 @@ def test_viewer_docstring_examples(name):
     module = importlib.import_module(f"springsim.viewer.{name}")
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_browser_paces_the_frames(viewer, rope, monkeypatch):
+    # once a front end has spoken, the thread stays at most two frames ahead of the
+    # newest frame it acknowledged (without one, it would go on after _ACK_TIMEOUT)
+    from springsim.viewer import widget
+
+    monkeypatch.setattr(widget, "_ACK_TIMEOUT", 30.0)
+    tap = Tap(viewer)
+    viewer._handle({"type": "hello"})
+    viewer._handle({"type": "play"})
+    frames = lambda: [c["frame"] for c, _ in tap.sent if c["type"] == "frame"]  # noqa: E731
+    deadline = time.monotonic() + 10
+    while len(frames()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    assert frames() == [1, 2]  # the hello's frame and one more: two unacknowledged
+    viewer._handle({"type": "ack", "frame": 2})
+    while len(frames()) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    viewer._handle({"type": "pause"})
+    assert frames() == [1, 2, 3, 4]
