@@ -32,6 +32,12 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
     """A live, draggable view of a System in a notebook; made by :func:`springsim.view`
     (its parameters are documented there).
 
+    Attributes
+    ----------
+    error : str or None
+        Why the last step failed (the viewer paused; the step was rolled back), shown
+        in the widget too; None after a successful play.
+
     Examples
     --------
     >>> import springsim as ss
