@@ -383,3 +383,23 @@ def test_a_browser_paces_the_frames(viewer, rope, monkeypatch):
     time.sleep(0.3)
     viewer._handle({"type": "pause"})
     assert frames() == [1, 2, 3, 4]
+
+
+def test_a_history_saves_as_html(tmp_path):
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, damping=0.02, dim=2)
+    history = rope.run(1.0, 1e-3, record_every=10, frames=21, progress=False)
+    text = history.save_html(tmp_path / "run.html").read_text()
+    data = json.loads(re.search(r'type="application/json">(.*?)</script>', text, re.S)[1])
+    frames = np.frombuffer(base64.b64decode(data["frames"]), np.float32).reshape(21, 6, 2)
+    assert np.array_equal(frames, history.frames.astype(np.float32))
+    assert data["times"] == history.frame_times.tolist()
+    assert data["period"] == pytest.approx(0.05)  # 1 s in 20 intervals: real time
+    # frames fall on records here (every 50 steps, records every 10): no interpolation
+    at = np.searchsorted(history.times, history.frame_times)
+    assert [e["kinetic"] for e in data["energies"]] == history.kinetic[at].tolist()
+    assert [e["dissipated"] for e in data["energies"]] == history.dissipated[at].tolist()
+    pinned = np.frombuffer(base64.b64decode(data["pinned"]), np.uint8)
+    assert pinned.tolist() == history.frame_pinned[0].tolist()
+    short = rope.run(0.01, 1e-3, progress=False)
+    with pytest.raises(ValueError, match="run\\(..., frames=F\\) records them"):
+        short.save_html(tmp_path / "short.html")

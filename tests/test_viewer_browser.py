@@ -295,3 +295,13 @@ def test_colour_menu_and_sliders_reach_the_system(browser, page):
     assert shown > 9.81
     wait(lambda: viewer.sliders["gravity"] == shown)
     assert rope.gravity.tolist() == [0.0, -shown]
+
+
+def test_a_saved_history_plays_standalone(browser, tmp_path):
+    rope = ss.string(8, length=1.0, mass=0.08, stiffness=80.0, damping=0.02, dim=2)
+    history = rope.run(2.0, 1e-3, frames=61, progress=False)
+    browser.get(history.save_html(tmp_path / "rope.html").as_uri())
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= 1)
+    state = browser.execute_script(f"return {VIEW}.state()")
+    assert state["nodes"] == 8
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= state["frame"] + 5)

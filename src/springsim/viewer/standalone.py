@@ -14,7 +14,9 @@ import pathlib
 from importlib import resources
 from typing import Any
 
-from springsim._files import write_atomically
+import numpy as np
+
+from springsim._files import path_name, write_atomically
 
 #: The front end's files, in the package (``springsim/viewer/static``).
 STATIC = ("gl.js", "viewer.js", "player.js")
@@ -103,3 +105,69 @@ def write_html(
     """Write :func:`html_document` to ``path`` (atomically)."""
     text = html_document(scene, frames, period, pinned).encode("utf-8")
     write_atomically(str(path), lambda file: file.write(text))
+
+
+def save_history_html(history: Any, path: Any) -> pathlib.Path:
+    """Write a standalone HTML file playing the frames of a :class:`springsim.History`.
+
+    The frames (``history.frames``: positions of ``frame_nodes``) are drawn with the
+    run's starting ``edges``, ``faces`` and ``colliders`` and the pins of its first
+    frame, played in real time; the energy trace shows the recorded energies at the
+    frame times (interpolated linearly between records). :meth:`History.save_html`
+    calls it.
+
+    Raises
+    ------
+    ValueError
+        The history has fewer than two frames (``run(..., frames=F)`` records them).
+
+    Examples
+    --------
+    >>> import pathlib, tempfile
+    >>> import springsim as ss
+    >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+    >>> history = rope.run(1.0, 1e-3, frames=31, progress=False)
+    >>> page = save_history_html(history, pathlib.Path(tempfile.mkdtemp()) / "run.html")
+    >>> page.suffix
+    '.html'
+    """
+    target = pathlib.Path(path_name(path))
+    count = len(history.frame_times)
+    if count < 2:
+        raise ValueError(
+            f"the history has {count} frame(s); save_html needs 2 or more: "
+            "run(..., frames=F) records them"
+        )
+    times = np.asarray(history.frame_times, dtype=np.float64)
+    terms = ("kinetic", "elastic", "gravity", "pressure", "dissipated")
+    at = {
+        name: np.interp(times, history.times, getattr(history, name))
+        if len(history.times)
+        else np.zeros(count)
+        for name in terms
+    }
+    energies = []
+    for k in range(count):
+        energy = {name: float(at[name][k]) for name in terms}
+        energy["total"] = sum(energy[name] for name in terms[:4])
+        energies.append(energy)
+    positions = np.ascontiguousarray(history.frames, dtype=np.float32)
+    frames = [(float(times[k]), positions[k].tobytes(), energies[k]) for k in range(count)]
+    scene = (
+        {
+            "type": "scene",
+            "dim": int(history.dim),
+            "nodes": positions.shape[1],
+            "springs": len(history.edges),
+            "faces": len(history.faces),
+            "colliders": np.asarray(history.colliders, dtype=np.float64).tolist(),
+        },
+        [
+            np.ascontiguousarray(history.edges, dtype=np.int32).tobytes(),
+            np.ascontiguousarray(history.faces, dtype=np.int32).tobytes(),
+        ],
+    )
+    pinned = np.ascontiguousarray(history.frame_pinned[0], dtype=np.uint8).tobytes()
+    period = float(times[-1] - times[0]) / (count - 1)
+    write_html(target, scene, frames, period if period > 0 else 1 / 30, pinned)
+    return target
