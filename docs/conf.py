@@ -57,6 +57,9 @@ autodoc_member_order = "bysource"
 autodoc_typehints = "none"
 numpydoc_show_class_members = False  # autodoc's :members: lists them once
 numpydoc_class_members_toctree = False
+# The viewer's widget class derives from anywidget's (the `view` extra): the reference
+# documents it whether or not anywidget is installed where the site is built.
+autodoc_mock_imports = ["anywidget"]
 
 html_theme = "furo"
 html_title = f"springsim {release}"

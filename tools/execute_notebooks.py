@@ -39,6 +39,8 @@ METADATA = {
 }
 #: The random id (uuid4().hex) of each animation drawn by matplotlib's to_jshtml().
 _ANIMATION_ID = re.compile(r'<img id="_anim_img([0-9a-f]{32})">')
+#: The output type of a displayed widget (its model id is random, uuid4().hex).
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 
 
 def execute(notebook, workdir: str):
@@ -66,16 +68,22 @@ def normalize(notebook):
     The notebook's metadata is reset to :data:`METADATA`; the cells lose their execution
     timestamps; consecutive outputs to the same stream are merged into one (how printed
     text is split into messages depends on timing); each animation's random id is
-    replaced by its number in the notebook.
+    replaced by its number in the notebook, and so is each widget's random model id
+    (springsim.view's live viewer: its state is not stored, so a stored notebook shows
+    the widget's text, and a live one the widget).
     """
     notebook.metadata = copy.deepcopy(METADATA)
-    animations = 0
+    animations = widgets = 0
     for cell in notebook.cells:
         cell.metadata.pop("execution", None)
         if cell.cell_type != "code":
             continue
         cell.outputs = merge_streams(cell.outputs)
         for output in cell.outputs:
+            view = output.get("data", {}).get(_WIDGET_VIEW)
+            if view is not None:
+                widgets += 1
+                view["model_id"] = f"{widgets:032x}"
             html = output.get("data", {}).get("text/html")
             if html is None:
                 continue

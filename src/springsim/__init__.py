@@ -34,6 +34,7 @@ from springsim.statics import Relaxed
 from springsim.sweep import SweepResult, sweep
 from springsim.system import Energy, Solve, System
 from springsim.threads import _set_default_at_import, set_num_threads
+from springsim.viewer import view
 
 #: The force-based integrators (every method but "xpbd", which solves constraints).
 FORCE_METHODS = tuple(m for m in METHODS if m != "xpbd")
@@ -75,6 +76,7 @@ __all__ = [
     "string",
     "sweep",
     "threading_available",
+    "view",
 ]
 __version__ = "0.1.0"
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pathlib
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -196,6 +197,24 @@ class History:
         from springsim.vtk_export import write_vtk
 
         return write_vtk(self, path, faces=faces)
+
+    def save_html(self, path: StrPath) -> pathlib.Path:
+        """Write a standalone HTML file that plays the frames offline (the live viewer's
+        drawing, no network needed); see
+        :func:`springsim.viewer.standalone.save_history_html`.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> history = rope.run(1.0, 1e-3, frames=31, progress=False)
+        >>> history.save_html(pathlib.Path(tempfile.mkdtemp()) / "run.html").name
+        'run.html'
+        """
+        from springsim.viewer.standalone import save_history_html
+
+        return save_history_html(self, path)
 
     def _arrays(self) -> dict[str, Any]:
         return {

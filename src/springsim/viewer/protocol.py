@@ -1,0 +1,192 @@
+"""The viewer's messages: what Python sends the browser, and what it accepts back.
+
+Python -> browser (each a JSON ``content`` dict and binary ``buffers``, never lists of
+numbers in JSON):
+
+- ``{"type": "scene", "dim", "nodes", "springs", "faces", "colliders"}`` with buffers
+  ``[springs int32 (M, 2), faces int32 (F, 3)]``: the topology, sent when the front end
+  says hello and whenever it changes (springs torn, nodes added).
+- ``{"type": "frame", "frame", "time", "energy", "color_by", "range"}`` with buffers
+  ``[positions float32 (N, dim), pinned uint8 (N,)]`` and, when colouring by tension or
+  strain, ``values float32 (M,)``: one drawn state.
+- ``{"type": "state", "playing", "dt", "substeps", "color_by", "sliders"}``: the
+  controls, sent when one changes.
+- ``{"type": "error", "message"}``: a step failed (the viewer pauses).
+
+Browser -> Python: ``{"type": t, ...}`` with ``t`` one of :data:`ACTIONS` (see
+:func:`parse`). Positions are little-endian, C order, as ``np.float32`` writes them.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Final
+
+import numpy as np
+
+from springsim.colliders import collider_rows
+
+#: The messages the front end may send, with the keys each needs.
+ACTIONS: Final[dict[str, tuple[str, ...]]] = {
+    "hello": (),
+    "ack": ("frame",),
+    "play": (),
+    "pause": (),
+    "step": (),
+    "reset": (),
+    "mark": (),
+    "grab": ("node",),
+    "drag": ("node", "position"),
+    "release": ("node",),
+    "pin": ("node",),
+    "set": ("name", "value"),
+    "slider": ("name", "value"),
+}
+#: What a frame can be coloured by (None: plain springs).
+COLOR_BY: Final = (None, "tension", "strain")
+
+
+def scene(sim: Any) -> tuple[dict[str, Any], list[bytes]]:
+    """The topology message of ``sim``: content and buffers (springs, faces).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> import springsim as ss
+    >>> content, buffers = scene(ss.string(3, length=1.0, mass=0.1, stiffness=1.0, dim=2))
+    >>> content["nodes"], np.frombuffer(buffers[0], np.int32).tolist()
+    (3, [0, 1, 1, 2])
+    """
+    springs = np.ascontiguousarray(sim.springs, dtype=np.int32)
+    faces = np.ascontiguousarray(sim.faces, dtype=np.int32)
+    content = {
+        "type": "scene",
+        "dim": int(sim.dim),
+        "nodes": int(sim.num_nodes),
+        "springs": len(springs),
+        "faces": len(faces),
+        "colliders": collider_rows(sim).tolist(),
+    }
+    return content, [springs.tobytes(), faces.tobytes()]
+
+
+def spring_values(sim: Any, color_by: str | None) -> np.ndarray | None:
+    """Per-spring tension (N) or strain (length / rest length − 1), or None."""
+    if color_by == "tension":
+        return np.asarray(sim.spring_tensions(), dtype=np.float64)
+    if color_by == "strain":
+        return np.asarray(sim.spring_lengths() / sim.rest_lengths - 1.0, dtype=np.float64)
+    return None
+
+
+def energy(sim: Any) -> dict[str, float]:
+    """Each energy term, the total and the dissipated energy, J."""
+    e = sim.energy()
+    return {
+        "kinetic": e.kinetic,
+        "elastic": e.elastic,
+        "gravity": e.gravity,
+        "pressure": e.pressure,
+        "total": e.total,
+        "dissipated": float(sim.dissipated),
+    }
+
+
+def frame(sim: Any, number: int, color_by: str | None) -> tuple[dict[str, Any], list[bytes]]:
+    """The frame message of ``sim`` now: content and buffers (positions float32, pins
+    uint8, and the spring values when colouring).
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> rope = ss.string(3, length=1.0, mass=0.1, stiffness=1.0, dim=2)
+    >>> content, buffers = frame(rope, 7, None)
+    >>> content["frame"], decode_positions(buffers[0], 2).tolist(), list(buffers[1])
+    (7, [[0.0, 0.0], [0.5, 0.0], [1.0, 0.0]], [1, 0, 0])
+    """
+    positions = np.ascontiguousarray(sim.positions, dtype=np.float32)
+    pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8)
+    content: dict[str, Any] = {
+        "type": "frame",
+        "frame": number,
+        "time": float(sim.time),
+        "energy": energy(sim),
+        "color_by": color_by,
+        "range": None,
+    }
+    buffers = [positions.tobytes(), pinned.tobytes()]
+    values = spring_values(sim, color_by)
+    if values is not None:
+        finite = values[np.isfinite(values)]
+        top = float(np.abs(finite).max()) if finite.size else 0.0
+        content["range"] = [-top, top] if top > 0 else [-1.0, 1.0]
+        buffers.append(np.ascontiguousarray(values, dtype=np.float32).tobytes())
+    return content, buffers
+
+
+def decode_positions(buffer: bytes | memoryview, dim: int) -> np.ndarray:
+    """The positions of a frame buffer, shape (N, dim) float32."""
+    return np.frombuffer(buffer, dtype="<f4").reshape(-1, dim)
+
+
+def _number(message: dict[str, Any], key: str) -> float:
+    value = message[key]
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"message {message['type']!r}: {key} must be a number, not {value!r}")
+    if not math.isfinite(value):
+        raise ValueError(f"message {message['type']!r}: {key} must be finite, not {value}")
+    return float(value)
+
+
+def node_index(message: dict[str, Any], num_nodes: int) -> int:
+    """The node a message names, checked against the system's node count."""
+    node = message["node"]
+    if isinstance(node, bool) or not isinstance(node, int):
+        raise TypeError(f"message {message['type']!r}: node must be an int, not {node!r}")
+    if not 0 <= node < num_nodes:
+        raise IndexError(
+            f"message {message['type']!r}: node {node} out of range for {num_nodes} nodes"
+        )
+    return node
+
+
+def position(message: dict[str, Any], dim: int) -> np.ndarray:
+    """The position a drag message carries, as dim floats."""
+    value = message["position"]
+    if not isinstance(value, (list, tuple)) or len(value) != dim:
+        raise ValueError(f"message 'drag': position must be a list of {dim} numbers, not {value!r}")
+    return np.array([_number({"type": "drag", "x": v}, "x") for v in value])
+
+
+def parse(message: Any) -> dict[str, Any]:
+    """Check a message from the front end: a dict with a known ``type`` and its keys.
+
+    Examples
+    --------
+    >>> parse({"type": "grab", "node": 3})
+    {'type': 'grab', 'node': 3}
+    >>> parse({"type": "grab"})
+    Traceback (most recent call last):
+    ...
+    ValueError: message 'grab' lacks node
+
+    Raises
+    ------
+    TypeError
+        Not a dict, or a value of the wrong type.
+    ValueError
+        An unknown type (the message lists the known ones) or a missing key.
+    """
+    if not isinstance(message, dict):
+        raise TypeError(f"a viewer message is a dict, not {type(message).__name__}")
+    kind = message.get("type")
+    if kind not in ACTIONS:
+        raise ValueError(f"unknown viewer message type {kind!r}; known: {', '.join(ACTIONS)}")
+    missing = [key for key in ACTIONS[kind] if key not in message]
+    if missing:
+        raise ValueError(f"message {kind!r} lacks {', '.join(missing)}")
+    if kind in ("set", "slider") and not isinstance(message["name"], str):
+        raise TypeError(f"message {kind!r}: name must be a str, not {message['name']!r}")
+    if kind in ("set", "slider") and message["name"] != "color_by":
+        _number(message, "value")
+    return message

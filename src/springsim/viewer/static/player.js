@@ -1,0 +1,47 @@
+// springsim's offline player: stands in for the widget's model in a standalone HTML
+// file (springsim.viewer.standalone), feeding viewer.js the recorded frames on a timer.
+// Play, pause, step and reset act on the recording; grabbing and pins need the live
+// simulation, so they do nothing here.
+function springsimPlay(viewer, el, data) {
+  const bytes = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer;
+  const scene = data.scene, size = scene.nodes * scene.dim;
+  const frames = new Float32Array(bytes(data.frames));
+  const count = data.times.length, listeners = [];
+  const pinned = new DataView(bytes(data.pinned));
+  let k = 0, playing = true;
+  const emit = (content, buffers) => listeners.forEach((cb) => cb(content, buffers || []));
+  const state = () => emit({ type: "state", playing, dt: null, substeps: null, color_by: null,
+                             sliders: [], error: null, offline: true });
+  const frame = () => {
+    const pos = frames.subarray(k * size, (k + 1) * size);
+    emit({ type: "frame", frame: k + 1, time: data.times[k], energy: data.energies[k],
+           color_by: null, range: null },
+         [new DataView(pos.buffer, pos.byteOffset, pos.byteLength), pinned]);
+  };
+  const model = {
+    get: () => undefined, set: () => {}, save_changes: () => {}, off: () => {},
+    on: (name, cb) => { if (name === "msg:custom") listeners.push(cb); },
+    send: (msg) => {
+      if (msg.type === "hello") {
+        emit(scene, [new DataView(bytes(data.springs)), new DataView(bytes(data.faces))]);
+        state();
+        frame();
+      } else if (msg.type === "play" || msg.type === "pause") {
+        playing = msg.type === "play";
+        state();
+      } else if (msg.type === "step") {
+        k = (k + 1) % count;
+        frame();
+      } else if (msg.type === "reset") {
+        k = 0;
+        frame();
+      }
+    },
+  };
+  viewer.render({ model, el });
+  setInterval(() => {
+    if (!playing) return;
+    k = (k + 1) % count;
+    frame();
+  }, 1000 * data.period);
+}

@@ -1,0 +1,537 @@
+"""The live viewer: an anywidget whose stepping runs on a background thread.
+
+Imported by :func:`springsim.view` only (it needs anywidget). The thread calls
+``sim.step(dt, steps=substeps)`` (the kernel releases the GIL while it steps, so the
+notebook stays responsive) and sends each frame as binary buffers
+(:mod:`springsim.viewer.protocol`). Every change to the system — a step, a message
+from the browser, a call from Python — happens under :attr:`Viewer.lock`.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import threading
+import time
+from collections import deque
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import anywidget
+import numpy as np
+
+from springsim.viewer import controls, protocol
+from springsim.viewer.standalone import front_end, write_html
+
+#: Frames a browser may be behind before the thread waits for it (acknowledgements).
+_IN_FLIGHT = 2
+#: Seconds the thread waits for an acknowledgement before it sends anyway (no browser).
+_ACK_TIMEOUT = 0.25
+
+
+class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped (Any)
+    """A live, draggable view of a System in a notebook; made by :func:`springsim.view`
+    (its parameters are documented there).
+
+    Attributes
+    ----------
+    error : str or None
+        Why the last step failed (the viewer paused; the step was rolled back), shown
+        in the widget too; None after a successful play.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> viewer = ss.view(ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2))
+    >>> viewer  # doctest: +ELLIPSIS
+    <springsim viewer of <springsim.System dim=2 nodes=5 springs=4 ... t=0s>, paused>
+    >>> viewer.close()
+    """
+
+    _esm = front_end()
+
+    def __init__(
+        self,
+        sim: Any,
+        *,
+        dt: float | None = None,
+        substeps: int | None = None,
+        sliders: Sequence[str] = (),
+        color_by: str | None = None,
+        fps: float = 60.0,
+        record: int = 600,
+    ) -> None:
+        from springsim.system import System
+
+        if not isinstance(sim, System):
+            raise TypeError(f"view() shows a springsim.System, not {type(sim).__name__}")
+        if isinstance(sliders, str):
+            raise TypeError('sliders is a list of names, such as ["gravity"], not a str')
+        if isinstance(fps, bool) or not isinstance(fps, (int, float)) or not 1 <= fps <= 240:
+            raise ValueError(f"fps must be a number in [1, 240], not {fps!r}")
+        if isinstance(record, bool) or not isinstance(record, int) or record < 2:
+            raise ValueError(f"record must be an int >= 2 (frames kept), not {record!r}")
+        super().__init__()
+        self._sim = sim
+        self._lock = threading.RLock()
+        self._sliders = {name: controls.make_slider(sim, name) for name in sliders}
+        self._dt = 0.0
+        self._substeps = 1
+        self._color_by: str | None = None
+        self.dt = dt if dt is not None else _default_dt(sim)
+        self.substeps = substeps if substeps is not None else _default_substeps(sim, self._dt, fps)
+        self.color_by = color_by
+        self._period = 1.0 / fps
+        # the energy trace's total + dissipated needs the books kept (as run() keeps them)
+        self._was_tracking = bool(sim.track_energy)
+        sim.track_energy = True
+        self._reset_point = controls.Snapshot(sim)
+        self._playing = False
+        self._closed = False
+        self._frame = 0
+        self._acked = 0
+        self._browser = False  # whether a front end has spoken (then frames wait for acks)
+        self._scene_key: tuple[int, int] = (-1, -1)
+        self._wake = threading.Condition(self._lock)
+        self._thread: threading.Thread | None = None
+        self._grabbed: dict[int, bool] = {}  # node -> whether it was pinned before
+        self._recording: deque[tuple[float, bytes, dict[str, float]]] = deque(maxlen=record)
+        self._taps: list[Callable[[dict[str, Any], list[bytes]], None]] = []
+        self._rates: deque[float] = deque(maxlen=30)
+        self.error: str | None = None
+        self.on_msg(self._on_msg)
+
+    def __repr__(self) -> str:
+        # what a notebook shows where widgets are not drawn (a stored notebook, a console)
+        state = "playing" if self._playing else "paused"
+        return f"<springsim viewer of {self._sim!r}, {state}>"
+
+    # ------------------------------------------------------------ Python API
+
+    @property
+    def sim(self) -> Any:
+        """The System shown."""
+        return self._sim
+
+    @property
+    def lock(self) -> threading.RLock:
+        """Hold it to change the system from Python while the viewer may be stepping."""
+        return self._lock
+
+    @property
+    def playing(self) -> bool:
+        """Whether the background thread is stepping."""
+        return self._playing
+
+    @property
+    def dt(self) -> float:
+        """The time step, s (> 0)."""
+        return self._dt
+
+    @dt.setter
+    def dt(self, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise TypeError(f"dt must be a number, not {type(value).__name__}")
+        if not 0 < value < float("inf"):
+            raise ValueError(f"dt must be > 0 and finite, not {value}")
+        self._dt = float(value)
+
+    @property
+    def substeps(self) -> int:
+        """Steps of ``dt`` per frame drawn (1 to 100000)."""
+        return self._substeps
+
+    @substeps.setter
+    def substeps(self, value: int) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)):
+            raise TypeError(f"substeps must be an int, not {type(value).__name__}")
+        if not 1 <= value <= 100000:
+            raise ValueError(f"substeps must be in [1, 100000], not {value}")
+        self._substeps = int(value)
+
+    @property
+    def color_by(self) -> str | None:
+        """None, ``"tension"`` or ``"strain"``: what the springs are coloured by."""
+        return self._color_by
+
+    @color_by.setter
+    def color_by(self, value: str | None) -> None:
+        if value not in protocol.COLOR_BY:
+            raise ValueError(f"color_by must be None, 'tension' or 'strain', not {value!r}")
+        self._color_by = value
+
+    @property
+    def sliders(self) -> dict[str, float]:
+        """The sliders' values by name."""
+        return {name: s.value for name, s in self._sliders.items()}
+
+    @property
+    def fps(self) -> float:
+        """Frames per second the thread has sent lately (stepping, encoding, sending)."""
+        if len(self._rates) < 2:
+            return 0.0
+        return (len(self._rates) - 1) / (self._rates[-1] - self._rates[0])
+
+    def play(self) -> None:
+        """Start stepping on the background thread (a frame every ``substeps`` steps).
+
+        Examples
+        --------
+        >>> import time
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope)
+        >>> viewer.play()
+        >>> while rope.time == 0:
+        ...     time.sleep(0.01)
+        >>> viewer.pause()
+        >>> stopped = rope.time
+        >>> time.sleep(0.05)
+        >>> rope.time == stopped, viewer.playing
+        (True, False)
+        >>> viewer.close()
+        """
+        self._act({"type": "play"})
+
+    def pause(self) -> None:
+        """Stop stepping; when it returns, no step is running or will start (see
+        :meth:`play`)."""
+        self._act({"type": "pause"})
+
+    def step(self) -> None:
+        """Advance one frame (``substeps`` steps of ``dt``) and send it.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope, dt=1e-3, substeps=10)
+        >>> viewer.step()
+        >>> round(rope.time, 12)
+        0.01
+        >>> viewer.close()
+        """
+        self._act({"type": "step"})
+
+    def reset(self) -> None:
+        """Go back to the reset point: the state at creation or at :meth:`mark`
+        (positions, velocities, pins, springs torn since, clock, energy books, gravity,
+        wind, drag, spring parameters), and the sliders with it.
+
+        Raises
+        ------
+        ValueError
+            Nodes were added or removed since the reset point (nothing changes).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope)
+        >>> viewer.step()
+        >>> viewer.reset()
+        >>> rope.time, rope.positions[-1].tolist()
+        (0.0, [1.0, 0.0])
+        >>> viewer.close()
+        """
+        self._act({"type": "reset"})
+
+    def mark(self) -> None:
+        """Make the current state the one :meth:`reset` goes back to.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope, dt=1e-3, substeps=10)
+        >>> viewer.step()
+        >>> viewer.mark()
+        >>> viewer.step()
+        >>> viewer.reset()
+        >>> round(rope.time, 12)
+        0.01
+        >>> viewer.close()
+        """
+        self._act({"type": "mark"})
+
+    def close(self) -> None:
+        """Stop the thread, give back ``sim.track_energy`` as it was, close the widget."""
+        if "_wake" not in self.__dict__ or self._closed:  # refused by __init__, or closed
+            super().close()
+            return
+        with self._lock:
+            self._closed = True
+            self._playing = False
+            self._wake.notify_all()
+        if self._thread is not None and self._thread is not threading.current_thread():
+            self._thread.join()
+        with self._lock:
+            self._sim.track_energy = self._was_tracking
+        super().close()
+
+    def save_html(self, path: str | pathlib.Path, duration: float | None = None) -> pathlib.Path:
+        """Write a standalone HTML file that plays frames offline (nothing is fetched).
+
+        Parameters
+        ----------
+        path : str or os.PathLike
+            The file to write (replaced atomically).
+        duration : float, optional
+            Without it, the frames this viewer sent lately (up to ``record``), played
+            at ``fps``. With it, a copy of the system stepped at the viewer's ``dt``
+            from now for ``duration`` seconds (the live system does not move), recorded
+            as 30 frames per simulated second (at most ``record``), played in real time.
+
+        Returns
+        -------
+        pathlib.Path
+            ``path``. The file holds the positions as base64 float32 (about 5.3 bytes
+            per coordinate per frame) and the front end's code.
+
+        Raises
+        ------
+        ValueError
+            No duration and fewer than two frames sent yet; a duration below ``dt``.
+
+        Examples
+        --------
+        >>> import pathlib, tempfile
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope)
+        >>> page = viewer.save_html(pathlib.Path(tempfile.mkdtemp()) / "rope.html", duration=1.0)
+        >>> page.read_text().count("<script"), rope.time
+        (2, 0.0)
+        >>> viewer.close()
+        """
+        from springsim._files import path_name
+
+        target = pathlib.Path(path_name(path))
+        if duration is not None:
+            if isinstance(duration, bool) or not isinstance(duration, (int, float)):
+                raise TypeError(f"duration must be a number, not {type(duration).__name__}")
+            if not self._dt <= duration < float("inf"):
+                raise ValueError(f"duration must be at least dt ({self._dt:g} s), not {duration}")
+        with self._lock:  # the live system is read between steps
+            dt, period, kept = self._dt, self._period, self._recording.maxlen or 2
+            if duration is None:
+                sim = self._sim
+                size = sim.num_nodes * sim.dim * 4
+                frames = [f for f in self._recording if len(f[1]) == size]
+                scene = protocol.scene(sim)
+                pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
+            else:
+                sim = self._sim.copy()
+        if duration is not None:
+            count = min(kept, max(2, round(30 * duration) + 1))
+            frames, period = _run_frames(sim, float(duration), dt, count), duration / (count - 1)
+            scene = protocol.scene(sim)
+            pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
+        if len(frames) < 2:
+            raise ValueError("no frames recorded yet: play the viewer first, or pass duration=")
+        write_html(target, scene, frames, period, pinned)
+        return target
+
+    # ------------------------------------------------------------ messages
+
+    def _on_msg(self, _widget: Any, content: Any, buffers: Sequence[bytes]) -> None:
+        # a bad message from the browser is shown there, not raised into the comm
+        try:
+            self._handle(content, buffers)
+        except (TypeError, ValueError, IndexError, RuntimeError) as err:
+            self._emit({"type": "error", "message": f"{type(err).__name__}: {err}"}, [])
+
+    def _handle(self, message: Any, buffers: Sequence[bytes] | None = None) -> None:
+        """Act on a message from the front end (``buffers``: none is expected)."""
+        message = protocol.parse(message)
+        with self._lock:
+            self._browser = True
+            self._act(message)
+
+    def _act(self, message: dict[str, Any]) -> None:
+        """Do what a (checked) message asks: the front end's and the Python methods'."""
+        kind = message["type"]
+        with self._lock:
+            if self._closed:
+                if kind == "ack":
+                    return
+                raise RuntimeError("this viewer is closed")
+            if kind == "ack":
+                self._acked = max(self._acked, int(message["frame"]))
+                self._wake.notify_all()
+                return
+            if kind == "hello":
+                self._scene_key = (-1, -1)
+                self._send_state()
+                self._send_frame()
+            elif kind in ("play", "pause"):
+                self._playing = kind == "play"
+                if self._playing:
+                    self.error = None
+                    self._start_thread()
+                self._wake.notify_all()
+                self._send_state()
+            elif kind == "step":
+                self._advance()
+                self._send_frame()
+            elif kind == "reset":
+                self._reset_point.restore(self._sim)
+                for slider in self._sliders.values():
+                    slider.value = controls.make_slider(self._sim, slider.name).value
+                self._grabbed.clear()
+                self._send_state()
+                self._send_frame()
+            elif kind == "mark":
+                self._reset_point = controls.Snapshot(self._sim)
+            else:
+                self._edit(kind, message)
+
+    def _edit(self, kind: str, message: dict[str, Any]) -> None:
+        sim = self._sim
+        if kind in ("grab", "drag", "release", "pin"):
+            node = protocol.node_index(message, sim.num_nodes)
+            if kind == "grab":
+                # held like a pin while the button is down; release restores its pin
+                self._grabbed.setdefault(node, bool(sim.pinned[node]))
+                sim.pin(node)
+            elif kind == "drag":
+                where = protocol.position(message, sim.dim)
+                if node not in self._grabbed:
+                    raise ValueError(f"message 'drag': node {node} is not grabbed")
+                sim.positions[node] = where
+            elif kind == "release":
+                if not self._grabbed.pop(node, True):
+                    sim.unpin(node)
+            elif sim.pinned[node]:
+                sim.unpin(node)
+            else:
+                sim.pin(node)
+        elif kind == "slider":
+            name = message["name"]
+            if name not in self._sliders:
+                raise ValueError(f"no slider {name!r}; this viewer has {list(self._sliders)}")
+            controls.apply(sim, self._sliders[name], float(message["value"]))
+            self._send_state()
+        else:
+            name = message["name"]
+            if name not in ("dt", "substeps", "color_by"):
+                raise ValueError(
+                    f"message 'set': name must be dt, substeps or color_by, not {name!r}"
+                )
+            value = message["value"]
+            if name == "substeps" and isinstance(value, float) and value.is_integer():
+                value = int(value)  # JSON numbers from the browser
+            setattr(self, name, value)
+            self._send_state()
+        self._send_frame()
+
+    # ------------------------------------------------------------ stepping
+
+    def _advance(self) -> None:
+        try:
+            self._sim.step(self._dt, steps=self._substeps)
+        except Exception as err:  # shown in the widget; the system was rolled back
+            self._playing = False
+            self.error = f"{type(err).__name__}: {err}"
+            self._emit({"type": "error", "message": self.error}, [])
+            self._send_state()
+
+    def _start_thread(self) -> None:
+        if self._thread is None or not self._thread.is_alive():
+            self._thread = threading.Thread(target=self._loop, name="springsim-viewer", daemon=True)
+            self._thread.start()
+
+    def _loop(self) -> None:
+        next_frame = time.perf_counter()
+        while True:
+            with self._lock:
+                while not self._closed and (
+                    not self._playing or (self._browser and self._frame - self._acked >= _IN_FLIGHT)
+                ):
+                    waited = time.perf_counter()
+                    self._wake.wait(_ACK_TIMEOUT if self._playing else None)
+                    if self._playing and time.perf_counter() - waited >= _ACK_TIMEOUT:
+                        self._acked = self._frame  # no browser answering: go on
+                if self._closed:
+                    return
+                self._advance()
+                self._send_frame()
+            self._rates.append(time.perf_counter())
+            next_frame = max(next_frame + self._period, time.perf_counter() - self._period)
+            time.sleep(max(0.0, next_frame - time.perf_counter()))
+
+    # ------------------------------------------------------------ sending
+
+    def _emit(self, content: dict[str, Any], buffers: list[bytes]) -> None:
+        self.send(content, buffers=buffers)
+        for tap in list(self._taps):
+            tap(content, buffers)
+
+    def _send_state(self) -> None:
+        self._emit(
+            {
+                "type": "state",
+                "playing": self._playing,
+                "dt": self._dt,
+                "substeps": self._substeps,
+                "color_by": self._color_by,
+                "sliders": [s.message() for s in self._sliders.values()],
+                "error": self.error,
+            },
+            [],
+        )
+
+    def _send_frame(self) -> None:
+        sim = self._sim
+        key = (sim.num_nodes, sim.num_springs)
+        if key != self._scene_key:
+            self._scene_key = key
+            self._emit(*protocol.scene(sim))
+        self._frame += 1
+        content, buffers = protocol.frame(sim, self._frame, self._color_by)
+        self._recording.append((content["time"], buffers[0], content["energy"]))
+        self._emit(content, buffers)
+
+
+def _run_frames(
+    sim: Any, duration: float, dt: float, count: int
+) -> list[tuple[float, bytes, dict[str, float]]]:
+    """``count`` frames evenly spaced over ``duration`` seconds of stepping ``sim``."""
+    total = max(1, round(duration / dt))
+    frames, done = [], 0
+    for k in range(count):
+        target = round(k * total / (count - 1))
+        if target > done:
+            sim.step(dt, steps=target - done)
+            done = target
+        content, buffers = protocol.frame(sim, 0, None)
+        frames.append((content["time"], buffers[0], content["energy"]))
+    return frames
+
+
+def _default_dt(sim: Any) -> float:
+    """Half the explicit stability limit, or 1 ms for a system without springs."""
+    limit = sim.critical_dt() if sim.num_springs else float("inf")
+    return float(min(0.5 * limit, 1e-3))
+
+
+def _default_substeps(sim: Any, dt: float, fps: float) -> int:
+    """Real time (a frame's steps span 1/fps seconds, at most 200 of them), cut to the
+    steps this machine takes in 1/200 s (timed on a copy), so that a large system still
+    draws above 30 frames per second with the browser on the same machine: slower
+    than real time, but smooth."""
+    wanted = int(min(200, max(1, round(1.0 / (fps * dt)))))
+    probe = sim.copy()
+    try:
+        probe.step(dt)  # the first step builds the kernel's plans: not timed
+        steps, each = 2, 0.0
+        while steps <= wanted:  # time at least 5 ms of steps, for a stable estimate
+            began = time.perf_counter()
+            probe.step(dt, steps=steps)
+            elapsed = time.perf_counter() - began
+            each = elapsed / steps
+            if elapsed > 0.005:
+                break
+            steps *= 2
+    except Exception:  # a failing step shows when the user plays; here it is not timed
+        return wanted
+    return max(1, min(wanted, int(0.005 / max(each, 1e-9))))

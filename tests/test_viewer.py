@@ -1,0 +1,405 @@
+"""The live viewer's Python side (issue 18): the messages it sends and acts on.
+
+The widget is driven through ``_handle`` (what the browser's messages call) and the
+messages it sends are caught by a tap; no browser here (tests/test_viewer_browser.py
+has one). Expected states come from a copy of the system stepped directly, or from
+the closed forms of symplectic Euler.
+"""
+
+import base64
+import json
+import re
+import sys
+import time
+from importlib import resources
+
+import numpy as np
+import pytest
+
+import springsim as ss
+from springsim.viewer import controls, protocol
+from springsim.viewer.standalone import STATIC, front_end, static_text
+
+
+class Tap:
+    """The messages a viewer sent: (content, buffers)."""
+
+    def __init__(self, viewer):
+        self.sent = []
+        viewer._taps.append(lambda content, buffers: self.sent.append((content, buffers)))
+
+    def last(self, kind):
+        return next(m for m in reversed(self.sent) if m[0]["type"] == kind)
+
+
+@pytest.fixture
+def rope():
+    return ss.string(8, length=1.0, mass=0.08, stiffness=80.0, damping=0.01, dim=2)
+
+
+@pytest.fixture
+def viewer(rope):
+    v = ss.view(
+        rope, dt=1e-3, substeps=5, sliders=["gravity", "wind", "drag", "damping", "stiffness"]
+    )
+    yield v
+    v.close()
+
+
+def test_view_without_anywidget_names_the_package(monkeypatch, rope):
+    monkeypatch.delitem(sys.modules, "springsim.viewer.widget", raising=False)
+    monkeypatch.setitem(sys.modules, "anywidget", None)
+    with pytest.raises(ImportError, match=r"pip install anywidget$"):
+        ss.view(rope)
+
+
+def test_the_installed_package_ships_the_front_end():
+    folder = resources.files("springsim.viewer").joinpath("static")
+    for name in STATIC:
+        assert folder.joinpath(name).is_file(), name
+    assert "export default { render }" in front_end()
+    # nothing is fetched at run time: no URL is loaded, no module imported
+    for name in STATIC:
+        text = static_text(name)
+        assert not re.search(r"\bimport\b[^(]|https?://|fetch\(", text), name
+
+
+def test_frames_are_the_positions_as_float32(viewer, rope):
+    tap = Tap(viewer)
+    viewer._handle({"type": "hello"})
+    scene, buffers = tap.last("scene")
+    assert scene["dim"] == 2 and scene["nodes"] == rope.num_nodes
+    assert np.array_equal(np.frombuffer(buffers[0], "<i4").reshape(-1, 2), rope.springs)
+    for _ in range(3):
+        viewer._handle({"type": "step"})
+        content, buffers = tap.last("frame")
+        assert all(isinstance(b, bytes) for b in buffers)  # binary, never JSON lists
+        sent = protocol.decode_positions(buffers[0], 2)
+        assert sent.dtype == np.float32 and np.array_equal(sent, rope.positions.astype(np.float32))
+        assert np.array_equal(np.frombuffer(buffers[1], np.uint8), rope.pinned)
+        assert content["time"] == rope.time
+        e = rope.energy()
+        assert (
+            content["energy"]["total"] == e.total
+            and content["energy"]["dissipated"] == rope.dissipated
+        )
+    assert len(json.dumps(content)) < 400  # the JSON part carries no per-node data
+
+
+def test_step_advances_one_frame_of_substeps(viewer, rope):
+    twin = rope.copy()
+    viewer._handle({"type": "step"})
+    twin.step(1e-3, steps=5)
+    assert np.array_equal(rope.positions, twin.positions) and rope.time == twin.time
+
+
+def test_play_steps_in_the_background_and_pause_stops_the_clock(viewer, rope):
+    viewer._handle({"type": "play"})
+    deadline = time.monotonic() + 10
+    while rope.time < 0.05 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    viewer._handle({"type": "pause"})
+    stopped = rope.time
+    assert stopped >= 0.05 and not viewer.playing
+    time.sleep(0.2)
+    assert rope.time == stopped
+    # whole frames only: the clock is a multiple of substeps * dt
+    frames = stopped / 5e-3
+    assert abs(frames - round(frames)) < 1e-9
+
+
+def test_python_edits_under_the_lock_while_it_plays(viewer, rope):
+    viewer.play()
+    for _ in range(100):
+        with viewer.lock:  # without it the kernel would refuse a write mid-step
+            rope.external_forces[-1] = (0.01, 0.0)
+            rope.step(1e-4)
+    viewer.pause()
+    assert rope.time > 0
+
+
+def test_grab_holds_the_node_where_dragged_and_release_lets_it_go(viewer, rope):
+    node = rope.num_nodes - 1
+    viewer._handle({"type": "grab", "node": node})
+    assert rope.pinned[node]
+    viewer._handle({"type": "drag", "node": node, "position": [0.3, -0.4]})
+    assert rope.positions[node].tolist() == [0.3, -0.4]
+    viewer._handle({"type": "step"})
+    assert rope.positions[node].tolist() == [0.3, -0.4]  # held while the button is down
+    viewer._handle({"type": "release", "node": node})
+    assert not rope.pinned[node]
+    twin = rope.copy()
+    viewer._handle({"type": "step"})
+    twin.step(1e-3, steps=5)  # free again: it moves as an unpinned node does
+    assert np.array_equal(rope.positions, twin.positions)
+    assert rope.positions[node].tolist() != [0.3, -0.4]
+    # the anchor was pinned before it was grabbed: it stays pinned
+    viewer._handle({"type": "grab", "node": 0})
+    viewer._handle({"type": "drag", "node": 0, "position": [0.1, 0.0]})
+    viewer._handle({"type": "release", "node": 0})
+    assert rope.pinned[0] and rope.positions[0].tolist() == [0.1, 0.0]
+
+
+def test_pin_message_toggles_a_pin(viewer, rope):
+    viewer._handle({"type": "pin", "node": 3})
+    assert rope.pinned[3]
+    viewer._handle({"type": "pin", "node": 3})
+    assert not rope.pinned[3]
+
+
+def test_gravity_slider_drops_a_node_as_symplectic_euler_does():
+    drop = ss.System(dim=2)
+    drop.add_nodes([[0.0, 0.0]])
+    v = ss.view(drop, dt=1e-3, substeps=10, sliders=["gravity"])
+    assert v.sliders == {"gravity": pytest.approx(9.81)}
+    v._handle({"type": "slider", "name": "gravity", "value": 20.0})
+    assert drop.gravity.tolist() == [0.0, -20.0]
+    v._handle({"type": "step"})
+    v.close()
+    # symplectic Euler under constant a: v_n = n a dt, x_n = a dt² n (n + 1) / 2
+    n, dt = 10, 1e-3
+    assert drop.positions[0, 1] == pytest.approx(-20.0 * dt**2 * n * (n + 1) / 2, rel=1e-12)
+    assert drop.velocities[0, 1] == pytest.approx(-20.0 * n * dt, rel=1e-12)
+
+
+def test_sliders_set_their_parameters(viewer, rope):
+    stiffness = rope.stiffness.copy()
+    viewer._handle({"type": "slider", "name": "wind", "value": 4.0})
+    viewer._handle({"type": "slider", "name": "drag", "value": 0.5})
+    viewer._handle({"type": "slider", "name": "damping", "value": 0.03})
+    viewer._handle({"type": "slider", "name": "stiffness", "value": 2.0})
+    viewer._handle({"type": "slider", "name": "stiffness", "value": 3.0})
+    assert rope.wind.tolist() == [4.0, 0.0] and rope.drag == 0.5
+    assert np.all(rope.damping == 0.03)
+    assert np.allclose(rope.stiffness, 3.0 * stiffness, rtol=1e-15)
+
+
+def test_a_slider_out_of_range_changes_nothing(viewer, rope):
+    before = rope.gravity.copy()
+    with pytest.raises(ValueError, match=r"slider 'gravity' takes values in \[0, 29.43\]"):
+        viewer._handle({"type": "slider", "name": "gravity", "value": 100.0})
+    with pytest.raises(ValueError, match="no slider 'mass'"):
+        viewer._handle({"type": "slider", "name": "mass", "value": 1.0})
+    assert rope.gravity.tolist() == before.tolist() and viewer.sliders["gravity"] == 9.81
+    with pytest.raises(ValueError, match="the sliders are gravity, wind, drag"):
+        ss.view(rope, sliders=["gravty"])
+
+
+def test_reset_restores_the_state_at_creation_even_after_tearing():
+    cloth = ss.cloth(8, 8, width=1.0, height=1.0, mass=0.1, stiffness=300.0, damping=0.01)
+    cloth.break_strain = 0.1
+    start = cloth.copy()
+    v = ss.view(cloth, dt=5e-4, substeps=20, sliders=["stiffness"])
+    v._handle({"type": "grab", "node": 0})
+    v._handle({"type": "drag", "node": 0, "position": [-1.0, 1.5, 0.0]})  # tears it
+    v._handle({"type": "pin", "node": 5})
+    v._handle({"type": "slider", "name": "stiffness", "value": 2.0})
+    for _ in range(5):
+        v._handle({"type": "step"})
+    assert cloth.num_springs < start.num_springs
+    v._handle({"type": "reset"})
+    for name in ("positions", "velocities", "pinned", "springs", "stiffness", "rest_lengths"):
+        assert np.array_equal(getattr(cloth, name), getattr(start, name)), name
+    assert cloth.time == 0.0 and cloth.dissipated == 0.0 and v.sliders == {"stiffness": 1.0}
+    # and it steps exactly as the untouched copy
+    v._handle({"type": "step"})
+    start.step(5e-4, steps=20)
+    v.close()
+    assert np.array_equal(cloth.positions, start.positions)
+
+
+def test_mark_moves_the_reset_point(viewer, rope):
+    viewer.step()
+    viewer.mark()
+    here = rope.positions.copy()
+    viewer.step()
+    viewer.reset()
+    assert np.array_equal(rope.positions, here)
+
+
+def test_set_changes_speed_and_colour(viewer, rope):
+    tap = Tap(viewer)
+    viewer._handle({"type": "set", "name": "substeps", "value": 3.0})
+    viewer._handle({"type": "set", "name": "dt", "value": 2e-3})
+    viewer._handle({"type": "set", "name": "color_by", "value": "tension"})
+    state = tap.last("state")[0]
+    assert (state["substeps"], state["dt"], state["color_by"]) == (3, 2e-3, "tension")
+    viewer._handle({"type": "step"})
+    assert rope.time == pytest.approx(6e-3, rel=1e-12)
+    content, buffers = tap.last("frame")
+    tensions = np.frombuffer(buffers[2], np.float32)
+    assert np.array_equal(tensions, rope.spring_tensions().astype(np.float32))
+    assert content["range"] == [
+        -np.abs(rope.spring_tensions()).max(),
+        np.abs(rope.spring_tensions()).max(),
+    ]
+    viewer._handle({"type": "set", "name": "color_by", "value": "strain"})
+    strain = np.frombuffer(tap.last("frame")[1][2], np.float32)
+    assert np.allclose(strain, rope.spring_lengths() / rope.rest_lengths - 1, atol=1e-7)
+
+
+@pytest.mark.parametrize(
+    ("message", "error", "match"),
+    [
+        ([1, 2], TypeError, "a viewer message is a dict, not list"),
+        ({"type": "jump"}, ValueError, "unknown viewer message type 'jump'; known: hello"),
+        ({"type": "drag", "node": 1}, ValueError, "message 'drag' lacks position"),
+        ({"type": "grab", "node": 99}, IndexError, "node 99 out of range for 8 nodes"),
+        ({"type": "grab", "node": 1.0}, TypeError, "node must be an int"),
+        ({"type": "drag", "node": 1, "position": [0, 0]}, ValueError, "node 1 is not grabbed"),
+        ({"type": "set", "name": "dt", "value": -1}, ValueError, "dt must be > 0"),
+        ({"type": "set", "name": "dt", "value": "1"}, TypeError, "value must be a number"),
+        ({"type": "set", "name": "mass", "value": 1}, ValueError, "dt, substeps or color_by"),
+        ({"type": "set", "name": "color_by", "value": "speed"}, ValueError, "color_by must be"),
+        ({"type": "slider", "name": "drag", "value": float("nan")}, ValueError, "finite"),
+    ],
+)
+def test_bad_messages_raise_and_change_nothing(viewer, rope, message, error, match):
+    before = (rope.positions.copy(), rope.pinned.copy(), viewer.dt, viewer.color_by)
+    with pytest.raises(error, match=match):
+        viewer._handle(message)
+    assert np.array_equal(rope.positions, before[0]) and np.array_equal(rope.pinned, before[1])
+    assert (viewer.dt, viewer.color_by) == before[2:]
+
+
+def test_a_failed_step_pauses_and_reports(rope):
+    v = ss.view(rope, dt=0.5, substeps=50)  # far above critical_dt: it blows up
+    tap = Tap(v)
+    start = rope.positions.copy()
+    v._handle({"type": "step"})
+    v.close()
+    assert "UnstableError" in v.error and tap.last("error")[0]["message"] == v.error
+    assert np.array_equal(rope.positions, start)  # the step rolled back
+
+
+def test_save_html_embeds_the_frames_and_the_front_end(viewer, rope, tmp_path):
+    with pytest.raises(ValueError, match="no frames recorded yet"):
+        viewer.save_html(tmp_path / "none.html")
+    sent = []
+    for _ in range(4):
+        viewer.step()
+        sent.append(rope.positions.astype(np.float32))
+    path = viewer.save_html(tmp_path / "run.html")
+    text = path.read_text()
+    data = json.loads(re.search(r'type="application/json">(.*?)</script>', text, re.S)[1])
+    frames = np.frombuffer(base64.b64decode(data["frames"]), np.float32).reshape(-1, 8, 2)
+    assert np.array_equal(frames, np.array(sent)) and len(data["times"]) == 4
+    assert static_text("player.js") in text and "function render(" in text
+    assert "src=" not in text and "https://" not in text  # nothing to fetch
+    # with a duration: a copy is stepped, the live system stays where it is
+    here = rope.positions.copy()
+    viewer.save_html(tmp_path / "ahead.html", duration=0.5)
+    assert np.array_equal(rope.positions, here)
+    text = (tmp_path / "ahead.html").read_text()
+    data = json.loads(re.search(r'type="application/json">(.*?)</script>', text, re.S)[1])
+    # 30 frames per simulated second, the first now; played in real time
+    assert len(data["times"]) == 16 and data["period"] == pytest.approx(0.5 / 15)
+    # at whole steps: each within dt / 2 of its place
+    ideal = data["times"][0] + np.arange(16) * 0.5 / 15
+    assert np.abs(np.array(data["times"]) - ideal).max() <= 0.5e-3 + 1e-12
+    twin = rope.copy()
+    twin.step(1e-3, steps=500)
+    last = np.frombuffer(base64.b64decode(data["frames"]), np.float32)[-16:]
+    assert np.array_equal(last, twin.positions.astype(np.float32).ravel())
+
+
+def test_viewer_arguments_are_checked(rope):
+    with pytest.raises(TypeError, match="not ndarray"):
+        ss.view(np.zeros(3))
+    with pytest.raises(TypeError, match="sliders is a list of names"):
+        ss.view(rope, sliders="gravity")
+    with pytest.raises(ValueError, match="substeps must be in"):
+        ss.view(rope, substeps=0)
+    with pytest.raises(ValueError, match="fps must be"):
+        ss.view(rope, fps=0)
+
+
+def test_default_speed_is_stable_and_real_time(rope):
+    v = ss.view(rope)
+    v.close()
+    assert v.dt <= 0.5 * rope.critical_dt()
+    assert v.substeps * v.dt == pytest.approx(1 / 60, rel=0.05)
+
+
+def test_slider_ranges_follow_the_system():
+    s = ss.System(dim=3)
+    s.add_nodes([[0, 0, 0]])
+    s.gravity = 0
+    g = controls.make_slider(s, "gravity")
+    w = controls.make_slider(s, "wind")
+    assert g.direction.tolist() == [0, -1, 0] and (g.low, g.high, g.value) == (0, 30, 0)
+    assert w.direction.tolist() == [0, 0, 1] and w.high == 20
+
+
+def test_the_energy_trace_keeps_the_books(rope):
+    # the viewer turns track_energy on (as run() does) so that total + dissipated is
+    # conserved to the integrator's error: symplectic Euler's is first order in dt,
+    # here (dt = 1e-4 s, 0.2 s of a falling damped chain) below 1e-3 of the energy moved
+    assert not rope.track_energy
+    rope.drag = 0.05  # N·s/m per node: the air takes a few percent
+    v = ss.view(rope, dt=1e-4, substeps=100)
+    tap = Tap(v)
+    for _ in range(20):
+        v.step()
+    v.close()
+    assert not rope.track_energy  # as it was
+    energies = [c["energy"] for c, _ in tap.sent if c["type"] == "frame"]
+    books = np.array([e["total"] + e["dissipated"] for e in energies])
+    moved = max(abs(e["gravity"]) for e in energies)
+    assert energies[-1]["dissipated"] > 1e-2 * moved  # the air took something
+    assert np.abs(books).max() < 1e-3 * moved  # it started at 0 J: a level chain at rest
+
+
+@pytest.mark.parametrize("name", ["widget", "protocol", "controls", "standalone"])
+def test_viewer_docstring_examples(name):
+    # tests/test_docs.py runs the examples of springsim's top-level modules; these are
+    # one level down
+    import doctest
+    import importlib
+
+    module = importlib.import_module(f"springsim.viewer.{name}")
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
+
+
+def test_a_browser_paces_the_frames(viewer, rope, monkeypatch):
+    # once a front end has spoken, the thread stays at most two frames ahead of the
+    # newest frame it acknowledged (without one, it would go on after _ACK_TIMEOUT)
+    from springsim.viewer import widget
+
+    monkeypatch.setattr(widget, "_ACK_TIMEOUT", 30.0)
+    tap = Tap(viewer)
+    viewer._handle({"type": "hello"})
+    viewer._handle({"type": "play"})
+    frames = lambda: [c["frame"] for c, _ in tap.sent if c["type"] == "frame"]  # noqa: E731
+    deadline = time.monotonic() + 10
+    while len(frames()) < 2 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    assert frames() == [1, 2]  # the hello's frame and one more: two unacknowledged
+    viewer._handle({"type": "ack", "frame": 2})
+    while len(frames()) < 4 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    time.sleep(0.3)
+    viewer._handle({"type": "pause"})
+    assert frames() == [1, 2, 3, 4]
+
+
+def test_a_history_saves_as_html(tmp_path):
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, damping=0.02, dim=2)
+    history = rope.run(1.0, 1e-3, record_every=10, frames=21, progress=False)
+    text = history.save_html(tmp_path / "run.html").read_text()
+    data = json.loads(re.search(r'type="application/json">(.*?)</script>', text, re.S)[1])
+    frames = np.frombuffer(base64.b64decode(data["frames"]), np.float32).reshape(21, 6, 2)
+    assert np.array_equal(frames, history.frames.astype(np.float32))
+    assert data["times"] == history.frame_times.tolist()
+    assert data["period"] == pytest.approx(0.05)  # 1 s in 20 intervals: real time
+    # frames fall on records here (every 50 steps, records every 10): no interpolation
+    at = np.searchsorted(history.times, history.frame_times)
+    assert [e["kinetic"] for e in data["energies"]] == history.kinetic[at].tolist()
+    assert [e["dissipated"] for e in data["energies"]] == history.dissipated[at].tolist()
+    pinned = np.frombuffer(base64.b64decode(data["pinned"]), np.uint8)
+    assert pinned.tolist() == history.frame_pinned[0].tolist()
+    short = rope.run(0.01, 1e-3, progress=False)
+    with pytest.raises(ValueError, match="run\\(..., frames=F\\) records them"):
+        short.save_html(tmp_path / "short.html")

@@ -1,0 +1,307 @@
+"""The viewer in a real browser (issue 18): headless Chromium from the system's packages.
+
+The front end (the installed package's viewer.js) runs in a plain page bridged to a
+Python Viewer (tests/viewer_bridge.py). The checks: the nodes are drawn where the
+kernel's positions project to, by the projection recomputed here from the camera's
+parameters (the formula at the top of viewer.js); a mouse drag on a node moves that
+node in ``sim.positions`` to where the mouse is, and the system answers; the pause
+button stops the clock; the standalone HTML file plays on its own.
+
+Skipped, with the reason shown, only where no chromium and chromedriver are installed
+(.ci/run installs them: ``apt-get install chromium chromium-driver``).
+"""
+
+import base64
+import io
+import math
+import time
+
+import numpy as np
+import pytest
+from viewer_bridge import Bridge, find_chromium, start_chromium
+
+import springsim as ss
+
+if find_chromium() is None:
+    pytest.skip(
+        "no chromium + chromedriver to drive (apt-get install chromium chromium-driver)",
+        allow_module_level=True,
+    )
+
+from PIL import Image  # noqa: E402  (matplotlib's dependency)
+from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
+from selenium.webdriver.common.by import By  # noqa: E402
+
+NODE = (0x1F, 0x4E, 0x9C)
+PIN = (0xD6, 0x27, 0x28)
+VIEW = "document.querySelector('.springsim-viewer').springsimView"
+
+
+@pytest.fixture(scope="module")
+def browser():
+    driver = start_chromium()
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def page(browser):
+    """Open a viewer of ``sim`` in the browser; returns (viewer, bridge)."""
+    opened = []
+
+    def open_(sim, **options):
+        viewer = ss.view(sim, **options)
+        bridge = Bridge(viewer)
+        opened.append((viewer, bridge))
+        browser.get(bridge.url)
+        wait(lambda: browser.execute_script(f"return {VIEW}.state().rendered") >= 1)
+        wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= 1)
+        return viewer, bridge
+
+    yield open_
+    for viewer, bridge in opened:
+        viewer.close()
+        bridge.close()
+        assert bridge.errors == []  # every message the page sent was accepted
+
+
+def wait(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out waiting for the page")
+        time.sleep(0.02)
+
+
+def projected(camera, points):
+    """Screen position (CSS px) of each point: the projection viewer.js documents."""
+    w, h = camera["width"], camera["height"]
+    if camera["dim"] == 2:
+        c, s = camera["center"], camera["scale"]
+        return np.column_stack(
+            [w / 2 + s * (points[:, 0] - c[0]), h / 2 - s * (points[:, 1] - c[1])]
+        )
+    r = points - np.array(camera["target"])
+    yaw, pitch = camera["yaw"], camera["pitch"]
+    x1 = math.cos(yaw) * r[:, 0] + math.sin(yaw) * r[:, 2]
+    z1 = -math.sin(yaw) * r[:, 0] + math.cos(yaw) * r[:, 2]
+    y2 = math.cos(pitch) * r[:, 1] - math.sin(pitch) * z1
+    z2 = math.sin(pitch) * r[:, 1] + math.cos(pitch) * z1
+    d = camera["distance"] - z2
+    f = h / 2 / math.tan(camera["fov"] / 2)
+    return np.column_stack([w / 2 + f * x1 / d, h / 2 - f * y2 / d])
+
+
+def pixels(browser):
+    """The scene canvas as an (H, W, 3) array, read with toDataURL."""
+    url = browser.execute_script(
+        "return document.querySelector('canvas[data-role=scene]').toDataURL('image/png')"
+    )
+    png = base64.b64decode(url.split(",", 1)[1])
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+
+
+def blob_center(image, xy, color, radius=7):
+    """Centroid of the pixels of ``color`` within ``radius`` px of ``xy`` (None: none)."""
+    x0, y0 = int(round(xy[0])), int(round(xy[1]))
+    window = image[y0 - radius : y0 + radius + 1, x0 - radius : x0 + radius + 1]
+    ys, xs = np.nonzero(np.abs(window - np.array(color)).sum(axis=2) < 30)
+    if len(xs) < 5:
+        return None
+    return np.array([xs.mean() + x0 - radius + 0.5, ys.mean() + y0 - radius + 0.5])
+
+
+def assert_nodes_drawn_where_projected(browser, sim):
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    assert camera["dpr"] == 1
+    image = pixels(browser)
+    where = projected(camera, sim.positions)
+    for i, xy in enumerate(where):
+        center = blob_center(image, xy, PIN if sim.pinned[i] else NODE)
+        assert center is not None, f"node {i}: nothing drawn at {xy}"
+        # a node is a 4 px disc (a 9 px square when pinned): its centroid is its centre
+        # to within a pixel (the fully coloured pixels of a disc at a sub-pixel offset)
+        assert np.abs(center - xy).max() <= 1.0, (i, center, xy)
+    # and nowhere else: about a disc's worth of node colour per node (π 4² ≈ 50 px)
+    blue = (np.abs(image - np.array(NODE)).sum(axis=2) < 30).sum()
+    assert 30 * (~sim.pinned).sum() <= blue <= 70 * (~sim.pinned).sum()
+    return camera
+
+
+def canvas_offset(browser, xy):
+    """Selenium's offset from the scene canvas's centre to the point xy (CSS px)."""
+    canvas = browser.find_element(By.CSS_SELECTOR, "canvas[data-role=scene]")
+    size = canvas.size
+    return canvas, xy[0] - size["width"] / 2, xy[1] - size["height"] / 2
+
+
+def test_nodes_are_drawn_where_the_kernel_says_2d(browser, page):
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, dim=2, direction=(1, 0))
+    page(rope, dt=1e-3, substeps=10)
+    assert_nodes_drawn_where_projected(browser, rope)
+
+
+def test_nodes_are_drawn_where_the_kernel_says_3d_and_after_orbiting(browser, page):
+    cloth = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=100.0)
+    page(cloth)
+    before = assert_nodes_drawn_where_projected(browser, cloth)
+    # the faces (WebGL where the browser has it, Canvas 2D otherwise), seen on screen:
+    # each face's centre is lit cloth colour, rgb(60 + 120 s, 110 + 130 s, 40 + 200 s)
+    stack = browser.find_element(By.CSS_SELECTOR, "canvas[data-role=faces]").find_element(
+        By.XPATH, ".."
+    )
+    screen = np.asarray(Image.open(io.BytesIO(stack.screenshot_as_png)).convert("RGB")).astype(int)
+    corners = projected(before, cloth.positions)
+    for face in cloth.faces:
+        x, y = corners[face].mean(axis=0).round().astype(int)
+        r, g, b = screen[y, x]
+        s = (g - 110) / 130  # the brightness it was lit with, in [0.35, 1]
+        assert 0.3 < s <= 1.0 and abs(r - (60 + 120 * s)) <= 3 and abs(b - (40 + 200 * s)) <= 3
+    # orbit: drag on empty canvas turns the camera; the nodes follow the projection
+    canvas, dx, dy = canvas_offset(browser, (20, 400))
+    ActionChains(browser).move_to_element_with_offset(
+        canvas, dx, dy
+    ).click_and_hold().move_by_offset(40, -10).release().perform()
+    wait(lambda: browser.execute_script(f"return {VIEW}.camera().yaw") != before["yaw"])
+    time.sleep(0.1)  # the next animation frame draws it
+    after = assert_nodes_drawn_where_projected(browser, cloth)
+    assert after["yaw"] == pytest.approx(before["yaw"] - 0.4)
+
+
+def test_dragging_a_node_moves_it_in_the_kernel_and_pause_stops_time(browser, page):
+    rope = ss.string(
+        6, length=1.0, mass=0.06, stiffness=60.0, damping=0.02, dim=2, direction=(1, 0)
+    )
+    rope.gravity = 0  # nothing moves but what the mouse moves
+    viewer, _bridge = page(rope, dt=1e-3, substeps=10)
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    node = 5
+    start = projected(camera, rope.positions)[node]
+    canvas, dx, dy = canvas_offset(browser, start)
+    ActionChains(browser).move_to_element_with_offset(canvas, dx, dy).click_and_hold().perform()
+    wait(lambda: rope.pinned[node])  # grabbed: held like a pin
+    # pressed without moving the mouse, which holds the node
+    browser.execute_script("document.querySelector('button[data-action=play]').click()")
+    wait(lambda: viewer.playing)
+    ActionChains(browser).move_by_offset(0, 20).move_by_offset(0, 20).move_by_offset(
+        0, 20
+    ).perform()
+    # the node is where the mouse is: 60 px down, in metres through the camera's scale
+    target = rope.positions[node].copy()
+    wait(lambda: abs(rope.positions[node, 1] - (0.0 - 60 / camera["scale"])) < 1e-6)
+    assert rope.positions[node, 0] == pytest.approx(1.0, abs=0.5 / camera["scale"])
+    neighbour = rope.positions[node - 1, 1]
+    wait(lambda: rope.positions[node - 1, 1] < neighbour - 1e-3)  # the system answers
+    ActionChains(browser).release().perform()
+    wait(lambda: not rope.pinned[node])  # let go: free again
+    target = rope.time
+    wait(lambda: rope.time > target + 0.05)
+    # pause: the clock stops and stays stopped
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=pause]").click()
+    wait(lambda: not viewer.playing)
+    stopped = rope.time
+    time.sleep(0.5)
+    assert rope.time == stopped
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().time") == stopped)
+    # shift-click toggles a pin
+    where = projected(browser.execute_script(f"return {VIEW}.camera()"), rope.positions)[3]
+    canvas, dx, dy = canvas_offset(browser, where)
+    ActionChains(browser).move_to_element_with_offset(canvas, dx, dy).key_down(
+        "\ue008"
+    ).click().key_up("\ue008").perform()
+    wait(lambda: rope.pinned[3])
+
+
+def test_save_html_plays_standalone(browser, tmp_path):
+    cloth = ss.cloth(6, 6, width=1.0, height=1.0, mass=0.1, stiffness=100.0, damping=0.01)
+    viewer = ss.view(cloth)
+    path = viewer.save_html(tmp_path / "cloth.html", duration=1.0)
+    viewer.close()
+    browser.get(path.as_uri())
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= 1)
+    first = pixels(browser)
+    frames = browser.execute_script(f"return {VIEW}.state().frame")
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= frames + 5)
+    time.sleep(0.1)
+    assert np.abs(pixels(browser) - first).sum() > 0  # the cloth moved on screen
+    # nothing was fetched: the page is the file alone
+    assert browser.execute_script("return performance.getEntriesByType('resource').length") == 0
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=pause]").click()
+    frames = browser.execute_script(f"return {VIEW}.state().frame")
+    time.sleep(0.3)
+    assert browser.execute_script(f"return {VIEW}.state().frame") == frames
+
+
+def test_dragging_in_3d_moves_the_node_in_the_plane_facing_the_screen(browser, page):
+    cloth = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=100.0)
+    cloth.gravity = 0
+    page(cloth)
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    node = 5  # an interior node, free
+    start = projected(camera, cloth.positions)[node]
+    depth = camera_depth(camera, cloth.positions[node])
+    canvas, dx, dy = canvas_offset(browser, start)
+    ActionChains(browser).move_to_element_with_offset(
+        canvas, dx, dy
+    ).click_and_hold().move_by_offset(30, -20).perform()
+    # Selenium moves to whole-pixel offsets from the canvas's centre
+    centre = np.array([camera["width"], camera["height"]]) / 2
+    mouse = centre + np.trunc(start - centre) + [30, -20]
+    wait(lambda: np.abs(projected(camera, cloth.positions[[node]])[0] - mouse).max() < 1e-6)
+    # where the mouse is, at the depth it was grabbed at
+    # (the front end keeps the grab depth as float32: 6e-8 relative)
+    assert camera_depth(camera, cloth.positions[node]) == pytest.approx(depth, rel=2e-7)
+    ActionChains(browser).release().perform()
+    wait(lambda: not cloth.pinned[node])
+
+
+def camera_depth(camera, point):
+    r = np.asarray(point) - np.array(camera["target"])
+    yaw, pitch = camera["yaw"], camera["pitch"]
+    z1 = -math.sin(yaw) * r[0] + math.cos(yaw) * r[2]
+    return camera["distance"] - (math.sin(pitch) * r[1] + math.cos(pitch) * z1)
+
+
+def test_colour_menu_and_sliders_reach_the_system(browser, page):
+    from selenium.webdriver.common.keys import Keys
+    from selenium.webdriver.support.ui import Select
+
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, dim=2, direction=(0, -1))
+    rope.relax()  # hanging at rest: each spring carries the weight below it
+    viewer, _bridge = page(rope, dt=1e-3, substeps=10, sliders=["gravity"])
+    Select(browser.find_element(By.CSS_SELECTOR, "select[data-name=color_by]")).select_by_value(
+        "tension"
+    )
+    wait(lambda: viewer.color_by == "tension")
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= 2)
+    time.sleep(0.1)
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    where = projected(camera, rope.positions)
+    image = pixels(browser)
+    colours = []
+    for i in range(rope.num_springs):
+        x, y = ((where[i] + where[i + 1]) / 2).round().astype(int)
+        colours.append(image[y, x].tolist())
+    # stretched, so red (compressed would be blue): white to red as the tension grows
+    # towards the top, where a spring carries the most weight; the top one is the most
+    # stretched, drawn in full red
+    assert all(r == 255 and g == b for r, g, b in colours), colours
+    greens = [g for _, g, _ in colours]
+    assert greens == sorted(greens) and greens[0] < 30 and greens[-1] > 150, colours
+    slider = browser.find_element(By.CSS_SELECTOR, "input[data-slider=gravity]")
+    slider.send_keys(Keys.ARROW_RIGHT * 5)  # steps of (max - min) / 200 up
+    time.sleep(0.5)
+    shown = float(slider.get_attribute("value"))
+    assert shown > 9.81
+    wait(lambda: viewer.sliders["gravity"] == shown)
+    assert rope.gravity.tolist() == [0.0, -shown]
+
+
+def test_a_saved_history_plays_standalone(browser, tmp_path):
+    rope = ss.string(8, length=1.0, mass=0.08, stiffness=80.0, damping=0.02, dim=2)
+    history = rope.run(2.0, 1e-3, frames=61, progress=False)
+    browser.get(history.save_html(tmp_path / "rope.html").as_uri())
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= 1)
+    state = browser.execute_script(f"return {VIEW}.state()")
+    assert state["nodes"] == 8
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= state["frame"] + 5)
