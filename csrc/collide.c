@@ -291,6 +291,12 @@ static inline int touches(const ss_collider *col, int dim, const double *p) {
             d -= col->normal[k] * p[k];
         return d > 0.0;
     }
+    if (col->kind == SS_BOX) {
+        for (int k = 0; k < dim; k++)
+            if (!(fabs(p[k] - col->center[k]) < col->end[k]))
+                return 0;
+        return 1;
+    }
     if (col->kind != SS_SPHERE) {
         double depth, surface[3], normal[3];
         return locate(col, NULL, dim, p, 0, &depth, surface, normal);

@@ -659,3 +659,10 @@ def test_draw_and_animate_show_them():
     plt.close("all")
     del anim
     gc.collect()  # the animation goes now, under this test's warning filter
+
+
+def test_relax_refuses_the_new_kinds_clearly():
+    sim = ss.string(3, length=1.0, mass=0.1, stiffness=10.0)
+    sim.add_capsule([0, -2, 0], [1, -2, 0], radius=0.1)
+    with pytest.raises(ValueError, match="planes and spheres"):
+        sim.relax()
