@@ -18,8 +18,8 @@ static double spring_length(const ss_system *sys, size_t s) {
     return sqrt(length2);
 }
 
-/* Kinetic 1/2 sum m |v|^2, elastic 1/2 sum k (l - L)^2, gravitational -sum m g.x, and
- * the gas's -nrt ln V + ambient V  [J]. */
+/* Kinetic 1/2 sum m |v|^2, elastic 1/2 sum k (l - L)^2, gravitational -sum m g.x, the
+ * gas's -nrt ln V + ambient V, and self-contact's 1/2 k (h - d)^2  [J]. */
 void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
@@ -46,6 +46,7 @@ void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     out->elastic = 0.5 * elastic;
     out->gravity = gravity;
     out->pressure = ss_pressure_energy(sys);
+    out->contact = ss_self_contact_energy(sys);
 }
 
 double ss_dissipation_power(const ss_system *sys) {
@@ -72,7 +73,7 @@ double ss_dissipation_power(const ss_system *sys) {
             if (!pinned[i])
                 for (size_t k = 0; k < dim; k++)
                     power += sys->drag * (v[i * dim + k] - sys->wind[k]) * v[i * dim + k];
-    return power + ss_aero_power(sys);
+    return power + ss_aero_power(sys) + ss_self_contact_power(sys);
 }
 
 double ss_free_kinetic_energy(const ss_system *sys) {

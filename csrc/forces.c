@@ -10,7 +10,8 @@
  *      then the division by mass (and, fused, the symplectic Euler update).
  * With threads, blocks go to whichever thread is free, and the two passes are
  * separated by one barrier; gas pressure (few elements, a sum over each body's
- * boundary), then the air on faces (aero.c), are added between them by one thread.
+ * boundary), then the air on faces (aero.c), then self-contact (self_contact.c), are
+ * added between them by one thread.
  * Every node receives its forces in one order whatever the number of threads, so the
  * results are bit-identical. */
 #include "springsim.h"
@@ -110,9 +111,9 @@ static void evaluate(const evaluation *e) {
     const ss_plan *plan = sys->plan;
     const size_t blocks = plan->num_blocks;
     const int threads = ss_threads_for(sys);
-    const int air = ss_aero_active(sys);
+    const int air = ss_aero_active(sys), self = ss_self_contact_active(sys);
     if (threads <= 1 || blocks == 1) {
-        if (!sys->num_bodies && !air) {
+        if (!sys->num_bodies && !air && !self) {
             /* One thread, nothing added between the passes: the between-block forces
              * first (they read only x and v), then each block's two passes back to
              * back while its nodes are in cache (6 % faster on the 1000x1000 cloth,
@@ -132,6 +133,8 @@ static void evaluate(const evaluation *e) {
             ss_pressure_add_forces(sys, e->x, e->forces, ss_force_stride(sys->dim));
         if (air)
             ss_aero_add_forces(sys, e->x, e->v, e->forces, ss_force_stride(sys->dim));
+        if (self)
+            ss_self_contact_add_forces(sys, e->x, e->v, e->forces, ss_force_stride(sys->dim));
         for (size_t b = 0; b < blocks; b++)
             block_finish(e, b);
         return;
@@ -151,13 +154,16 @@ static void evaluate(const evaluation *e) {
         for (long piece = 0; piece < SS_CROSS_PIECES; piece++)
             cross_springs(e, (size_t)(cross * piece / SS_CROSS_PIECES),
                           (size_t)(cross * (piece + 1) / SS_CROSS_PIECES));
-        if (sys->num_bodies || air) {
+        if (sys->num_bodies || air || self) {
 #pragma omp single
             {
                 if (sys->num_bodies)
                     ss_pressure_add_forces(sys, e->x, e->forces, ss_force_stride(sys->dim));
                 if (air)
                     ss_aero_add_forces(sys, e->x, e->v, e->forces, ss_force_stride(sys->dim));
+                if (self)
+                    ss_self_contact_add_forces(sys, e->x, e->v, e->forces,
+                                               ss_force_stride(sys->dim));
             }
         }
 #pragma omp for schedule(dynamic, 1) nowait
@@ -230,5 +236,7 @@ void ss_forces_external(ss_system *sys, const double *x, const double *v, double
     ss_pressure_add_forces(sys, x, a, dim);
     if (ss_aero_active(sys))
         ss_aero_add_forces(sys, x, v, a, dim);
+    if (ss_self_contact_active(sys))
+        ss_self_contact_add_forces(sys, x, v, a, dim);
     divide_by_mass(sys, 0, sys->num_nodes, a, dim, a);
 }

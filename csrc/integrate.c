@@ -128,7 +128,7 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
 static double total_energy(const ss_system *sys) {
     ss_energy_terms e;
     ss_energy(sys, &e);
-    return e.kinetic + e.elastic + e.gravity + e.pressure;
+    return e.kinetic + e.elastic + e.gravity + e.pressure + e.contact;
 }
 
 /* Pinned nodes have zero acceleration, so every method leaves their velocity as it
@@ -144,6 +144,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     }
     sys->known_finite = 0;
     ss_collide_begin_substep(sys);
+    ss_self_contact_begin_substep(sys);
     switch (method) {
     case SS_EULER:
         step_euler(sys, dt, scratch);
@@ -194,6 +195,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     if (sys->track_energy && limited)
         sys->dissipated += before - total_energy(sys);
     ss_collide(sys, damped);
+    ss_self_contact_end_substep(sys); /* counts the nodes that went through a triangle */
     /* A collider that pushed a node back out may have stretched a spring the limiter
      * had just shortened: then the limit is not met this substep, and the step says so. */
     if (limited && sys->num_colliders && sys->strain_unmet == unmet_before &&
@@ -262,6 +264,7 @@ typedef struct {
     size_t bytes;
     double time, dissipated;
     int prev_accel_valid;
+    size_t crossings; /* self-contact's count */
 } ss_backup;
 
 static void restore(ss_system *sys, const ss_backup *b) {
@@ -274,6 +277,7 @@ static void restore(ss_system *sys, const ss_backup *b) {
     sys->time = b->time;
     sys->dissipated = b->dissipated;
     sys->prev_accel_valid = b->prev_accel_valid;
+    ss_self_contact_set_crossings(sys, b->crossings);
 }
 
 /* After a rollback: the UnstableError message, with a dt to try. */
@@ -365,10 +369,14 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         (st = ss_constraints_begin_tearing(sys)) || (st = ss_collide_prepare(sys)))
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
-    const ss_backup backup = {
-        sys->scratch,         sys->scratch + nd, saved == 3 ? sys->scratch + 2 * nd : NULL,
-        nd * sizeof(double),  sys->time,         sys->dissipated,
-        sys->prev_accel_valid};
+    const ss_backup backup = {sys->scratch,
+                              sys->scratch + nd,
+                              saved == 3 ? sys->scratch + 2 * nd : NULL,
+                              nd * sizeof(double),
+                              sys->time,
+                              sys->dissipated,
+                              sys->prev_accel_valid,
+                              ss_self_contact_crossings(sys)};
     double *substep_scratch = sys->scratch + saved * nd;
     /* x and v are saved by the first substep (symplectic Euler's node pass saves each
      * node just before it moves it: no pass of its own). */

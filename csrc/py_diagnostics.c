@@ -14,7 +14,7 @@ PyObject *ss_py_system_energy_terms(SystemObject *self, PyObject *unused) {
         return NULL;
     ss_energy_terms e;
     ss_energy(sys, &e);
-    return Py_BuildValue("(dddd)", e.kinetic, e.elastic, e.gravity, e.pressure);
+    return Py_BuildValue("(ddddd)", e.kinetic, e.elastic, e.gravity, e.pressure, e.contact);
 }
 
 /* A new (dim,) array filled by `fill`. */

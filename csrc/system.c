@@ -109,6 +109,7 @@ void ss_system_free(ss_system *sys) {
     ss_free(sys->held);
     ss_free(sys->held_v);
     ss_pressure_free(sys);
+    ss_self_contact_free(sys);
     ss_books_free(sys->books);
     ss_system_topology_changed(sys);
     ss_free(sys);
@@ -124,7 +125,8 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->xpbd_prepared = 0;
     dst->colliders = NULL;
     dst->collider_capacity = 0;
-    dst->broken = NULL; /* the record of torn springs stays with the original */
+    dst->self_contact = NULL; /* copied below, with the bodies */
+    dst->broken = NULL;       /* the record of torn springs stays with the original */
     dst->num_broken = dst->broken_capacity = 0;
     /* Springs cut but not yet removed (deferred tearing, as inside run()) go with the
      * copy, so that it removes them at its next tear as the original does. */
@@ -172,7 +174,7 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->colouring_valid = 0;
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         dst->arrays[a] = NULL;
-    if (ss_pressure_copy(dst, src) != SS_OK) {
+    if (ss_pressure_copy(dst, src) != SS_OK || ss_self_contact_copy(dst, src) != SS_OK) {
         ss_system_free(dst);
         return NULL;
     }

@@ -35,20 +35,24 @@ class Energy(NamedTuple):
     pressure : float
         Σ over gas bodies of −nrt·ln V + ambient·V (see :meth:`System.add_pressure`);
         zero without gas. Only its changes are physical: ln V depends on V's unit.
+    contact : float
+        Σ ½ k (h − d)² over the node–triangle pairs closer than the self-collision
+        thickness h (see :meth:`System.enable_self_collision`); zero when off.
     total : float
-        The sum of the four.
+        The sum of the five.
     """
 
     kinetic: float
     elastic: float
     gravity: float
     pressure: float
+    contact: float
     total: float
 
     def __repr__(self) -> str:
         """The terms in joules to 4 significant digits (the fields hold every digit):
         ``Energy(kinetic=1.5 J, elastic=0 J, gravity=58.86 J, pressure=0 J,
-        total=60.36 J)``."""
+        contact=0 J, total=60.36 J)``."""
         terms = ", ".join(
             f"{name}={_joules(value)}" for name, value in zip(self._fields, self, strict=True)
         )
@@ -186,7 +190,7 @@ class DiagnosticsMixin(SystemHost):
         return center, (u * flip) @ vt
 
     def energy(self) -> Energy:
-        """Kinetic, elastic, gravitational and gas energy, and their total, in joules.
+        """Kinetic, elastic, gravitational, gas and contact energy, and their total, in joules.
 
         Symplectic methods conserve the total of an undamped system (to a bounded
         error); damping, drag, the air on faces, ``energy_loss`` and inelastic contact
@@ -201,8 +205,15 @@ class DiagnosticsMixin(SystemHost):
         >>> e.kinetic, round(e.gravity, 6)
         (1.5, 58.86)
         """
-        kinetic, elastic, gravity, pressure = self._energy_terms()
-        return Energy(kinetic, elastic, gravity, pressure, kinetic + elastic + gravity + pressure)
+        kinetic, elastic, gravity, pressure, contact = self._energy_terms()
+        return Energy(
+            kinetic,
+            elastic,
+            gravity,
+            pressure,
+            contact,
+            kinetic + elastic + gravity + pressure + contact,
+        )
 
     def critical_dt(self) -> float:
         """Estimated largest stable time step of symplectic Euler, s.

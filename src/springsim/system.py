@@ -18,9 +18,10 @@ from springsim._diagnostics import DiagnosticsMixin, Energy, Solve
 from springsim._drives import DrivesMixin
 from springsim._file_methods import FilesMixin
 from springsim._gas_methods import GasMixin
+from springsim._self_contact import SelfCollision, SelfContactMixin
 from springsim._topology import TopologyMixin
 
-__all__ = ["Energy", "Solve", "System"]
+__all__ = ["Energy", "SelfCollision", "Solve", "System"]
 
 
 def _view_property(name: str, doc: str, vector: bool = False) -> property:
@@ -67,7 +68,14 @@ def _settable(cls: type) -> tuple[frozenset[str], frozenset[str]]:
 
 
 class System(
-    TopologyMixin, DrivesMixin, DiagnosticsMixin, ContactMixin, GasMixin, FilesMixin, _core.System
+    TopologyMixin,
+    DrivesMixin,
+    DiagnosticsMixin,
+    ContactMixin,
+    SelfContactMixin,
+    GasMixin,
+    FilesMixin,
+    _core.System,
 ):
     """A mass-spring system: N nodes and M springs in 2D or 3D.
 

@@ -1,0 +1,554 @@
+/* self_contact.c - surfaces that do not pass through themselves: node-triangle
+ * repulsion with a thickness, for the system's faces.
+ *
+ * A node p that is not a vertex of triangle (a, b, c) and lies within the thickness h
+ * of it, at distance d from its closest point q = w_a a + w_b b + w_c c (barycentric
+ * weights, summing to 1), is pushed away from q by the penalty
+ *     F = k (h - d) n,   n = (p - q) / d                              N
+ * and the triangle's vertices are pushed back by -w_a F, -w_b F, -w_c F: the forces
+ * sum to zero (momentum is conserved to round-off) and they are minus the gradient of
+ *     E = 1/2 k (h - d)^2                                             J
+ * (the closest point moves along the triangle, perpendicular to n, so d's gradient is
+ * n on p and -w n on the vertices), the energy ss_energy reports as `contact`. With
+ * friction mu, the sliding part u_t of the relative velocity u = v_p - sum w v is
+ * resisted by -mu |F| u_t / sqrt(|u_t|^2 + s^2), Coulomb friction smoothed below the
+ * slip speed s = SS_SELF_SLIP; its power goes to `dissipated` with damping's.
+ *
+ * Broad phase: a Verlet list. The (node, triangle) pairs whose node lies in the
+ * triangle's bounding box grown by h + margin (margin = h) are found with a uniform
+ * grid, and kept while no node has moved more than margin / 2 since: a pair left out
+ * was then at least h + margin apart, and each of its four nodes has moved at most
+ * margin / 2, so it is still at least h apart. The grid's cells are as large as the
+ * largest grown box, so that a box overlaps at most 2 x 2 x 2 cells; the nodes are
+ * counting-sorted by a hash of their cell, in index order within a bucket, and each
+ * triangle, in face order, takes the nodes of its buckets: the list's order depends
+ * on nothing but the positions. Its memory grows with the number of pairs (and N),
+ * never with N^2, and is kept (grow-only) from one build to the next.
+ *
+ * Forces are added pair by pair in list order, by one thread, where the gas and the
+ * air on faces are added (forces.c): bit-identical for any thread count.
+ *
+ * Crossings: around each substep the pairs of the list are checked for a node whose
+ * side of its triangle's plane changed while its projection stayed inside the
+ * triangle (at both ends): a node that went through. Counted, not undone; a node that
+ * jumps further than the list reaches is not seen (the count is a lower bound). */
+#include "springsim.h"
+
+#include <math.h>
+#include <string.h>
+
+/* m/s: friction is smoothed below this sliding speed (so that it has a power). */
+#define SS_SELF_SLIP 1e-3
+
+struct ss_self_contact {
+    double thickness, stiffness, friction, margin;
+    size_t crossings;
+    /* The candidate list: valid for the topology and node positions it was built at. */
+    int valid;
+    size_t built_edits, built_nodes, built_faces;
+    int32_t *pairs; /* (count, 2) node, triangle */
+    size_t count, pair_capacity;
+    double *built_x; /* (N, 3) positions at the build */
+    size_t *buckets; /* (num_buckets + 1,) counting sort's offsets */
+    int32_t *sorted; /* (N,) nodes by bucket */
+    double *start;   /* (N, 3) positions at the start of the substep */
+    size_t built_capacity, sorted_capacity, start_capacity, bucket_capacity; /* elements */
+    int started; /* start holds this substep's positions */
+};
+
+/* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old. */
+static int reserve(void **p, size_t *capacity, size_t need, size_t size) {
+    if (need <= *capacity && *p)
+        return 0;
+    size_t grown = *capacity + *capacity / 2;
+    if (grown < need)
+        grown = need;
+    if (grown == 0)
+        grown = 1;
+    void *fresh = ss_malloc(grown * size);
+    if (!fresh)
+        return -1;
+    ss_free(*p);
+    *p = fresh;
+    *capacity = grown;
+    return 0;
+}
+
+/* The pairs array grows keeping what it holds. */
+static int reserve_pairs(ss_self_contact *sc, size_t need) {
+    if (need <= sc->pair_capacity)
+        return 0;
+    size_t grown = sc->pair_capacity * 2 > need ? sc->pair_capacity * 2 : need + 1024;
+    int32_t *fresh = ss_malloc(2 * grown * sizeof(int32_t));
+    if (!fresh)
+        return -1;
+    if (sc->count)
+        memcpy(fresh, sc->pairs, 2 * sc->count * sizeof(int32_t));
+    ss_free(sc->pairs);
+    sc->pairs = fresh;
+    sc->pair_capacity = grown;
+    return 0;
+}
+
+/* A grid coordinate; non-finite or huge positions all go to cell 0 (their forces are
+ * NaN anyway, and the step rolls back). */
+static int64_t cell_of(double q, double inv_cell) {
+    const double c = floor(q * inv_cell);
+    return fabs(c) < 1e15 ? (int64_t)c : 0;
+}
+
+static size_t bucket_of(int64_t cx, int64_t cy, int64_t cz, size_t mask) {
+    const uint64_t h =
+        (uint64_t)cx * 73856093u ^ (uint64_t)cy * 19349663u ^ (uint64_t)cz * 83492791u;
+    return (size_t)(h ^ h >> 29) & mask;
+}
+
+static void closest_weights(const double *p, const double *a, const double *b, const double *c,
+                            double w[3]);
+
+/* Nonzero when p is closer than `reach` to triangle tri at x (or anything is NaN): the
+ * list keeps only such pairs, so that a flat cloth's neighbours are not candidates. */
+static int within(const double *p, const double *x, const int32_t *tri, double reach) {
+    const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
+                 *c = x + 3 * (size_t)tri[2];
+    double w[3], d2 = 0.0;
+    closest_weights(p, a, b, c, w);
+    for (int q = 0; q < 3; q++) {
+        const double r = p[q] - (w[0] * a[q] + w[1] * b[q] + w[2] * c[q]);
+        d2 += r * r;
+    }
+    return !(d2 >= reach * reach);
+}
+
+/* Rebuild the list at positions x. -1 when out of memory (the list is then invalid). */
+static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
+    const size_t n = sys->num_nodes, nf = sys->num_faces;
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    const double reach = sc->thickness + sc->margin;
+    size_t num_buckets = 16;
+    while (num_buckets < 2 * n)
+        num_buckets *= 2;
+    sc->valid = 0;
+    sc->count = 0;
+    if (reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1, sizeof(size_t)) ||
+        reserve((void **)&sc->sorted, &sc->sorted_capacity, n, sizeof(int32_t)) ||
+        reserve((void **)&sc->built_x, &sc->built_capacity, 3 * n, sizeof(double)))
+        return -1;
+    double cell = 0.0;
+    for (size_t t = 0; t < nf; t++) {
+        const int32_t *tri = faces + 3 * t;
+        for (int q = 0; q < 3; q++) {
+            const double u = x[3 * (size_t)tri[0] + q], v = x[3 * (size_t)tri[1] + q],
+                         w = x[3 * (size_t)tri[2] + q];
+            const double extent = fmax(u, fmax(v, w)) - fmin(u, fmin(v, w));
+            if (extent > cell)
+                cell = extent;
+        }
+    }
+    cell += 2.0 * reach;
+    const double inv_cell = isfinite(cell) ? 1.0 / cell : 0.0;
+    const size_t mask = num_buckets - 1;
+    size_t *start = sc->buckets;
+    memset(start, 0, (num_buckets + 1) * sizeof(size_t));
+    for (size_t i = 0; i < n; i++)
+        start[bucket_of(cell_of(x[3 * i], inv_cell), cell_of(x[3 * i + 1], inv_cell),
+                        cell_of(x[3 * i + 2], inv_cell), mask)]++;
+    for (size_t b = 1; b <= num_buckets; b++)
+        start[b] += start[b - 1];
+    for (size_t i = n; i-- > 0;)
+        sc->sorted[--start[bucket_of(cell_of(x[3 * i], inv_cell), cell_of(x[3 * i + 1], inv_cell),
+                                     cell_of(x[3 * i + 2], inv_cell), mask)]] = (int32_t)i;
+    for (size_t t = 0; t < nf; t++) {
+        const int32_t *tri = faces + 3 * t;
+        double lo[3], hi[3];
+        int64_t c0[3], c1[3];
+        for (int q = 0; q < 3; q++) {
+            const double u = x[3 * (size_t)tri[0] + q], v = x[3 * (size_t)tri[1] + q],
+                         w = x[3 * (size_t)tri[2] + q];
+            lo[q] = fmin(u, fmin(v, w)) - reach;
+            hi[q] = fmax(u, fmax(v, w)) + reach;
+            c0[q] = cell_of(lo[q], inv_cell);
+            c1[q] = cell_of(hi[q], inv_cell);
+            if (c1[q] > c0[q] + 1 || c1[q] < c0[q]) /* non-finite: one cell */
+                c1[q] = c0[q];
+        }
+        size_t seen[8], num_seen = 0;
+        for (int64_t cx = c0[0]; cx <= c1[0]; cx++)
+            for (int64_t cy = c0[1]; cy <= c1[1]; cy++)
+                for (int64_t cz = c0[2]; cz <= c1[2]; cz++) {
+                    const size_t b = bucket_of(cx, cy, cz, mask);
+                    int dup = 0;
+                    for (size_t s = 0; s < num_seen; s++)
+                        dup |= seen[s] == b;
+                    if (dup)
+                        continue;
+                    seen[num_seen++] = b;
+                    for (size_t k = start[b]; k < start[b + 1]; k++) {
+                        const int32_t j = sc->sorted[k];
+                        const double *p = x + 3 * (size_t)j;
+                        if (j == tri[0] || j == tri[1] || j == tri[2] || p[0] < lo[0] ||
+                            p[0] > hi[0] || p[1] < lo[1] || p[1] > hi[1] || p[2] < lo[2] ||
+                            p[2] > hi[2] || !within(p, x, tri, reach))
+                            continue;
+                        if (reserve_pairs(sc, sc->count + 1))
+                            return -1;
+                        sc->pairs[2 * sc->count] = j;
+                        sc->pairs[2 * sc->count + 1] = (int32_t)t;
+                        sc->count++;
+                    }
+                }
+    }
+    memcpy(sc->built_x, x, 3 * n * sizeof(double));
+    sc->built_edits = sys->topology_edits;
+    sc->built_nodes = n;
+    sc->built_faces = nf;
+    sc->valid = 1;
+    return 0;
+}
+
+/* Make the list valid for positions x: 0, or -1 when out of memory. */
+static int refresh(ss_self_contact *sc, const ss_system *sys, const double *x) {
+    if (sc->valid && sc->built_edits == sys->topology_edits && sc->built_nodes == sys->num_nodes &&
+        sc->built_faces == sys->num_faces) {
+        const double limit = 0.25 * sc->margin * sc->margin; /* (margin / 2)^2 */
+        const size_t n3 = 3 * sys->num_nodes;
+        double farthest = 0.0; /* the largest squared move; NaN stays NaN */
+        const double *x0 = sc->built_x;
+        for (size_t k = 0; k < n3; k += 3) {
+            const double dx = x[k] - x0[k], dy = x[k + 1] - x0[k + 1], dz = x[k + 2] - x0[k + 2];
+            const double d2 = dx * dx + dy * dy + dz * dz;
+            farthest = d2 > farthest || d2 != d2 ? d2 : farthest;
+        }
+        if (farthest <= limit)
+            return 0;
+    }
+    return build(sc, sys, x);
+}
+
+/* The closest point of triangle (a, b, c) to p as barycentric weights w (Ericson,
+ * Real-Time Collision Detection, 5.1.5: by the region of p). */
+static void closest_weights(const double *p, const double *a, const double *b, const double *c,
+                            double w[3]) {
+    double ab[3], ac[3], ap[3], bp[3], cp[3];
+    for (int q = 0; q < 3; q++) {
+        ab[q] = b[q] - a[q];
+        ac[q] = c[q] - a[q];
+        ap[q] = p[q] - a[q];
+        bp[q] = p[q] - b[q];
+        cp[q] = p[q] - c[q];
+    }
+#define DOT(u, v) ((u)[0] * (v)[0] + (u)[1] * (v)[1] + (u)[2] * (v)[2])
+    const double d1 = DOT(ab, ap), d2 = DOT(ac, ap), d3 = DOT(ab, bp), d4 = DOT(ac, bp);
+    const double d5 = DOT(ab, cp), d6 = DOT(ac, cp);
+#undef DOT
+    w[0] = w[1] = w[2] = 0.0;
+    const double vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
+    if (d1 <= 0.0 && d2 <= 0.0) {
+        w[0] = 1.0;
+    } else if (d3 >= 0.0 && d4 <= d3) {
+        w[1] = 1.0;
+    } else if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
+        w[1] = d1 / (d1 - d3);
+        w[0] = 1.0 - w[1];
+    } else if (d6 >= 0.0 && d5 <= d6) {
+        w[2] = 1.0;
+    } else if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
+        w[2] = d2 / (d2 - d6);
+        w[0] = 1.0 - w[2];
+    } else if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
+        w[2] = (d4 - d3) / ((d4 - d3) + (d5 - d6));
+        w[1] = 1.0 - w[2];
+    } else if (va + vb + vc > 0.0) {
+        const double inv = 1.0 / (va + vb + vc);
+        w[1] = vb * inv;
+        w[2] = vc * inv;
+        w[0] = 1.0 - w[1] - w[2];
+    } else {
+        w[0] = 1.0; /* degenerate (or non-finite): its first vertex */
+    }
+}
+
+/* One pair's contact at x: 0 when apart (d >= h); else 1, with the weights w, the unit
+ * direction n from the closest point to the node, and the penetration h - d. */
+static int pair_contact(const ss_self_contact *sc, const double *x, const int32_t *faces,
+                        const int32_t *pair, double w[3], double n[3], double *depth) {
+    const double *p = x + 3 * (size_t)pair[0];
+    const int32_t *tri = faces + 3 * (size_t)pair[1];
+    const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
+                 *c = x + 3 * (size_t)tri[2];
+    closest_weights(p, a, b, c, w);
+    double d2 = 0.0;
+    for (int q = 0; q < 3; q++) {
+        n[q] = p[q] - (w[0] * a[q] + w[1] * b[q] + w[2] * c[q]);
+        d2 += n[q] * n[q];
+    }
+    const double h = sc->thickness;
+    if (!(d2 < h * h))
+        return 0;
+    double d = sqrt(d2);
+    if (d == 0.0) { /* on the triangle: push along its normal */
+        const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        const double e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        d = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (!(d > 0.0))
+            return 0;
+        *depth = h;
+    } else {
+        *depth = h - d;
+    }
+    for (int q = 0; q < 3; q++)
+        n[q] /= d;
+    return 1;
+}
+
+/* The friction force g (N) of a touching pair pushed with fn (N), and its power, W. */
+static double friction_force(const ss_self_contact *sc, const double *v, const int32_t *faces,
+                             const int32_t *pair, const double w[3], const double n[3], double fn,
+                             double g[3]) {
+    const double *vp = v + 3 * (size_t)pair[0];
+    const int32_t *tri = faces + 3 * (size_t)pair[1];
+    double u[3];
+    for (int q = 0; q < 3; q++)
+        u[q] = vp[q] - (w[0] * v[3 * (size_t)tri[0] + q] + w[1] * v[3 * (size_t)tri[1] + q] +
+                        w[2] * v[3 * (size_t)tri[2] + q]);
+    const double un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
+    double ut2 = 0.0;
+    for (int q = 0; q < 3; q++) {
+        u[q] -= un * n[q];
+        ut2 += u[q] * u[q];
+    }
+    const double scale = sc->friction * fn / sqrt(ut2 + SS_SELF_SLIP * SS_SELF_SLIP);
+    for (int q = 0; q < 3; q++)
+        g[q] = -scale * u[q];
+    return scale * ut2;
+}
+
+int ss_self_contact_active(const ss_system *sys) {
+    return sys->self_contact != NULL && sys->num_faces > 0 && sys->dim == 3;
+}
+
+void ss_self_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                                size_t stride) {
+    ss_self_contact *sc = sys->self_contact;
+    if (refresh(sc, sys, x)) {
+        for (size_t i = 0; i < sys->num_nodes; i++)
+            f[i * stride] = NAN; /* out of memory: the step fails and rolls back */
+        return;
+    }
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    const double k = sc->stiffness;
+    for (size_t c = 0; c < sc->count; c++) {
+        const int32_t *pair = sc->pairs + 2 * c;
+        double w[3], n[3], depth;
+        if (!pair_contact(sc, x, faces, pair, w, n, &depth))
+            continue;
+        const double fn = k * depth;
+        double F[3] = {fn * n[0], fn * n[1], fn * n[2]};
+        if (sc->friction > 0.0) {
+            double g[3];
+            friction_force(sc, v, faces, pair, w, n, fn, g);
+            for (int q = 0; q < 3; q++)
+                F[q] += g[q];
+        }
+        double *fp = f + (size_t)pair[0] * stride;
+        const int32_t *tri = faces + 3 * (size_t)pair[1];
+        for (int q = 0; q < 3; q++)
+            fp[q] += F[q];
+        for (int corner = 0; corner < 3; corner++) {
+            double *fv = f + (size_t)tri[corner] * stride;
+            for (int q = 0; q < 3; q++)
+                fv[q] -= w[corner] * F[q];
+        }
+    }
+}
+
+double ss_self_contact_energy(const ss_system *sys) {
+    if (!ss_self_contact_active(sys))
+        return 0.0;
+    ss_self_contact *sc = sys->self_contact;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS);
+    if (refresh(sc, sys, x))
+        return NAN;
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    double energy = 0.0;
+    for (size_t c = 0; c < sc->count; c++) {
+        double w[3], n[3], depth;
+        if (pair_contact(sc, x, faces, sc->pairs + 2 * c, w, n, &depth))
+            energy += depth * depth;
+    }
+    return 0.5 * sc->stiffness * energy;
+}
+
+double ss_self_contact_power(const ss_system *sys) {
+    if (!ss_self_contact_active(sys) || sys->self_contact->friction == 0.0)
+        return 0.0;
+    ss_self_contact *sc = sys->self_contact;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    if (refresh(sc, sys, x))
+        return NAN;
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    double power = 0.0;
+    for (size_t c = 0; c < sc->count; c++) {
+        double w[3], n[3], depth, g[3];
+        if (pair_contact(sc, x, faces, sc->pairs + 2 * c, w, n, &depth))
+            power +=
+                friction_force(sc, v, faces, sc->pairs + 2 * c, w, n, sc->stiffness * depth, g);
+    }
+    return power;
+}
+
+void ss_self_contact_begin_substep(ss_system *sys) {
+    ss_self_contact *sc = sys->self_contact;
+    if (!sc)
+        return;
+    const size_t n3 = 3 * sys->num_nodes;
+    sc->started =
+        sys->dim == 3 && !reserve((void **)&sc->start, &sc->start_capacity, n3, sizeof(double));
+    if (sc->started)
+        memcpy(sc->start, SS_DOUBLES(sys, SS_POSITIONS), n3 * sizeof(double));
+}
+
+/* Signed distance-like s = N.(p - a) of p from the plane of (a, b, c), N = (b - a) x
+ * (c - a), and whether p's projection on that plane is inside the triangle. */
+static double plane_side(const double *p, const double *a, const double *b, const double *c,
+                         int *inside) {
+    double e1[3], e2[3], r[3];
+    for (int q = 0; q < 3; q++) {
+        e1[q] = b[q] - a[q];
+        e2[q] = c[q] - a[q];
+        r[q] = p[q] - a[q];
+    }
+    const double N[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                         e1[0] * e2[1] - e1[1] * e2[0]};
+    const double nn = N[0] * N[0] + N[1] * N[1] + N[2] * N[2];
+    /* Barycentric coordinates of the projection: (r x e2).N / nn and (e1 x r).N / nn. */
+    const double rx[3] = {r[1] * e2[2] - r[2] * e2[1], r[2] * e2[0] - r[0] * e2[2],
+                          r[0] * e2[1] - r[1] * e2[0]};
+    const double xr[3] = {e1[1] * r[2] - e1[2] * r[1], e1[2] * r[0] - e1[0] * r[2],
+                          e1[0] * r[1] - e1[1] * r[0]};
+    const double u = rx[0] * N[0] + rx[1] * N[1] + rx[2] * N[2];
+    const double v = xr[0] * N[0] + xr[1] * N[1] + xr[2] * N[2];
+    *inside = nn > 0.0 && u >= 0.0 && v >= 0.0 && u + v <= nn;
+    return N[0] * r[0] + N[1] * r[1] + N[2] * r[2];
+}
+
+void ss_self_contact_end_substep(ss_system *sys) {
+    ss_self_contact *sc = sys->self_contact;
+    if (!sc || !sc->started || !ss_self_contact_active(sys))
+        return;
+    sc->started = 0;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *x0 = sc->start;
+    if (!sc->valid || sc->built_nodes != sys->num_nodes || sc->built_faces != sys->num_faces ||
+        sc->built_edits != sys->topology_edits)
+        return;
+    /* The list as the substep's last evaluation left it: no rebuild for a diagnostic. */
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    for (size_t c = 0; c < sc->count; c++) {
+        const size_t p = 3 * (size_t)sc->pairs[2 * c];
+        const int32_t *tri = faces + 3 * (size_t)sc->pairs[2 * c + 1];
+        const size_t a = 3 * (size_t)tri[0], b = 3 * (size_t)tri[1], t = 3 * (size_t)tri[2];
+        int in1, in0;
+        const double s1 = plane_side(x + p, x + a, x + b, x + t, &in1);
+        if (!in1)
+            continue;
+        const double s0 = plane_side(x0 + p, x0 + a, x0 + b, x0 + t, &in0);
+        if (in0 && ((s0 > 0.0 && s1 < 0.0) || (s0 < 0.0 && s1 > 0.0)))
+            sc->crossings++;
+    }
+}
+
+ss_status ss_self_contact_set(ss_system *sys, double thickness, double stiffness, double friction) {
+    if (thickness == 0.0) {
+        ss_self_contact_free(sys);
+        return SS_OK;
+    }
+    if (sys->dim != 3)
+        return ss_fail(sys, SS_ERR_VALUE,
+                       "self-collision needs a 3D system (its faces are triangles in space)");
+    if (!isfinite(thickness) || !(thickness > 0.0))
+        return ss_fail(sys, SS_ERR_VALUE, "thickness is %g: must be finite and > 0 m", thickness);
+    if (!isfinite(stiffness) || !(stiffness > 0.0))
+        return ss_fail(sys, SS_ERR_VALUE, "stiffness is %g: must be finite and > 0 N/m", stiffness);
+    if (!isfinite(friction) || !(friction >= 0.0))
+        return ss_fail(sys, SS_ERR_VALUE, "friction is %g: must be finite and >= 0", friction);
+    ss_self_contact *sc = sys->self_contact;
+    if (!sc) {
+        sc = ss_malloc(sizeof *sc);
+        if (!sc)
+            return ss_fail(sys, SS_ERR_NOMEM, "out of memory for self-collision");
+        memset(sc, 0, sizeof *sc);
+        sys->self_contact = sc;
+    }
+    sc->thickness = thickness;
+    sc->stiffness = stiffness;
+    sc->friction = friction;
+    sc->margin = thickness;
+    sc->crossings = 0;
+    sc->valid = 0;
+    sc->started = 0;
+    return SS_OK;
+}
+
+int ss_self_contact_get(const ss_system *sys, double out[3]) {
+    const ss_self_contact *sc = sys->self_contact;
+    if (!sc)
+        return 0;
+    out[0] = sc->thickness;
+    out[1] = sc->stiffness;
+    out[2] = sc->friction;
+    return 1;
+}
+
+size_t ss_self_contact_crossings(const ss_system *sys) {
+    return sys->self_contact ? sys->self_contact->crossings : 0;
+}
+
+void ss_self_contact_set_crossings(ss_system *sys, size_t crossings) {
+    if (sys->self_contact)
+        sys->self_contact->crossings = crossings;
+}
+
+ss_status ss_self_contact_copy(ss_system *dst, const ss_system *src) {
+    dst->self_contact = NULL;
+    const ss_self_contact *from = src->self_contact;
+    if (!from)
+        return SS_OK;
+    ss_self_contact *sc = ss_malloc(sizeof *sc);
+    if (!sc)
+        return SS_ERR_NOMEM;
+    memset(sc, 0, sizeof *sc);
+    sc->thickness = from->thickness;
+    sc->stiffness = from->stiffness;
+    sc->friction = from->friction;
+    sc->margin = from->margin;
+    sc->crossings = from->crossings;
+    dst->self_contact = sc;
+    return SS_OK;
+}
+
+void ss_self_contact_free(ss_system *sys) {
+    ss_self_contact *sc = sys->self_contact;
+    if (!sc)
+        return;
+    ss_free(sc->pairs);
+    ss_free(sc->built_x);
+    ss_free(sc->buckets);
+    ss_free(sc->sorted);
+    ss_free(sc->start);
+    ss_free(sc);
+    sys->self_contact = NULL;
+}
+
+size_t ss_self_contact_nbytes(const ss_system *sys) {
+    const ss_self_contact *sc = sys->self_contact;
+    if (!sc)
+        return 0;
+    return sizeof *sc + (sc->pairs ? 2 * sc->pair_capacity * sizeof(int32_t) : 0) +
+           (sc->built_x ? sc->built_capacity * sizeof(double) : 0) +
+           (sc->buckets ? sc->bucket_capacity * sizeof(size_t) : 0) +
+           (sc->sorted ? sc->sorted_capacity * sizeof(int32_t) : 0) +
+           (sc->start ? sc->start_capacity * sizeof(double) : 0);
+}
