@@ -15,7 +15,7 @@ import numpy as np
 #: The ``format`` entry of a springsim save file.
 FORMAT = "springsim.System"
 #: The version of the save format this springsim writes, and the newest it reads.
-FORMAT_VERSION = 5
+FORMAT_VERSION = 6
 
 # Per-node and per-spring arrays: name -> (dtype, columns), columns "dim" or an int
 # (None for one value per row). Their order is the order they are written in.
@@ -61,6 +61,7 @@ _KEYS_BY_VERSION[3] = _KEYS_BY_VERSION[2] | {
 }
 _KEYS_BY_VERSION[4] = _KEYS_BY_VERSION[3] | {"air_density", "drag_coefficient", "divergence_factor"}
 _KEYS_BY_VERSION[5] = _KEYS_BY_VERSION[4] | {"drives", "drive_t0", "drive_nodes", "drive_values"}
+_KEYS_BY_VERSION[6] = _KEYS_BY_VERSION[5] | {"self_collision"}
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
 

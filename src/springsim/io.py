@@ -56,6 +56,8 @@ key                   shape, dtype          meaning
 ``drive_nodes``       (sum k,) int64        the driven nodes, concatenated in order
 ``drive_values``      (R, dim) float64      targets, S × k rows each; a line's k start
                                             positions then its k velocities
+``self_collision``    (3,) or (0,) float64  thickness, stiffness, friction of
+                                            :meth:`System.enable_self_collision`; empty: off
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
@@ -64,7 +66,8 @@ iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bod
 and the default CG settings. Files before version 4 (no ``air_density``,
 ``drag_coefficient`` and ``divergence_factor``) load with no air on faces and the
 default divergence factor. Files before version 5 (no ``drives`` entries) load with no
-driven nodes.
+driven nodes. Files before version 6 (no ``self_collision``) load with self-collision
+off; a loaded system counts its crossings from 0.
 
 A drive whose path is a function cannot be kept (it is code, and the file holds no
 pickle): :func:`save` warns and leaves it out, and the loaded system holds those nodes
@@ -270,6 +273,8 @@ def state_arrays(sim: System, drives: bool = True) -> dict[str, np.ndarray]:
     arrays["drag_coefficient"] = np.array(sim.drag_coefficient, dtype=np.float64)
     factor = sim.divergence_factor
     arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
+    setting = sim.self_collision
+    arrays["self_collision"] = np.array([] if setting is None else setting[:3], dtype=np.float64)
     arrays.update(_pressure_entries(sim))
     kept = sim.__dict__.get("_drives", []) if drives else []
     arrays.update(_drive_entries(kept, sim.dim)[0])
@@ -429,6 +434,9 @@ def _read_entries(
     data["pressure_elements"] = elements
     if version >= 5:
         data.update(_check_drive_entries(entry, dim, invalid))
+    data["self_collision"] = entry("self_collision") if version >= 6 else np.zeros(0)
+    if data["self_collision"].shape not in ((0,), (3,)) or data["self_collision"].dtype.kind != "f":
+        raise invalid("entry 'self_collision' must be float64 of shape (3,) or (0,)")
     return data
 
 
@@ -541,6 +549,8 @@ def system_from_arrays(
         sim.max_strain = None if math.isnan(max_strain) else max_strain
         factor = float(data["divergence_factor"])
         sim.divergence_factor = None if math.isnan(factor) else factor
+        if data["self_collision"].size:  # the kernel checks the values
+            sim._set_self_collision(*(float(value) for value in data["self_collision"]))
         for kind, *vector, scalar, restitution, friction in data["colliders"].tolist():
             if kind not in (0.0, 1.0):
                 raise ValueError(f"unknown collider kind {kind}")
