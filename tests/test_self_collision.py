@@ -173,9 +173,7 @@ def test_a_node_beyond_the_bound_can_go_through_and_is_counted():
     assert sim.positions[3, 2] < 0.0
 
 
-def colliding_layers(
-    n: int, friction: float, gap: float = 0.03, speed: float = 1.0
-) -> ss.System:
+def colliding_layers(n: int, friction: float, gap: float = 0.03, speed: float = 1.0) -> ss.System:
     """Two flat n × n cloths in free space, ``gap`` apart (the upper one shifted by half
     a cell), the upper one thrown down onto the lower at ``speed``."""
     width = 0.5

@@ -164,7 +164,8 @@ def self_contact_forces(
     friction: float = 0.0,
 ) -> tuple[np.ndarray, float, float]:
     """Self-collision forces (N, 3), their energy (J) and friction power (W), by brute
-    force over every (node, triangle) pair with the node not a vertex of the triangle.
+    force over every (node, triangle) pair with the node not a vertex of the triangle,
+    nor the far vertex of a triangle sharing one of its edges.
 
     A node p at distance d < h from its closest point q = Σ w_i x_i of the triangle is
     pushed along n = (p − q)/d with F = k (h − d) n plus friction −μ k (h − d) u_t /
@@ -174,10 +175,21 @@ def self_contact_forces(
     """
     f = np.zeros_like(x)
     energy = power = 0.0
-    for tri in faces:
+    # Left out, as in the kernel: the far vertex of a triangle across an edge.
+    by_edge: dict[tuple[int, int], list[int]] = {}
+    for t, tri in enumerate(faces.tolist()):
+        for k in range(3):
+            by_edge.setdefault(tuple(sorted((tri[k], tri[(k + 1) % 3]))), []).append(t)
+    for t, tri in enumerate(faces):
         corners = x[tri]
+        far = set()
+        for k in range(3):
+            sharing = by_edge[tuple(sorted((int(tri[k]), int(tri[(k + 1) % 3]))))]
+            if len(sharing) == 2:  # a third triangle on an edge pairs with none
+                other = faces[sharing[0] if sharing[1] == t else sharing[1]]
+                far.update(int(v) for v in other if v not in tri)
         for p in range(len(x)):
-            if p in tri:
+            if p in tri or p in far:
                 continue
             w = _closest_on_triangle(x[p], corners)
             diff = x[p] - w @ corners
