@@ -59,8 +59,10 @@ struct ss_self_contact {
     double *built_x;  /* (N, 3) positions at the build */
     size_t *buckets;  /* (num_buckets + 1,) counting sort's offsets */
     int32_t *sorted;  /* (N,) nodes by bucket */
-    double *sorted_x; /* (N, 3) their positions, in that order */
+    double *sorted_x; /* (3, N) their positions, in that order */
     size_t sorted_x_capacity;
+    int32_t *hits; /* (N,) a scan's nodes inside a triangle's grown box */
+    size_t hits_capacity;
     double *start; /* (N, 3) positions at the start of the substep */
     /* (F, 3): for each triangle's edge k (from corner k to k + 1), the far vertex of the
      * other triangle on that edge, or -1; built with the list when the topology changed. */
@@ -202,6 +204,7 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
     if (reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1, sizeof(size_t)) ||
         reserve((void **)&sc->sorted, &sc->sorted_capacity, n, sizeof(int32_t)) ||
         reserve((void **)&sc->sorted_x, &sc->sorted_x_capacity, 3 * n, sizeof(double)) ||
+        reserve((void **)&sc->hits, &sc->hits_capacity, n, sizeof(int32_t)) ||
         reserve((void **)&sc->built_x, &sc->built_capacity, 3 * n, sizeof(double)))
         return -1;
     double cell = 0.0;
@@ -228,10 +231,16 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
     for (size_t i = n; i-- > 0;)
         sc->sorted[--start[bucket_of(cell_of(x[3 * i], inv_cell), cell_of(x[3 * i + 1], inv_cell),
                                      cell_of(x[3 * i + 2], inv_cell), mask)]] = (int32_t)i;
-    double *xs = sc->sorted_x; /* the positions in bucket order: the scan below reads them
-                                * in sequence (3x faster than gathering from x) */
-    for (size_t k = 0; k < n; k++)
-        memcpy(xs + 3 * k, x + 3 * (size_t)sc->sorted[k], 3 * sizeof(double));
+    /* The positions in bucket order, one coordinate after the other: the scan below
+     * reads them in sequence, and tests them without branches. */
+    double *sx = sc->sorted_x, *sy = sx + n, *sz = sy + n;
+    for (size_t k = 0; k < n; k++) {
+        const double *p = x + 3 * (size_t)sc->sorted[k];
+        sx[k] = p[0];
+        sy[k] = p[1];
+        sz[k] = p[2];
+    }
+    int32_t *hits = sc->hits;
     for (size_t t = 0; t < nf; t++) {
         const int32_t *tri = faces + 3 * t, *far = sc->opposite + 3 * t;
         double lo[3], hi[3];
@@ -251,11 +260,15 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
             for (int64_t cy = c0[1]; cy <= c1[1]; cy++)
                 for (int64_t cz = c0[2]; cz <= c1[2]; cz++) {
                     const size_t b = bucket_of(cx, cy, cz, mask);
+                    size_t num_hits = 0;
                     for (size_t k = start[b]; k < start[b + 1]; k++) {
-                        const double *p = xs + 3 * k;
-                        if (p[0] < lo[0] || p[0] > hi[0] || p[1] < lo[1] || p[1] > hi[1] ||
-                            p[2] < lo[2] || p[2] > hi[2])
-                            continue;
+                        hits[num_hits] = (int32_t)k;
+                        num_hits += (sx[k] >= lo[0]) & (sx[k] <= hi[0]) & (sy[k] >= lo[1]) &
+                                    (sy[k] <= hi[1]) & (sz[k] >= lo[2]) & (sz[k] <= hi[2]);
+                    }
+                    for (size_t h = 0; h < num_hits; h++) {
+                        const size_t k = (size_t)hits[h];
+                        const double p[3] = {sx[k], sy[k], sz[k]};
                         const int32_t j = sc->sorted[k];
                         if (j == tri[0] || j == tri[1] || j == tri[2] || j == far[0] ||
                             j == far[1] || j == far[2] || !within(p, x, tri, reach))
@@ -632,6 +645,7 @@ void ss_self_contact_free(ss_system *sys) {
     ss_free(sc->start);
     ss_free(sc->opposite);
     ss_free(sc->sorted_x);
+    ss_free(sc->hits);
     ss_free(sc);
     sys->self_contact = NULL;
 }
@@ -646,5 +660,6 @@ size_t ss_self_contact_nbytes(const ss_system *sys) {
            (sc->sorted ? sc->sorted_capacity * sizeof(int32_t) : 0) +
            (sc->start ? sc->start_capacity * sizeof(double) : 0) +
            (sc->opposite ? sc->opposite_capacity * sizeof(int32_t) : 0) +
-           (sc->sorted_x ? sc->sorted_x_capacity * sizeof(double) : 0);
+           (sc->sorted_x ? sc->sorted_x_capacity * sizeof(double) : 0) +
+           (sc->hits ? sc->hits_capacity * sizeof(int32_t) : 0);
 }

@@ -387,3 +387,13 @@ def test_memory_grows_with_the_contacts_not_with_n_squared():
     # The list, grid and position copies: a few hundred bytes per node (N = 3600), not
     # N^2 = 1.3e7 pairs.
     assert sim.nbytes - before < 400 * sim.num_nodes
+
+
+def test_the_bench_scene_times_layers_that_touch():
+    from springsim.bench.selfcol import self_collision_cost
+
+    cost = self_collision_cost(seconds=0.01, repeats=1)
+    assert cost["contact_energy"] > 0.0  # timed from the moment the layers touch
+    assert cost["crossings"] == 0
+    assert cost["ratio"] == pytest.approx(cost["seconds_with"] / cost["seconds_without"])
+    assert cost["ns_with"] / cost["ns_without"] == pytest.approx(cost["ratio"])
