@@ -27,7 +27,8 @@
  * margin / 2, so it is still at least h apart (moves are measured from the mean move:
  * translating everything changes no distance). The grid's cells are as large as the
  * largest grown box, so that a box overlaps at most 2 x 2 x 2 cells; the nodes are
- * counting-sorted by a hash of their cell, in index order within a bucket, and each
+ * counting-sorted by their cell (a dense box of cells, or a hash of the cell when that
+ * box would be too large), in index order within a bucket, and each
  * triangle, in face order, takes the nodes of its buckets: the list's order depends
  * on nothing but the positions. Its memory grows with the number of pairs (and N),
  * never with N^2, and is kept (grow-only) from one build to the next.
@@ -120,6 +121,62 @@ static size_t bucket_of(int64_t cx, int64_t cy, int64_t cz, size_t mask) {
     return (size_t)(h ^ h >> 29) & mask;
 }
 
+/* Where the nodes of a cell are: a dense box of cells around the nodes (neighbouring
+ * cells neighbours in memory, so a triangle's scan stays in cache) when it has at most
+ * 2 N cells, else a hash of the cell (a few far-flung nodes would make the box huge). */
+typedef struct {
+    int dense;
+    int64_t first[3]; /* dense: the box's first cell on each axis */
+    size_t size[3];   /* dense: its cells per axis */
+    size_t mask;      /* hashed: buckets - 1 */
+    double inv_cell;
+} ss_grid;
+
+/* The bucket of cell (cx, cy, cz), or SIZE_MAX for a cell outside a dense box. */
+static size_t grid_bucket(const ss_grid *g, int64_t cx, int64_t cy, int64_t cz) {
+    if (!g->dense)
+        return bucket_of(cx, cy, cz, g->mask);
+    const int64_t c[3] = {cx - g->first[0], cy - g->first[1], cz - g->first[2]};
+    for (int q = 0; q < 3; q++)
+        if (c[q] < 0 || (uint64_t)c[q] >= g->size[q])
+            return SIZE_MAX;
+    return (size_t)c[0] + g->size[0] * ((size_t)c[1] + g->size[1] * (size_t)c[2]);
+}
+
+static size_t node_bucket(const ss_grid *g, const double *p) {
+    return grid_bucket(g, cell_of(p[0], g->inv_cell), cell_of(p[1], g->inv_cell),
+                       cell_of(p[2], g->inv_cell));
+}
+
+/* The grid of cells `cell` m wide for the nodes at x; its number of buckets. */
+static size_t make_grid(ss_grid *g, const double *x, size_t n, double cell) {
+    g->inv_cell = isfinite(cell) ? 1.0 / cell : 0.0;
+    int64_t lo[3] = {INT64_MAX, INT64_MAX, INT64_MAX}, hi[3] = {INT64_MIN, INT64_MIN, INT64_MIN};
+    for (size_t i = 0; i < n; i++)
+        for (int q = 0; q < 3; q++) {
+            const int64_t c = cell_of(x[3 * i + q], g->inv_cell);
+            lo[q] = c < lo[q] ? c : lo[q];
+            hi[q] = c > hi[q] ? c : hi[q];
+        }
+    const size_t limit = 2 * n > 16 ? 2 * n : 16;
+    size_t cells = 1;
+    g->dense = n > 0;
+    for (int q = 0; q < 3 && g->dense; q++) {
+        const uint64_t span = (uint64_t)(hi[q] - lo[q]) + 1; /* cell_of is within 1e15 */
+        g->dense = span <= limit && cells * span <= limit;
+        g->first[q] = lo[q];
+        g->size[q] = (size_t)span;
+        cells *= g->dense ? (size_t)span : 1;
+    }
+    if (g->dense)
+        return cells;
+    size_t buckets = 16;
+    while (buckets < limit)
+        buckets *= 2;
+    g->mask = buckets - 1;
+    return buckets;
+}
+
 static void closest_weights(const double *p, const double *a, const double *b, const double *c,
                             double w[3]);
 
@@ -192,20 +249,11 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
     const size_t n = sys->num_nodes, nf = sys->num_faces;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     const double reach = sc->thickness + sc->margin;
-    size_t num_buckets = 16;
-    while (num_buckets < 2 * n)
-        num_buckets *= 2;
     sc->valid = 0;
     sc->count = 0;
     if ((!sc->opposite_valid || sc->opposite_edits != sys->topology_edits ||
          sc->opposite_faces != nf) &&
         find_opposites(sc, sys))
-        return -1;
-    if (reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1, sizeof(size_t)) ||
-        reserve((void **)&sc->sorted, &sc->sorted_capacity, n, sizeof(int32_t)) ||
-        reserve((void **)&sc->sorted_x, &sc->sorted_x_capacity, 3 * n, sizeof(double)) ||
-        reserve((void **)&sc->hits, &sc->hits_capacity, n, sizeof(int32_t)) ||
-        reserve((void **)&sc->built_x, &sc->built_capacity, 3 * n, sizeof(double)))
         return -1;
     double cell = 0.0;
     for (size_t t = 0; t < nf; t++) {
@@ -218,19 +266,22 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
                 cell = extent;
         }
     }
-    cell += 2.0 * reach;
-    const double inv_cell = isfinite(cell) ? 1.0 / cell : 0.0;
-    const size_t mask = num_buckets - 1;
+    ss_grid grid;
+    const size_t num_buckets = make_grid(&grid, x, n, cell + 2.0 * reach);
+    if (reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1, sizeof(size_t)) ||
+        reserve((void **)&sc->sorted, &sc->sorted_capacity, n, sizeof(int32_t)) ||
+        reserve((void **)&sc->sorted_x, &sc->sorted_x_capacity, 3 * n, sizeof(double)) ||
+        reserve((void **)&sc->hits, &sc->hits_capacity, n, sizeof(int32_t)) ||
+        reserve((void **)&sc->built_x, &sc->built_capacity, 3 * n, sizeof(double)))
+        return -1;
     size_t *start = sc->buckets;
     memset(start, 0, (num_buckets + 1) * sizeof(size_t));
     for (size_t i = 0; i < n; i++)
-        start[bucket_of(cell_of(x[3 * i], inv_cell), cell_of(x[3 * i + 1], inv_cell),
-                        cell_of(x[3 * i + 2], inv_cell), mask)]++;
+        start[node_bucket(&grid, x + 3 * i)]++;
     for (size_t b = 1; b <= num_buckets; b++)
         start[b] += start[b - 1];
     for (size_t i = n; i-- > 0;)
-        sc->sorted[--start[bucket_of(cell_of(x[3 * i], inv_cell), cell_of(x[3 * i + 1], inv_cell),
-                                     cell_of(x[3 * i + 2], inv_cell), mask)]] = (int32_t)i;
+        sc->sorted[--start[node_bucket(&grid, x + 3 * i)]] = (int32_t)i;
     /* The positions in bucket order, one coordinate after the other: the scan below
      * reads them in sequence, and tests them without branches. */
     double *sx = sc->sorted_x, *sy = sx + n, *sz = sy + n;
@@ -250,8 +301,8 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
                          w = x[3 * (size_t)tri[2] + q];
             lo[q] = fmin(u, fmin(v, w)) - reach;
             hi[q] = fmax(u, fmax(v, w)) + reach;
-            c0[q] = cell_of(lo[q], inv_cell);
-            c1[q] = cell_of(hi[q], inv_cell);
+            c0[q] = cell_of(lo[q], grid.inv_cell);
+            c1[q] = cell_of(hi[q], grid.inv_cell);
             if (c1[q] > c0[q] + 1 || c1[q] < c0[q]) /* non-finite: one cell */
                 c1[q] = c0[q];
         }
@@ -259,7 +310,9 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
         for (int64_t cx = c0[0]; cx <= c1[0]; cx++)
             for (int64_t cy = c0[1]; cy <= c1[1]; cy++)
                 for (int64_t cz = c0[2]; cz <= c1[2]; cz++) {
-                    const size_t b = bucket_of(cx, cy, cz, mask);
+                    const size_t b = grid_bucket(&grid, cx, cy, cz);
+                    if (b == SIZE_MAX)
+                        continue; /* outside the box of the nodes: empty */
                     size_t num_hits = 0;
                     for (size_t k = start[b]; k < start[b + 1]; k++) {
                         hits[num_hits] = (int32_t)k;
@@ -273,7 +326,7 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
                         if (j == tri[0] || j == tri[1] || j == tri[2] || j == far[0] ||
                             j == far[1] || j == far[2] || !within(p, x, tri, reach))
                             continue;
-                        /* Two of the box's cells may share a bucket: a node once. */
+                        /* Two hashed cells may share a bucket: a node once. */
                         int again = 0;
                         for (size_t q = first_pair; q < sc->count; q++)
                             again |= sc->pairs[2 * q] == j;

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: The energy terms a History records, in the order of :class:`springsim.Energy`.
-ENERGY_TERMS = ("kinetic", "elastic", "gravity", "pressure")
+ENERGY_TERMS = ("kinetic", "elastic", "gravity", "pressure", "contact")
 
 
 class History:
@@ -27,8 +27,9 @@ class History:
     ----------
     times : ndarray, shape (R,)
         Simulation time of each record, s; the first is the run's start.
-    kinetic, elastic, gravity, pressure : ndarray, shape (R,)
-        The terms of :meth:`springsim.System.energy` at each record, J.
+    kinetic, elastic, gravity, pressure, contact : ndarray, shape (R,)
+        The terms of :meth:`springsim.System.energy` at each record, J (``contact``: 0
+        in a History pickled before it was recorded).
     dissipated : ndarray, shape (R,)
         Energy taken out of the motion since the run started, J: by spring damping,
         drag and the air on faces (trapezoid rule on their power), ``energy_loss`` and
@@ -115,14 +116,18 @@ class History:
         frame_strains: npt.ArrayLike | None = None,
         faces: npt.ArrayLike | None = None,
         colliders: npt.ArrayLike | None = None,
+        contact: npt.ArrayLike | None = None,
     ) -> None:
-        # (The last six are optional so that a History pickled before they were
+        # (The last seven are optional so that a History pickled before they were
         # recorded still loads: its velocities, tensions and strains unknown (NaN).)
         self.times = np.asarray(times, dtype=np.float64)
         self.kinetic = np.asarray(kinetic, dtype=np.float64)
         self.elastic = np.asarray(elastic, dtype=np.float64)
         self.gravity = np.asarray(gravity, dtype=np.float64)
         self.pressure = np.asarray(pressure, dtype=np.float64)
+        self.contact = (
+            np.zeros(len(self.times)) if contact is None else np.asarray(contact, dtype=np.float64)
+        )
         self.dissipated = np.asarray(dissipated, dtype=np.float64)
         self.momentum = np.asarray(momentum, dtype=np.float64).reshape(len(self.times), dim)
         self.frame_times = np.asarray(frame_times, dtype=np.float64)
@@ -152,8 +157,8 @@ class History:
 
     @property
     def total(self) -> np.ndarray:
-        """kinetic + elastic + gravity + pressure at each record, J."""
-        return self.kinetic + self.elastic + self.gravity + self.pressure
+        """kinetic + elastic + gravity + pressure + contact at each record, J."""
+        return self.kinetic + self.elastic + self.gravity + self.pressure + self.contact
 
     def __len__(self) -> int:
         return len(self.times)
