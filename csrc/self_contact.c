@@ -14,24 +14,7 @@
  * resisted by -mu |F| u_t / sqrt(|u_t|^2 + s^2), Coulomb friction smoothed below the
  * slip speed s = SS_SELF_SLIP; its power goes to `dissipated` with damping's.
  *
- * Left out: a node and a triangle that share an edge's neighbour, the far vertex of
- * the triangle across one of its edges. Flat, such a node is 0.7 of an edge from the
- * triangle (half a square's diagonal) and would be a candidate everywhere; it can reach
- * the triangle only by folding the two triangles shut about their common edge, which
- * the cloth's bend springs resist. Pairs of the same triangle are left out too.
- *
- * Broad phase: a Verlet list. The (node, triangle) pairs whose node lies in the
- * triangle's bounding box grown by h + margin (margin = h) are found with a uniform
- * grid, and kept while no node has moved more than margin / 2 since: a pair left out
- * was then at least h + margin apart, and each of its four nodes has moved at most
- * margin / 2, so it is still at least h apart (moves are measured from the mean move:
- * translating everything changes no distance). The grid's cells are as large as the
- * largest grown box, so that a box overlaps at most 2 x 2 x 2 cells; the nodes are
- * counting-sorted by their cell (a dense box of cells, or a hash of the cell when that
- * box would be too large), in index order within a bucket, and each
- * triangle, in face order, takes the nodes of its buckets: the list's order depends
- * on nothing but the positions. Its memory grows with the number of pairs (and N),
- * never with N^2, and is kept (grow-only) from one build to the next.
+ * Which pairs are checked: see self_contact_list.c.
  *
  * Forces are added pair by pair in list order, by one thread, where the gas and the
  * air on faces are added (forces.c): bit-identical for any thread count.
@@ -40,383 +23,13 @@
  * side of its triangle's plane changed while its projection stayed inside the
  * triangle (at both ends): a node that went through. Counted, not undone; a node that
  * jumps further than the list reaches is not seen (the count is a lower bound). */
-#include "springsim.h"
+#include "self_contact_list.h"
 
 #include <math.h>
-#include <stdlib.h>
 #include <string.h>
 
 /* m/s: friction is smoothed below this sliding speed (so that it has a power). */
 #define SS_SELF_SLIP 1e-3
-
-struct ss_self_contact {
-    double thickness, stiffness, friction, margin;
-    size_t crossings;
-    /* The candidate list: valid for the topology and node positions it was built at. */
-    int valid;
-    size_t built_edits, built_nodes, built_faces;
-    int32_t *pairs; /* (count, 2) node, triangle */
-    size_t count, pair_capacity;
-    double *built_x;  /* (N, 3) positions at the build */
-    size_t *buckets;  /* (num_buckets + 1,) counting sort's offsets */
-    int32_t *sorted;  /* (N,) nodes by bucket */
-    double *sorted_x; /* (3, N) their positions, in that order */
-    size_t sorted_x_capacity;
-    int32_t *hits; /* (N,) a scan's nodes inside a triangle's grown box */
-    size_t hits_capacity;
-    double *start; /* (N, 3) positions at the start of the substep */
-    /* (F, 3): for each triangle's edge k (from corner k to k + 1), the far vertex of the
-     * other triangle on that edge, or -1; built with the list when the topology changed. */
-    int32_t *opposite;
-    size_t opposite_capacity, opposite_edits, opposite_faces;
-    int opposite_valid;
-    size_t built_capacity, sorted_capacity, start_capacity, bucket_capacity; /* elements */
-    int started; /* start holds this substep's positions */
-};
-
-/* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old. */
-static int reserve(void **p, size_t *capacity, size_t need, size_t size) {
-    if (need <= *capacity && *p)
-        return 0;
-    size_t grown = *capacity + *capacity / 2;
-    if (grown < need)
-        grown = need;
-    if (grown == 0)
-        grown = 1;
-    void *fresh = ss_malloc(grown * size);
-    if (!fresh)
-        return -1;
-    ss_free(*p);
-    *p = fresh;
-    *capacity = grown;
-    return 0;
-}
-
-/* The pairs array grows keeping what it holds. */
-static int reserve_pairs(ss_self_contact *sc, size_t need) {
-    if (need <= sc->pair_capacity)
-        return 0;
-    size_t grown = sc->pair_capacity * 2 > need ? sc->pair_capacity * 2 : need + 1024;
-    int32_t *fresh = ss_malloc(2 * grown * sizeof(int32_t));
-    if (!fresh)
-        return -1;
-    if (sc->count)
-        memcpy(fresh, sc->pairs, 2 * sc->count * sizeof(int32_t));
-    ss_free(sc->pairs);
-    sc->pairs = fresh;
-    sc->pair_capacity = grown;
-    return 0;
-}
-
-/* A grid coordinate; non-finite or huge positions all go to cell 0 (their forces are
- * NaN anyway, and the step rolls back). */
-static int64_t cell_of(double q, double inv_cell) {
-    const double c = floor(q * inv_cell);
-    return fabs(c) < 1e15 ? (int64_t)c : 0;
-}
-
-static size_t bucket_of(int64_t cx, int64_t cy, int64_t cz, size_t mask) {
-    const uint64_t h =
-        (uint64_t)cx * 73856093u ^ (uint64_t)cy * 19349663u ^ (uint64_t)cz * 83492791u;
-    return (size_t)(h ^ h >> 29) & mask;
-}
-
-/* Where the nodes of a cell are: a dense box of cells around the nodes (neighbouring
- * cells neighbours in memory, so a triangle's scan stays in cache) when it has at most
- * 2 N cells, else a hash of the cell (a few far-flung nodes would make the box huge). */
-typedef struct {
-    int dense;
-    int64_t first[3]; /* dense: the box's first cell on each axis */
-    size_t size[3];   /* dense: its cells per axis */
-    size_t mask;      /* hashed: buckets - 1 */
-    double inv_cell;
-} ss_grid;
-
-/* The bucket of cell (cx, cy, cz), or SIZE_MAX for a cell outside a dense box. */
-static size_t grid_bucket(const ss_grid *g, int64_t cx, int64_t cy, int64_t cz) {
-    if (!g->dense)
-        return bucket_of(cx, cy, cz, g->mask);
-    const int64_t c[3] = {cx - g->first[0], cy - g->first[1], cz - g->first[2]};
-    for (int q = 0; q < 3; q++)
-        if (c[q] < 0 || (uint64_t)c[q] >= g->size[q])
-            return SIZE_MAX;
-    return (size_t)c[0] + g->size[0] * ((size_t)c[1] + g->size[1] * (size_t)c[2]);
-}
-
-static size_t node_bucket(const ss_grid *g, const double *p) {
-    return grid_bucket(g, cell_of(p[0], g->inv_cell), cell_of(p[1], g->inv_cell),
-                       cell_of(p[2], g->inv_cell));
-}
-
-/* The grid of cells `cell` m wide for the nodes at x; its number of buckets. */
-static size_t make_grid(ss_grid *g, const double *x, size_t n, double cell) {
-    g->inv_cell = isfinite(cell) ? 1.0 / cell : 0.0;
-    int64_t lo[3] = {INT64_MAX, INT64_MAX, INT64_MAX}, hi[3] = {INT64_MIN, INT64_MIN, INT64_MIN};
-    for (size_t i = 0; i < n; i++)
-        for (int q = 0; q < 3; q++) {
-            const int64_t c = cell_of(x[3 * i + q], g->inv_cell);
-            lo[q] = c < lo[q] ? c : lo[q];
-            hi[q] = c > hi[q] ? c : hi[q];
-        }
-    const size_t limit = 2 * n > 16 ? 2 * n : 16;
-    size_t cells = 1;
-    g->dense = n > 0;
-    for (int q = 0; q < 3 && g->dense; q++) {
-        const uint64_t span = (uint64_t)(hi[q] - lo[q]) + 1; /* cell_of is within 1e15 */
-        g->dense = span <= limit && cells * span <= limit;
-        g->first[q] = lo[q];
-        g->size[q] = (size_t)span;
-        cells *= g->dense ? (size_t)span : 1;
-    }
-    if (g->dense)
-        return cells;
-    size_t buckets = 16;
-    while (buckets < limit)
-        buckets *= 2;
-    g->mask = buckets - 1;
-    return buckets;
-}
-
-static void closest_weights(const double *p, const double *a, const double *b, const double *c,
-                            double w[3]);
-
-/* Nonzero when p is closer than `reach` to triangle tri at x (or anything is NaN): the
- * list keeps only such pairs, so that a flat cloth's neighbours are not candidates. */
-static int within(const double *p, const double *x, const int32_t *tri, double reach) {
-    const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
-                 *c = x + 3 * (size_t)tri[2];
-    double w[3], d2 = 0.0;
-    closest_weights(p, a, b, c, w);
-    for (int q = 0; q < 3; q++) {
-        const double r = p[q] - (w[0] * a[q] + w[1] * b[q] + w[2] * c[q]);
-        d2 += r * r;
-    }
-    return !(d2 >= reach * reach);
-}
-
-typedef struct {
-    int32_t lo, hi, face, far; /* an edge (lo < hi), its triangle, the third vertex */
-} face_edge;
-
-static int by_edge(const void *p, const void *q) {
-    const face_edge *a = p, *b = q;
-    if (a->lo != b->lo)
-        return a->lo < b->lo ? -1 : 1;
-    if (a->hi != b->hi)
-        return a->hi < b->hi ? -1 : 1;
-    return a->face < b->face ? -1 : a->face > b->face;
-}
-
-/* sc->opposite for the current faces: -1 when out of memory. */
-static int find_opposites(ss_self_contact *sc, const ss_system *sys) {
-    const size_t nf = sys->num_faces;
-    const int32_t *faces = SS_INT32S(sys, SS_FACES);
-    if (reserve((void **)&sc->opposite, &sc->opposite_capacity, 3 * nf, sizeof(int32_t)))
-        return -1;
-    face_edge *edges = ss_malloc((3 * nf + 1) * sizeof *edges); /* topology edits only */
-    if (!edges)
-        return -1;
-    for (size_t t = 0; t < nf; t++)
-        for (int k = 0; k < 3; k++) {
-            const int32_t a = faces[3 * t + k], b = faces[3 * t + (k + 1) % 3];
-            edges[3 * t + (size_t)k] =
-                (face_edge){a < b ? a : b, a < b ? b : a, (int32_t)(3 * t + (size_t)k),
-                            faces[3 * t + (k + 2) % 3]};
-            sc->opposite[3 * t + (size_t)k] = -1;
-        }
-    qsort(edges, 3 * nf, sizeof *edges, by_edge);
-    /* Two triangles on an edge see each other's far vertex; on an edge of three or
-     * more (non-manifold), none do. */
-    for (size_t e = 0; e < 3 * nf;) {
-        size_t end = e + 1;
-        while (end < 3 * nf && edges[end].lo == edges[e].lo && edges[end].hi == edges[e].hi)
-            end++;
-        if (end == e + 2) {
-            sc->opposite[edges[e].face] = edges[e + 1].far;
-            sc->opposite[edges[e + 1].face] = edges[e].far;
-        }
-        e = end;
-    }
-    ss_free(edges);
-    sc->opposite_edits = sys->topology_edits;
-    sc->opposite_faces = nf;
-    sc->opposite_valid = 1;
-    return 0;
-}
-
-/* Rebuild the list at positions x. -1 when out of memory (the list is then invalid). */
-static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
-    const size_t n = sys->num_nodes, nf = sys->num_faces;
-    const int32_t *faces = SS_INT32S(sys, SS_FACES);
-    const double reach = sc->thickness + sc->margin;
-    sc->valid = 0;
-    sc->count = 0;
-    if ((!sc->opposite_valid || sc->opposite_edits != sys->topology_edits ||
-         sc->opposite_faces != nf) &&
-        find_opposites(sc, sys))
-        return -1;
-    double cell = 0.0;
-    for (size_t t = 0; t < nf; t++) {
-        const int32_t *tri = faces + 3 * t;
-        for (int q = 0; q < 3; q++) {
-            const double u = x[3 * (size_t)tri[0] + q], v = x[3 * (size_t)tri[1] + q],
-                         w = x[3 * (size_t)tri[2] + q];
-            const double extent = fmax(u, fmax(v, w)) - fmin(u, fmin(v, w));
-            if (extent > cell)
-                cell = extent;
-        }
-    }
-    ss_grid grid;
-    const size_t num_buckets = make_grid(&grid, x, n, cell + 2.0 * reach);
-    if (reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1, sizeof(size_t)) ||
-        reserve((void **)&sc->sorted, &sc->sorted_capacity, n, sizeof(int32_t)) ||
-        reserve((void **)&sc->sorted_x, &sc->sorted_x_capacity, 3 * n, sizeof(double)) ||
-        reserve((void **)&sc->hits, &sc->hits_capacity, n, sizeof(int32_t)) ||
-        reserve((void **)&sc->built_x, &sc->built_capacity, 3 * n, sizeof(double)))
-        return -1;
-    size_t *start = sc->buckets;
-    memset(start, 0, (num_buckets + 1) * sizeof(size_t));
-    for (size_t i = 0; i < n; i++)
-        start[node_bucket(&grid, x + 3 * i)]++;
-    for (size_t b = 1; b <= num_buckets; b++)
-        start[b] += start[b - 1];
-    for (size_t i = n; i-- > 0;)
-        sc->sorted[--start[node_bucket(&grid, x + 3 * i)]] = (int32_t)i;
-    /* The positions in bucket order, one coordinate after the other: the scan below
-     * reads them in sequence, and tests them without branches. */
-    double *sx = sc->sorted_x, *sy = sx + n, *sz = sy + n;
-    for (size_t k = 0; k < n; k++) {
-        const double *p = x + 3 * (size_t)sc->sorted[k];
-        sx[k] = p[0];
-        sy[k] = p[1];
-        sz[k] = p[2];
-    }
-    int32_t *hits = sc->hits;
-    for (size_t t = 0; t < nf; t++) {
-        const int32_t *tri = faces + 3 * t, *far = sc->opposite + 3 * t;
-        double lo[3], hi[3];
-        int64_t c0[3], c1[3];
-        for (int q = 0; q < 3; q++) {
-            const double u = x[3 * (size_t)tri[0] + q], v = x[3 * (size_t)tri[1] + q],
-                         w = x[3 * (size_t)tri[2] + q];
-            lo[q] = fmin(u, fmin(v, w)) - reach;
-            hi[q] = fmax(u, fmax(v, w)) + reach;
-            c0[q] = cell_of(lo[q], grid.inv_cell);
-            c1[q] = cell_of(hi[q], grid.inv_cell);
-            if (c1[q] > c0[q] + 1 || c1[q] < c0[q]) /* non-finite: one cell */
-                c1[q] = c0[q];
-        }
-        const size_t first_pair = sc->count; /* this triangle's pairs start here */
-        for (int64_t cx = c0[0]; cx <= c1[0]; cx++)
-            for (int64_t cy = c0[1]; cy <= c1[1]; cy++)
-                for (int64_t cz = c0[2]; cz <= c1[2]; cz++) {
-                    const size_t b = grid_bucket(&grid, cx, cy, cz);
-                    if (b == SIZE_MAX)
-                        continue; /* outside the box of the nodes: empty */
-                    size_t num_hits = 0;
-                    for (size_t k = start[b]; k < start[b + 1]; k++) {
-                        hits[num_hits] = (int32_t)k;
-                        num_hits += (sx[k] >= lo[0]) & (sx[k] <= hi[0]) & (sy[k] >= lo[1]) &
-                                    (sy[k] <= hi[1]) & (sz[k] >= lo[2]) & (sz[k] <= hi[2]);
-                    }
-                    for (size_t h = 0; h < num_hits; h++) {
-                        const size_t k = (size_t)hits[h];
-                        const double p[3] = {sx[k], sy[k], sz[k]};
-                        const int32_t j = sc->sorted[k];
-                        if (j == tri[0] || j == tri[1] || j == tri[2] || j == far[0] ||
-                            j == far[1] || j == far[2] || !within(p, x, tri, reach))
-                            continue;
-                        /* Two hashed cells may share a bucket: a node once. */
-                        int again = 0;
-                        for (size_t q = first_pair; q < sc->count; q++)
-                            again |= sc->pairs[2 * q] == j;
-                        if (again)
-                            continue;
-                        if (reserve_pairs(sc, sc->count + 1))
-                            return -1;
-                        sc->pairs[2 * sc->count] = j;
-                        sc->pairs[2 * sc->count + 1] = (int32_t)t;
-                        sc->count++;
-                    }
-                }
-    }
-    memcpy(sc->built_x, x, 3 * n * sizeof(double));
-    sc->built_edits = sys->topology_edits;
-    sc->built_nodes = n;
-    sc->built_faces = nf;
-    sc->valid = 1;
-    return 0;
-}
-
-/* Make the list valid for positions x: 0, or -1 when out of memory. */
-static int refresh(ss_self_contact *sc, const ss_system *sys, const double *x) {
-    if (sc->valid && sc->built_edits == sys->topology_edits && sc->built_nodes == sys->num_nodes &&
-        sc->built_faces == sys->num_faces) {
-        const double limit = 0.25 * sc->margin * sc->margin; /* (margin / 2)^2 */
-        const size_t n = sys->num_nodes;
-        const double *x0 = sc->built_x;
-        /* Moves relative to the mean move: a common translation changes no distance. */
-        double mean[3] = {0.0, 0.0, 0.0};
-        for (size_t i = 0; i < n; i++)
-            for (int q = 0; q < 3; q++)
-                mean[q] += x[3 * i + q] - x0[3 * i + q];
-        for (int q = 0; q < 3; q++)
-            mean[q] = n ? mean[q] / (double)n : 0.0;
-        double farthest = 0.0; /* the largest squared relative move; NaN stays NaN */
-        for (size_t k = 0; k < 3 * n; k += 3) {
-            const double dx = x[k] - x0[k] - mean[0], dy = x[k + 1] - x0[k + 1] - mean[1],
-                         dz = x[k + 2] - x0[k + 2] - mean[2];
-            const double d2 = dx * dx + dy * dy + dz * dz;
-            farthest = d2 > farthest || d2 != d2 ? d2 : farthest;
-        }
-        if (farthest <= limit)
-            return 0;
-    }
-    return build(sc, sys, x);
-}
-
-/* The closest point of triangle (a, b, c) to p as barycentric weights w (Ericson,
- * Real-Time Collision Detection, 5.1.5: by the region of p). */
-static void closest_weights(const double *p, const double *a, const double *b, const double *c,
-                            double w[3]) {
-    double ab[3], ac[3], ap[3], bp[3], cp[3];
-    for (int q = 0; q < 3; q++) {
-        ab[q] = b[q] - a[q];
-        ac[q] = c[q] - a[q];
-        ap[q] = p[q] - a[q];
-        bp[q] = p[q] - b[q];
-        cp[q] = p[q] - c[q];
-    }
-#define DOT(u, v) ((u)[0] * (v)[0] + (u)[1] * (v)[1] + (u)[2] * (v)[2])
-    const double d1 = DOT(ab, ap), d2 = DOT(ac, ap), d3 = DOT(ab, bp), d4 = DOT(ac, bp);
-    const double d5 = DOT(ab, cp), d6 = DOT(ac, cp);
-#undef DOT
-    w[0] = w[1] = w[2] = 0.0;
-    const double vc = d1 * d4 - d3 * d2, vb = d5 * d2 - d1 * d6, va = d3 * d6 - d5 * d4;
-    if (d1 <= 0.0 && d2 <= 0.0) {
-        w[0] = 1.0;
-    } else if (d3 >= 0.0 && d4 <= d3) {
-        w[1] = 1.0;
-    } else if (vc <= 0.0 && d1 >= 0.0 && d3 <= 0.0) {
-        w[1] = d1 / (d1 - d3);
-        w[0] = 1.0 - w[1];
-    } else if (d6 >= 0.0 && d5 <= d6) {
-        w[2] = 1.0;
-    } else if (vb <= 0.0 && d2 >= 0.0 && d6 <= 0.0) {
-        w[2] = d2 / (d2 - d6);
-        w[0] = 1.0 - w[2];
-    } else if (va <= 0.0 && d4 - d3 >= 0.0 && d5 - d6 >= 0.0) {
-        w[2] = (d4 - d3) / ((d4 - d3) + (d5 - d6));
-        w[1] = 1.0 - w[2];
-    } else if (va + vb + vc > 0.0) {
-        const double inv = 1.0 / (va + vb + vc);
-        w[1] = vb * inv;
-        w[2] = vc * inv;
-        w[0] = 1.0 - w[1] - w[2];
-    } else {
-        w[0] = 1.0; /* degenerate (or non-finite): its first vertex */
-    }
-}
 
 /* One pair's contact at x: 0 when apart (d >= h); else 1, with the weights w, the unit
  * direction n from the closest point to the node, and the penetration h - d. */
@@ -426,7 +39,7 @@ static int pair_contact(const ss_self_contact *sc, const double *x, const int32_
     const int32_t *tri = faces + 3 * (size_t)pair[1];
     const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
                  *c = x + 3 * (size_t)tri[2];
-    closest_weights(p, a, b, c, w);
+    ss_closest_weights(p, a, b, c, w);
     double d2 = 0.0;
     for (int q = 0; q < 3; q++) {
         n[q] = p[q] - (w[0] * a[q] + w[1] * b[q] + w[2] * c[q]);
@@ -483,7 +96,7 @@ int ss_self_contact_active(const ss_system *sys) {
 void ss_self_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
                                 size_t stride) {
     ss_self_contact *sc = sys->self_contact;
-    if (refresh(sc, sys, x)) {
+    if (ss_self_contact_refresh(sc, sys, x)) {
         for (size_t i = 0; i < sys->num_nodes; i++)
             f[i * stride] = NAN; /* out of memory: the step fails and rolls back */
         return;
@@ -520,7 +133,7 @@ double ss_self_contact_energy(const ss_system *sys) {
         return 0.0;
     ss_self_contact *sc = sys->self_contact;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS);
-    if (refresh(sc, sys, x))
+    if (ss_self_contact_refresh(sc, sys, x))
         return NAN;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     double energy = 0.0;
@@ -537,7 +150,7 @@ double ss_self_contact_power(const ss_system *sys) {
         return 0.0;
     ss_self_contact *sc = sys->self_contact;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    if (refresh(sc, sys, x))
+    if (ss_self_contact_refresh(sc, sys, x))
         return NAN;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     double power = 0.0;
@@ -556,7 +169,8 @@ void ss_self_contact_begin_substep(ss_system *sys) {
         return;
     const size_t n3 = 3 * sys->num_nodes;
     sc->started =
-        sys->dim == 3 && !reserve((void **)&sc->start, &sc->start_capacity, n3, sizeof(double));
+        sys->dim == 3 &&
+        !ss_self_contact_reserve((void **)&sc->start, &sc->start_capacity, n3, sizeof(double));
     if (sc->started)
         memcpy(sc->start, SS_DOUBLES(sys, SS_POSITIONS), n3 * sizeof(double));
 }

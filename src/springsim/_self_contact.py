@@ -146,7 +146,7 @@ class SelfContactMixin(SystemHost):
         Examples
         --------
         >>> import springsim as ss
-        >>> ss.cloth(3, 3, width=1.0, height=1.0).self_collision is None
+        >>> ss.cloth(3, 3, width=1.0, height=1.0, mass=0.1, stiffness=10.0).self_collision is None
         True
         """
         setting = self._self_collision()
@@ -165,7 +165,7 @@ class SelfContactMixin(SystemHost):
         Examples
         --------
         >>> import springsim as ss
-        >>> ss.cloth(3, 3, width=1.0, height=1.0).self_collision_crossings
+        >>> ss.cloth(3, 3, width=1.0, height=1.0, mass=0.1, stiffness=10.0).self_collision_crossings
         0
         """
         setting = self._self_collision()
