@@ -144,7 +144,6 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     }
     sys->known_finite = 0;
     ss_collide_begin_substep(sys);
-    ss_self_contact_begin_substep(sys);
     switch (method) {
     case SS_EULER:
         step_euler(sys, dt, scratch);
@@ -195,7 +194,6 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     if (sys->track_energy && limited)
         sys->dissipated += before - total_energy(sys);
     ss_collide(sys, damped);
-    ss_self_contact_end_substep(sys); /* counts the nodes that went through a triangle */
     /* A collider that pushed a node back out may have stretched a spring the limiter
      * had just shortened: then the limit is not met this substep, and the step says so. */
     if (limited && sys->num_colliders && sys->strain_unmet == unmet_before &&
@@ -443,6 +441,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         return fail_unstable(sys, dt, method, failed_at, backup.time,
                              diverged && sys->collapsed_body < 0);
     }
+    ss_self_contact_end_step(sys); /* count the nodes that went through a triangle */
     if (watched)
         ss_books_end(sys, backup.x);
     if (!sys->hold_cuts)

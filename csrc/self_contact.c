@@ -19,10 +19,9 @@
  * Forces are added pair by pair in list order, by one thread, where the gas and the
  * air on faces are added (forces.c): bit-identical for any thread count.
  *
- * Crossings: around each substep the pairs of the list are checked for a node whose
- * side of its triangle's plane changed while its projection stayed inside the
- * triangle (at both ends): a node that went through. Counted, not undone; a node that
- * jumps further than the list reaches is not seen (the count is a lower bound). */
+ * Crossings (counted in self_contact_list.c, at every rebuild of the list and at the end
+ * of every step call): a node whose side of a triangle of the list changed while its
+ * projection stayed inside the triangle went through. Counted, not undone. */
 #include "self_contact_list.h"
 
 #include <math.h>
@@ -163,72 +162,9 @@ double ss_self_contact_power(const ss_system *sys) {
     return power;
 }
 
-void ss_self_contact_begin_substep(ss_system *sys) {
-    ss_self_contact *sc = sys->self_contact;
-    if (!sc)
-        return;
-    const size_t n3 = 3 * sys->num_nodes;
-    sc->started =
-        sys->dim == 3 &&
-        !ss_self_contact_reserve((void **)&sc->start, &sc->start_capacity, n3, sizeof(double));
-    if (sc->started)
-        memcpy(sc->start, SS_DOUBLES(sys, SS_POSITIONS), n3 * sizeof(double));
-}
-
-/* Signed distance-like s = N.(p - a) of p from the plane of (a, b, c), N = (b - a) x
- * (c - a), and whether p's projection on that plane is inside the triangle. */
-/* s = N.(p - a), N = (b - a) x (c - a): which side of the plane of (a, b, c) p is on
- * (scaled by twice the area); with `inside`, whether p's projection on the plane is
- * inside the triangle. */
-static double plane_side(const double *p, const double *a, const double *b, const double *c,
-                         int *inside) {
-    double e1[3], e2[3], r[3];
-    for (int q = 0; q < 3; q++) {
-        e1[q] = b[q] - a[q];
-        e2[q] = c[q] - a[q];
-        r[q] = p[q] - a[q];
-    }
-    const double N[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
-                         e1[0] * e2[1] - e1[1] * e2[0]};
-    if (inside) {
-        /* Barycentric coordinates of the projection: (r x e2).N / nn, (e1 x r).N / nn. */
-        const double nn = N[0] * N[0] + N[1] * N[1] + N[2] * N[2];
-        const double rx[3] = {r[1] * e2[2] - r[2] * e2[1], r[2] * e2[0] - r[0] * e2[2],
-                              r[0] * e2[1] - r[1] * e2[0]};
-        const double xr[3] = {e1[1] * r[2] - e1[2] * r[1], e1[2] * r[0] - e1[0] * r[2],
-                              e1[0] * r[1] - e1[1] * r[0]};
-        const double u = rx[0] * N[0] + rx[1] * N[1] + rx[2] * N[2];
-        const double v = xr[0] * N[0] + xr[1] * N[1] + xr[2] * N[2];
-        *inside = nn > 0.0 && u >= 0.0 && v >= 0.0 && u + v <= nn;
-    }
-    return N[0] * r[0] + N[1] * r[1] + N[2] * r[2];
-}
-
-void ss_self_contact_end_substep(ss_system *sys) {
-    ss_self_contact *sc = sys->self_contact;
-    if (!sc || !sc->started || !ss_self_contact_active(sys))
-        return;
-    sc->started = 0;
-    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *x0 = sc->start;
-    if (!sc->valid || sc->built_nodes != sys->num_nodes || sc->built_faces != sys->num_faces ||
-        sc->built_edits != sys->topology_edits)
-        return;
-    /* The list as the substep's last evaluation left it: no rebuild for a diagnostic. */
-    const int32_t *faces = SS_INT32S(sys, SS_FACES);
-    for (size_t c = 0; c < sc->count; c++) {
-        const size_t p = 3 * (size_t)sc->pairs[2 * c];
-        const int32_t *tri = faces + 3 * (size_t)sc->pairs[2 * c + 1];
-        const size_t a = 3 * (size_t)tri[0], b = 3 * (size_t)tri[1], t = 3 * (size_t)tri[2];
-        const double s1 = plane_side(x + p, x + a, x + b, x + t, NULL);
-        const double s0 = plane_side(x0 + p, x0 + a, x0 + b, x0 + t, NULL);
-        if (!((s0 > 0.0 && s1 < 0.0) || (s0 < 0.0 && s1 > 0.0)))
-            continue; /* the same side: most pairs, decided by two cross products */
-        int in0, in1;
-        plane_side(x + p, x + a, x + b, x + t, &in1);
-        plane_side(x0 + p, x0 + a, x0 + b, x0 + t, &in0);
-        if (in0 && in1)
-            sc->crossings++;
-    }
+void ss_self_contact_end_step(ss_system *sys) {
+    if (ss_self_contact_active(sys))
+        ss_self_contact_count_crossings(sys->self_contact, sys, SS_DOUBLES(sys, SS_POSITIONS));
 }
 
 ss_status ss_self_contact_set(ss_system *sys, double thickness, double stiffness, double friction) {
@@ -259,7 +195,7 @@ ss_status ss_self_contact_set(ss_system *sys, double thickness, double stiffness
     sc->margin = thickness;
     sc->crossings = 0;
     sc->valid = 0;
-    sc->started = 0;
+    sc->seen_valid = 0;
     sc->opposite_valid = 0;
     return SS_OK;
 }
@@ -279,8 +215,11 @@ size_t ss_self_contact_crossings(const ss_system *sys) {
 }
 
 void ss_self_contact_set_crossings(ss_system *sys, size_t crossings) {
-    if (sys->self_contact)
-        sys->self_contact->crossings = crossings;
+    ss_self_contact *sc = sys->self_contact;
+    if (!sc)
+        return;
+    sc->crossings = crossings;
+    sc->valid = sc->seen_valid = 0; /* a rollback: positions the list has not seen */
 }
 
 ss_status ss_self_contact_copy(ss_system *dst, const ss_system *src) {
@@ -309,7 +248,7 @@ void ss_self_contact_free(ss_system *sys) {
     ss_free(sc->built_x);
     ss_free(sc->buckets);
     ss_free(sc->sorted);
-    ss_free(sc->start);
+    ss_free(sc->seen_x);
     ss_free(sc->opposite);
     ss_free(sc->sorted_x);
     ss_free(sc->hits);
@@ -325,7 +264,7 @@ size_t ss_self_contact_nbytes(const ss_system *sys) {
            (sc->built_x ? sc->built_capacity * sizeof(double) : 0) +
            (sc->buckets ? sc->bucket_capacity * sizeof(size_t) : 0) +
            (sc->sorted ? sc->sorted_capacity * sizeof(int32_t) : 0) +
-           (sc->start ? sc->start_capacity * sizeof(double) : 0) +
+           (sc->seen_x ? sc->seen_capacity * sizeof(double) : 0) +
            (sc->opposite ? sc->opposite_capacity * sizeof(int32_t) : 0) +
            (sc->sorted_x ? sc->sorted_x_capacity * sizeof(double) : 0) +
            (sc->hits ? sc->hits_capacity * sizeof(int32_t) : 0);

@@ -12,7 +12,7 @@
 ss_status ss_self_contact_set(ss_system *sys, double thickness, double stiffness, double friction);
 /* Nonzero when on; then out = {thickness, stiffness, friction}. */
 int ss_self_contact_get(const ss_system *sys, double out[3]);
-/* Crossings detected since it was turned on (see self_contact.c). */
+/* Crossings detected since it was turned on (see self_contact_list.c). */
 size_t ss_self_contact_crossings(const ss_system *sys);
 void ss_self_contact_set_crossings(ss_system *sys, size_t crossings);
 /* Nonzero when on and the system has faces: the force evaluation calls add_forces. */
@@ -26,10 +26,9 @@ void ss_self_contact_add_forces(const ss_system *sys, const double *x, const dou
 double ss_self_contact_energy(const ss_system *sys);
 /* Power the friction takes out of the motion at the current state, W (>= 0). */
 double ss_self_contact_power(const ss_system *sys);
-/* Around a substep: note the positions, then count the nodes that went through a
- * triangle they were near. */
-void ss_self_contact_begin_substep(ss_system *sys);
-void ss_self_contact_end_substep(ss_system *sys);
+/* At the end of a successful step call: count the nodes that went through a triangle
+ * they were near since the last check (see self_contact_list.c). */
+void ss_self_contact_end_step(ss_system *sys);
 /* Deep-copy the setting (not the candidate list) into dst, whose pointer is src's. */
 ss_status ss_self_contact_copy(ss_system *dst, const ss_system *src);
 void ss_self_contact_free(ss_system *sys);

@@ -18,7 +18,13 @@
  * box would be too large), in index order within a bucket, and each
  * triangle, in face order, takes the nodes of its buckets: the list's order depends
  * on nothing but the positions. Its memory grows with the number of pairs (and N),
- * never with N^2, and is kept (grow-only) from one build to the next. */
+ * never with N^2, and is kept (grow-only) from one build to the next.
+ *
+ * Crossings: when the list is rebuilt, and at the end of every step call, its pairs
+ * are checked for a node whose side of its triangle's plane changed since the last
+ * check while its projection was inside the triangle at both: a node that went
+ * through. A node that jumps further than the list reaches is not seen, nor one that
+ * went through and back between two checks: the count is a lower bound. */
 #include "self_contact_list.h"
 
 #include <math.h>
@@ -193,11 +199,66 @@ static int find_opposites(ss_self_contact *sc, const ss_system *sys) {
     return 0;
 }
 
+/* s = N.(p - a), N = (b - a) x (c - a): which side of the plane of (a, b, c) p is on
+ * (scaled by twice the area); with `inside`, whether p's projection on the plane is
+ * inside the triangle. */
+static double plane_side(const double *p, const double *a, const double *b, const double *c,
+                         int *inside) {
+    double e1[3], e2[3], r[3];
+    for (int q = 0; q < 3; q++) {
+        e1[q] = b[q] - a[q];
+        e2[q] = c[q] - a[q];
+        r[q] = p[q] - a[q];
+    }
+    const double N[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                         e1[0] * e2[1] - e1[1] * e2[0]};
+    if (inside) {
+        /* Barycentric coordinates of the projection: (r x e2).N / nn, (e1 x r).N / nn. */
+        const double nn = N[0] * N[0] + N[1] * N[1] + N[2] * N[2];
+        const double rx[3] = {r[1] * e2[2] - r[2] * e2[1], r[2] * e2[0] - r[0] * e2[2],
+                              r[0] * e2[1] - r[1] * e2[0]};
+        const double xr[3] = {e1[1] * r[2] - e1[2] * r[1], e1[2] * r[0] - e1[0] * r[2],
+                              e1[0] * r[1] - e1[1] * r[0]};
+        const double u = rx[0] * N[0] + rx[1] * N[1] + rx[2] * N[2];
+        const double v = xr[0] * N[0] + xr[1] * N[1] + xr[2] * N[2];
+        *inside = nn > 0.0 && u >= 0.0 && v >= 0.0 && u + v <= nn;
+    }
+    return N[0] * r[0] + N[1] * r[1] + N[2] * r[2];
+}
+
+void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, const double *x) {
+    const size_t n3 = 3 * sys->num_nodes;
+    if (sc->seen_valid && sc->valid && sc->built_nodes == sys->num_nodes &&
+        sc->built_faces == sys->num_faces && sc->built_edits == sys->topology_edits) {
+        const double *x0 = sc->seen_x;
+        const int32_t *faces = SS_INT32S(sys, SS_FACES);
+        for (size_t c = 0; c < sc->count; c++) {
+            const size_t p = 3 * (size_t)sc->pairs[2 * c];
+            const int32_t *tri = faces + 3 * (size_t)sc->pairs[2 * c + 1];
+            const size_t a = 3 * (size_t)tri[0], b = 3 * (size_t)tri[1], t = 3 * (size_t)tri[2];
+            const double s1 = plane_side(x + p, x + a, x + b, x + t, NULL);
+            const double s0 = plane_side(x0 + p, x0 + a, x0 + b, x0 + t, NULL);
+            if (!((s0 > 0.0 && s1 < 0.0) || (s0 < 0.0 && s1 > 0.0)))
+                continue; /* the same side: most pairs, decided by two cross products */
+            int in0, in1;
+            plane_side(x + p, x + a, x + b, x + t, &in1);
+            plane_side(x0 + p, x0 + a, x0 + b, x0 + t, &in0);
+            if (in0 && in1)
+                sc->crossings++;
+        }
+    }
+    sc->seen_valid =
+        !ss_self_contact_reserve((void **)&sc->seen_x, &sc->seen_capacity, n3, sizeof(double));
+    if (sc->seen_valid)
+        memcpy(sc->seen_x, x, n3 * sizeof(double));
+}
+
 /* Rebuild the list at positions x. -1 when out of memory (the list is then invalid). */
 static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
     const size_t n = sys->num_nodes, nf = sys->num_faces;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     const double reach = sc->thickness + sc->margin;
+    ss_self_contact_count_crossings(sc, sys, x); /* over the old list, before it goes */
     sc->valid = 0;
     sc->count = 0;
     if ((!sc->opposite_valid || sc->opposite_edits != sys->topology_edits ||

@@ -20,14 +20,14 @@ struct ss_self_contact {
     size_t sorted_x_capacity;
     int32_t *hits; /* (N,) a scan's nodes inside a triangle's grown box */
     size_t hits_capacity;
-    double *start; /* (N, 3) positions at the start of the substep */
+    double *seen_x; /* (N, 3) positions at the last crossing check */
     /* (F, 3): for each triangle's edge k (from corner k to k + 1), the far vertex of the
      * other triangle on that edge, or -1; built with the list when the topology changed. */
     int32_t *opposite;
     size_t opposite_capacity, opposite_edits, opposite_faces;
     int opposite_valid;
-    size_t built_capacity, sorted_capacity, start_capacity, bucket_capacity; /* elements */
-    int started; /* start holds this substep's positions */
+    size_t built_capacity, sorted_capacity, seen_capacity, bucket_capacity; /* elements */
+    int seen_valid; /* seen_x holds them (0: no check yet, or rolled back since) */
 };
 
 /* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old (its
@@ -35,6 +35,9 @@ struct ss_self_contact {
 int ss_self_contact_reserve(void **p, size_t *capacity, size_t need, size_t size);
 /* Make the candidate list valid for positions x: 0, or -1 when out of memory. */
 int ss_self_contact_refresh(ss_self_contact *sc, const ss_system *sys, const double *x);
+/* Count the list's nodes that went through a triangle between the last check and x;
+ * x becomes the last check. */
+void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, const double *x);
 /* The closest point of triangle (a, b, c) to p as barycentric weights w. */
 void ss_closest_weights(const double *p, const double *a, const double *b, const double *c,
                         double w[3]);

@@ -377,6 +377,7 @@ def test_settings_survive_copy_save_and_load(tmp_path):
     with np.load(tmp_path / "banner.npz") as npz:
         version_4 = ("air_density", "drag_coefficient", "divergence_factor")
         version_4 += ("drives", "drive_t0", "drive_nodes", "drive_values")  # and 5's
+        version_4 += ("self_collision",)  # and 6's
         entries = {k: npz[k] for k in npz.files if k not in version_4}
     entries["version"] = np.array(3)
     np.savez(tmp_path / "version3.npz", **entries)

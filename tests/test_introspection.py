@@ -113,8 +113,11 @@ def test_the_annotations_resolve():
 
 
 def test_energy_prints_with_units_and_four_digits():
-    e = ss.Energy(1.23456789, 0.0, -58.86000001, -0.0, 1e-17)
-    text = "Energy(kinetic=1.235 J, elastic=0 J, gravity=-58.86 J, pressure=0 J, total=1e-17 J)"
+    e = ss.Energy(1.23456789, 0.0, -58.86000001, -0.0, 2e-3, 1e-17)
+    text = (
+        "Energy(kinetic=1.235 J, elastic=0 J, gravity=-58.86 J, pressure=0 J, contact=0.002 J,"
+        " total=1e-17 J)"
+    )
     assert repr(e) == str(e) == f"{e}" == text
 
 
@@ -122,7 +125,7 @@ def test_energy_is_still_a_named_tuple():
     sim = ss.System(dim=2)
     sim.add_nodes([0, 2], masses=3.0, velocities=[1, 0])
     e = sim.energy()
-    kinetic, elastic, gravity, pressure, total = e  # unpacking
+    kinetic, elastic, gravity, pressure, contact, total = e  # unpacking
     assert (e.kinetic, e[0], kinetic) == (1.5, 1.5, 1.5)
     assert isinstance(e, tuple) and e._fields[-1] == "total"
     assert e._replace(kinetic=0.0).kinetic == 0.0 and e._asdict()["total"] == total

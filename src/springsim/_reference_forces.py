@@ -175,16 +175,20 @@ def self_contact_forces(
     """
     f = np.zeros_like(x)
     energy = power = 0.0
+
     # Left out, as in the kernel: the far vertex of a triangle across an edge.
+    def edge(a: int, b: int) -> tuple[int, int]:
+        return (a, b) if a < b else (b, a)
+
     by_edge: dict[tuple[int, int], list[int]] = {}
     for t, tri in enumerate(faces.tolist()):
         for k in range(3):
-            by_edge.setdefault(tuple(sorted((tri[k], tri[(k + 1) % 3]))), []).append(t)
+            by_edge.setdefault(edge(tri[k], tri[(k + 1) % 3]), []).append(t)
     for t, tri in enumerate(faces):
         corners = x[tri]
-        far = set()
+        far: set[int] = set()
         for k in range(3):
-            sharing = by_edge[tuple(sorted((int(tri[k]), int(tri[(k + 1) % 3]))))]
+            sharing = by_edge[edge(int(tri[k]), int(tri[(k + 1) % 3]))]
             if len(sharing) == 2:  # a third triangle on an edge pairs with none
                 other = faces[sharing[0] if sharing[1] == t else sharing[1]]
                 far.update(int(v) for v in other if v not in tri)
