@@ -12,8 +12,8 @@
  * grid, and kept while no node has moved more than margin / 2 since: a pair left out
  * was then at least h + margin apart, and each of its four nodes has moved at most
  * margin / 2, so it is still at least h apart (moves are measured from the mean move:
- * translating everything changes no distance). The grid's cells are as large as the
- * largest grown box, so that a box overlaps at most 2 x 2 x 2 cells; the nodes are
+ * translating everything changes no distance). The grid's cells are half as large as
+ * the largest grown box, so that a box overlaps at most 3 x 3 x 3 cells; the nodes are
  * counting-sorted by their cell (a dense box of cells, or a hash of the cell when that
  * box would be too large), in index order within a bucket, and each
  * triangle, in face order, takes the nodes of its buckets: the list's order depends
@@ -78,9 +78,10 @@ static size_t bucket_of(int64_t cx, int64_t cy, int64_t cz, size_t mask) {
     return (size_t)(h ^ h >> 29) & mask;
 }
 
-/* Where the nodes of a cell are: a dense box of cells around the nodes (neighbouring
- * cells neighbours in memory, so a triangle's scan stays in cache) when it has at most
- * 2 N cells, else a hash of the cell (a few far-flung nodes would make the box huge). */
+/* Where the nodes of a cell are: a dense box of cells around the nodes (a row of cells
+ * is one run of the sorted nodes, and neighbouring cells are neighbours in memory) when
+ * it has at most 4 N cells, else a hash of the cell (a few far-flung nodes would make
+ * the box huge). */
 typedef struct {
     int dense;
     int64_t first[3]; /* dense: the box's first cell on each axis */
@@ -115,7 +116,7 @@ static size_t make_grid(ss_grid *g, const double *x, size_t n, double cell) {
             lo[q] = c < lo[q] ? c : lo[q];
             hi[q] = c > hi[q] ? c : hi[q];
         }
-    const size_t limit = 2 * n > 16 ? 2 * n : 16;
+    const size_t limit = 4 * n > 16 ? 4 * n : 16;
     size_t cells = 1;
     g->dense = n > 0;
     for (int q = 0; q < 3 && g->dense; q++) {
@@ -253,6 +254,9 @@ void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, 
         memcpy(sc->seen_x, x, n3 * sizeof(double));
 }
 
+/* Cells per axis a grown box may span: cells are 1 / (SS_SPAN - 1) of the largest. */
+#define SS_SPAN 3
+
 /* Rebuild the list at positions x. -1 when out of memory (the list is then invalid). */
 static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
     const size_t n = sys->num_nodes, nf = sys->num_faces;
@@ -277,7 +281,7 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
         }
     }
     ss_grid grid;
-    const size_t num_buckets = make_grid(&grid, x, n, cell + 2.0 * reach);
+    const size_t num_buckets = make_grid(&grid, x, n, (cell + 2.0 * reach) / (SS_SPAN - 1));
     if (ss_self_contact_reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1,
                                 sizeof(size_t)) ||
         ss_self_contact_reserve((void **)&sc->sorted, &sc->sorted_capacity, n, sizeof(int32_t)) ||
@@ -315,18 +319,26 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
             hi[q] = fmax(u, fmax(v, w)) + reach;
             c0[q] = cell_of(lo[q], grid.inv_cell);
             c1[q] = cell_of(hi[q], grid.inv_cell);
-            if (c1[q] > c0[q] + 1 || c1[q] < c0[q]) /* non-finite: one cell */
+            if (c1[q] > c0[q] + (SS_SPAN - 1) || c1[q] < c0[q]) /* non-finite: one cell */
                 c1[q] = c0[q];
         }
         const size_t first_pair = sc->count; /* this triangle's pairs start here */
-        for (int64_t cx = c0[0]; cx <= c1[0]; cx++)
+        /* The box's cells as runs of buckets: dense, the cells along x are consecutive
+         * buckets (one run per row); hashed, one run per cell. */
+        for (int64_t cz = c0[2]; cz <= c1[2]; cz++)
             for (int64_t cy = c0[1]; cy <= c1[1]; cy++)
-                for (int64_t cz = c0[2]; cz <= c1[2]; cz++) {
-                    const size_t b = grid_bucket(&grid, cx, cy, cz);
-                    if (b == SIZE_MAX)
+                for (int64_t cx = c0[0]; cx <= c1[0]; cx++) {
+                    size_t b = grid_bucket(&grid, cx, cy, cz), last = b;
+                    if (grid.dense) {
+                        const int64_t end = grid.first[0] + (int64_t)grid.size[0] - 1;
+                        b = grid_bucket(&grid, cx > grid.first[0] ? cx : grid.first[0], cy, cz);
+                        last = grid_bucket(&grid, c1[0] < end ? c1[0] : end, cy, cz);
+                        cx = c1[0]; /* the row is one run */
+                    }
+                    if (b == SIZE_MAX || last == SIZE_MAX || last < b)
                         continue; /* outside the box of the nodes: empty */
                     size_t num_hits = 0;
-                    for (size_t k = start[b]; k < start[b + 1]; k++) {
+                    for (size_t k = start[b]; k < start[last + 1]; k++) {
                         hits[num_hits] = (int32_t)k;
                         num_hits += (sx[k] >= lo[0]) & (sx[k] <= hi[0]) & (sy[k] >= lo[1]) &
                                     (sy[k] <= hi[1]) & (sz[k] >= lo[2]) & (sz[k] <= hi[2]);
