@@ -156,11 +156,12 @@ class SelfContactMixin(SystemHost):
     def self_collision_crossings(self) -> int:
         """Nodes seen to go through a triangle since self-collision was turned on.
 
-        After each substep, every node–triangle pair of the contact list (pairs closer
-        than about twice the thickness) is checked: a node whose side of the triangle's
-        plane changed while its projection stayed inside the triangle went through. A
-        node that jumps further than the list reaches is not seen, so this is a lower
-        bound; 0 when off. A rolled-back step leaves it as it was.
+        Whenever the contact list (the node–triangle pairs closer than about twice the
+        thickness) is rebuilt, and at the end of every step call, its pairs are checked:
+        a node whose side of the triangle's plane changed since the last check while its
+        projection was inside the triangle went through. A node that jumps further than
+        the list reaches, or goes through and back between two checks, is not seen, so
+        this is a lower bound; 0 when off. A rolled-back step leaves it as it was.
 
         Examples
         --------
