@@ -19,7 +19,8 @@ static double spring_length(const ss_system *sys, size_t s) {
 }
 
 /* Kinetic 1/2 sum m |v|^2, elastic 1/2 sum k (l - L)^2, gravitational -sum m g.x, the
- * gas's -nrt ln V + ambient V and node-node contact's 1/2 k_c delta^2  [J]. */
+ * gas's -nrt ln V + ambient V, node-node contact's 1/2 k_c delta^2 and self-contact's
+ * 1/2 k (h - d)^2  [J]. */
 void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
@@ -46,7 +47,8 @@ void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     out->elastic = 0.5 * elastic;
     out->gravity = gravity;
     out->pressure = ss_pressure_energy(sys);
-    out->contact = ss_array_absent(sys, SS_RADII) ? 0.0 : ss_touch_energy(sys);
+    out->contact =
+        (ss_array_absent(sys, SS_RADII) ? 0.0 : ss_touch_energy(sys)) + ss_self_contact_energy(sys);
 }
 
 double ss_dissipation_power(const ss_system *sys) {
@@ -75,7 +77,7 @@ double ss_dissipation_power(const ss_system *sys) {
                     power += sys->drag * (v[i * dim + k] - sys->wind[k]) * v[i * dim + k];
     if (!ss_array_absent(sys, SS_RADII))
         power += ss_touch_power(sys);
-    return power + ss_aero_power(sys);
+    return power + ss_aero_power(sys) + ss_self_contact_power(sys);
 }
 
 double ss_free_kinetic_energy(const ss_system *sys) {

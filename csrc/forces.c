@@ -11,7 +11,8 @@
  * With threads, blocks go to whichever thread is free, and the two passes are
  * separated by one barrier; gas pressure (few elements, a sum over each body's
  * boundary), then the air on faces (aero.c), then node-node contact (contact.c: its
- * pairs in their fixed order), are added between them by one thread.
+ * pairs in their fixed order), then self-contact (self_contact.c), are added between
+ * them by one thread.
  * Every node receives its forces in one order whatever the number of threads, so the
  * results are bit-identical. */
 #include "springsim.h"
@@ -111,11 +112,11 @@ static void evaluate(const evaluation *e) {
     const ss_plan *plan = sys->plan;
     const size_t blocks = plan->num_blocks;
     const int threads = ss_threads_for(sys);
-    const int air = ss_aero_active(sys);
+    const int air = ss_aero_active(sys), self = ss_self_contact_active(sys);
     const int touch = !ss_array_absent(sys, SS_RADII); /* some node may have a radius */
     const size_t stride = ss_force_stride(sys->dim);
     if (threads <= 1 || blocks == 1) {
-        if (!sys->num_bodies && !air && !touch) {
+        if (!sys->num_bodies && !air && !touch && !self) {
             /* One thread, nothing added between the passes: the between-block forces
              * first (they read only x and v), then each block's two passes back to
              * back while its nodes are in cache (6 % faster on the 1000x1000 cloth,
@@ -137,6 +138,8 @@ static void evaluate(const evaluation *e) {
             ss_aero_add_forces(sys, e->x, e->v, e->forces, stride);
         if (touch)
             ss_touch_add_forces(sys, e->x, e->v, e->forces, stride);
+        if (self)
+            ss_self_contact_add_forces(sys, e->x, e->v, e->forces, stride);
         for (size_t b = 0; b < blocks; b++)
             block_finish(e, b);
         return;
@@ -156,7 +159,7 @@ static void evaluate(const evaluation *e) {
         for (long piece = 0; piece < SS_CROSS_PIECES; piece++)
             cross_springs(e, (size_t)(cross * piece / SS_CROSS_PIECES),
                           (size_t)(cross * (piece + 1) / SS_CROSS_PIECES));
-        if (sys->num_bodies || air || touch) {
+        if (sys->num_bodies || air || touch || self) {
 #pragma omp single
             {
                 if (sys->num_bodies)
@@ -165,6 +168,8 @@ static void evaluate(const evaluation *e) {
                     ss_aero_add_forces(sys, e->x, e->v, e->forces, stride);
                 if (touch)
                     ss_touch_add_forces(sys, e->x, e->v, e->forces, stride);
+                if (self)
+                    ss_self_contact_add_forces(sys, e->x, e->v, e->forces, stride);
             }
         }
 #pragma omp for schedule(dynamic, 1) nowait
@@ -239,5 +244,7 @@ void ss_forces_external(ss_system *sys, const double *x, const double *v, double
         ss_aero_add_forces(sys, x, v, a, dim);
     if (!ss_array_absent(sys, SS_RADII))
         ss_touch_add_forces(sys, x, v, a, dim);
+    if (ss_self_contact_active(sys))
+        ss_self_contact_add_forces(sys, x, v, a, dim);
     divide_by_mass(sys, 0, sys->num_nodes, a, dim, a);
 }

@@ -262,6 +262,7 @@ typedef struct {
     size_t bytes;
     double time, dissipated;
     int prev_accel_valid;
+    size_t crossings; /* self-contact's count */
 } ss_backup;
 
 static void restore(ss_system *sys, const ss_backup *b) {
@@ -274,6 +275,7 @@ static void restore(ss_system *sys, const ss_backup *b) {
     sys->time = b->time;
     sys->dissipated = b->dissipated;
     sys->prev_accel_valid = b->prev_accel_valid;
+    ss_self_contact_set_crossings(sys, b->crossings);
 }
 
 /* After a rollback: the UnstableError message, with a dt to try. */
@@ -371,10 +373,14 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         (st = ss_touch_prepare(sys)))
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
-    const ss_backup backup = {
-        sys->scratch,         sys->scratch + nd, saved == 3 ? sys->scratch + 2 * nd : NULL,
-        nd * sizeof(double),  sys->time,         sys->dissipated,
-        sys->prev_accel_valid};
+    const ss_backup backup = {sys->scratch,
+                              sys->scratch + nd,
+                              saved == 3 ? sys->scratch + 2 * nd : NULL,
+                              nd * sizeof(double),
+                              sys->time,
+                              sys->dissipated,
+                              sys->prev_accel_valid,
+                              ss_self_contact_crossings(sys)};
     double *substep_scratch = sys->scratch + saved * nd;
     /* x and v are saved by the first substep (symplectic Euler's node pass saves each
      * node just before it moves it: no pass of its own). */
@@ -441,6 +447,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         return fail_unstable(sys, dt, method, failed_at, backup.time,
                              diverged && sys->collapsed_body < 0);
     }
+    ss_self_contact_end_step(sys); /* count the nodes that went through a triangle */
     if (watched)
         ss_books_end(sys, backup.x);
     if (!sys->hold_cuts)

@@ -41,7 +41,8 @@ size_t ss_system_nbytes(const ss_system *sys) {
     if (sys->books) /* the divergence watch's */
         total += sizeof *sys->books +
                  (sys->books->pin_springs ? block(sys->books->pin_capacity * sizeof(int32_t)) : 0);
-    return total + ss_plan_nbytes(sys->plan) + ss_collide_nbytes(sys) + ss_touch_nbytes(sys->touch);
+    return total + ss_plan_nbytes(sys->plan) + ss_collide_nbytes(sys) +
+           ss_touch_nbytes(sys->touch) + ss_self_contact_nbytes(sys);
 }
 
 /* ---- Giving freed memory back ------------------------------------------

@@ -459,6 +459,10 @@ static PyMethodDef System_methods[] = {
     {"broken_springs", (PyCFunction)ss_py_system_broken_springs, METH_NOARGS,
      "broken_springs()\n--\n\nThe (K, 2) node pairs of the springs torn since the last call "
      "(int32), in the order they broke; the record is then cleared."},
+    {"_set_self_collision", (PyCFunction)ss_py_system_set_self_collision, METH_VARARGS,
+     "Turn self-collision on (thickness, stiffness, friction) or off (thickness 0)."},
+    {"_self_collision", (PyCFunction)ss_py_system_self_collision, METH_NOARGS,
+     "(thickness, stiffness, friction, crossings), or None when off."},
     {"_validate", (PyCFunction)ss_py_system_validate, METH_NOARGS,
      "Raise ValueError if any value a step relies on is out of its domain."},
     {"_add_faces", (PyCFunction)ss_py_system_add_faces, METH_O,

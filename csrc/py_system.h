@@ -17,6 +17,7 @@
  *   py_colliders.c    planes and spheres
  *   py_gas.c          gas bodies
  *   py_touch.c        node-node contact: law, group filter, pairs
+ *   py_self_contact.c self-collision of surfaces
  *   py_step.c         step() and _step()
  *   py_diagnostics.c  energies, momentum, spring lengths and tensions, solves */
 #ifndef SPRINGSIM_PY_SYSTEM_H
@@ -73,6 +74,10 @@ int ss_py_parse_method(PyObject *obj);
 /* py_views.c */
 PyObject *ss_py_system_view(SystemObject *self, PyObject *name);
 PyObject *ss_py_system_set_array(SystemObject *self, PyObject *args);
+
+/* py_self_contact.c */
+PyObject *ss_py_system_set_self_collision(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_self_collision(SystemObject *self, PyObject *unused);
 
 /* py_topology.c */
 PyObject *ss_py_system_add_nodes(SystemObject *self, PyObject *args);

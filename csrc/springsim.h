@@ -169,6 +169,7 @@ typedef struct {
     size_t *end_start;             /* (num_blocks + 1,) each block's ends */
 } ss_plan;
 
+typedef struct ss_self_contact ss_self_contact; /* self_contact.c's own */
 typedef struct ss_system {
     int dim; /* 2 or 3 */
     size_t num_nodes;
@@ -292,6 +293,7 @@ typedef struct ss_system {
     /* Set by a force evaluation that finds a body with volume <= 0 (its id), so the
      * step can roll back and say which; -1 otherwise. Reset by every step. */
     long collapsed_body;
+    ss_self_contact *self_contact; /* node-triangle self-collision; NULL: off */
 
     /* Bit a set: array a may hold values written through a view since the last
      * ss_system_validate, which then checks it (see unchecked() in system.c). */
@@ -410,6 +412,7 @@ ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 #include "parallel.h"
 #include "collide.h"
 #include "contact.h"
+#include "self_contact.h"
 
 /* ---- Constraints (constraints.c) --------------------------------------- */
 
@@ -583,7 +586,8 @@ typedef struct {
     double elastic;  /* 1/2 sum k (l - L)^2 */
     double gravity;  /* -sum m g.x */
     double pressure; /* sum over gas bodies of -nrt ln V + ambient V */
-    double contact;  /* 1/2 sum k_c delta^2 over touching node pairs (contact.c) */
+    double contact;  /* node-node pairs' 1/2 sum k_c delta^2 (contact.c) and node-triangle
+                      * pairs' 1/2 sum k (h - d)^2 (self_contact.c) */
 } ss_energy_terms;
 
 void ss_energy(const ss_system *sys, ss_energy_terms *out);

@@ -118,6 +118,7 @@ void ss_system_free(ss_system *sys) {
     ss_free(sys->held_v);
     ss_pressure_free(sys);
     ss_touch_free(sys->touch);
+    ss_self_contact_free(sys);
     ss_books_free(sys->books);
     ss_system_topology_changed(sys);
     ss_free(sys);
@@ -133,7 +134,8 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->xpbd_prepared = 0;
     dst->colliders = NULL;
     dst->collider_capacity = 0;
-    dst->broken = NULL; /* the record of torn springs stays with the original */
+    dst->self_contact = NULL; /* copied below, with the bodies */
+    dst->broken = NULL;       /* the record of torn springs stays with the original */
     dst->num_broken = dst->broken_capacity = 0;
     /* Springs cut but not yet removed (deferred tearing, as inside run()) go with the
      * copy, so that it removes them at its next tear as the original does. */
@@ -198,7 +200,8 @@ ss_system *ss_system_copy(const ss_system *src) {
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         dst->arrays[a] = NULL;
     dst->touch = ss_touch_copy(src->touch); /* the law and filter; the scratch is rebuilt */
-    if (!dst->touch || ss_pressure_copy(dst, src) != SS_OK) {
+    if (!dst->touch || ss_pressure_copy(dst, src) != SS_OK ||
+        ss_self_contact_copy(dst, src) != SS_OK) {
         ss_system_free(dst);
         return NULL;
     }

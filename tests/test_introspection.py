@@ -113,10 +113,10 @@ def test_the_annotations_resolve():
 
 
 def test_energy_prints_with_units_and_four_digits():
-    e = ss.Energy(1.23456789, 0.0, -58.86000001, -0.0, 0.0, 1e-17)
+    e = ss.Energy(1.23456789, 0.0, -58.86000001, -0.0, 2e-3, 1e-17)
     text = (
-        "Energy(kinetic=1.235 J, elastic=0 J, gravity=-58.86 J, pressure=0 J, contact=0 J, "
-        "total=1e-17 J)"
+        "Energy(kinetic=1.235 J, elastic=0 J, gravity=-58.86 J, pressure=0 J, contact=0.002 J,"
+        " total=1e-17 J)"
     )
     assert repr(e) == str(e) == f"{e}" == text
 

@@ -31,6 +31,7 @@ VERSION_4 = ("air_density", "drag_coefficient", "divergence_factor")
 VERSION_5 = ("drives", "drive_t0", "drive_nodes", "drive_values")
 VERSION_6 = ("collider_ends", "mesh_counts", "mesh_vertices", "mesh_faces")
 VERSION_6 += ("radii", "groups", "contact_law", "contact_off")
+VERSION_6 += ("self_collision",)
 
 
 def assert_identical(a, b):

@@ -206,6 +206,7 @@ def test_to_dataframe_has_every_column():
         "elastic",
         "gravity",
         "pressure",
+        "contact",
         "total",
         "dissipated",
         "momentum_x",

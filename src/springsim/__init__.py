@@ -32,7 +32,7 @@ from springsim.obj import MeshWarning
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 from springsim.statics import Relaxed
 from springsim.sweep import SweepResult, sweep
-from springsim.system import Energy, Solve, System
+from springsim.system import Energy, SelfCollision, Solve, System
 from springsim.threads import _set_default_at_import, set_num_threads
 from springsim.viewer import view
 
@@ -54,6 +54,7 @@ __all__ = [
     "Energy",
     "Gas",
     "History",
+    "SelfCollision",
     "Solve",
     "SweepResult",
     "System",

@@ -36,8 +36,10 @@ class Energy(NamedTuple):
         Σ over gas bodies of −nrt·ln V + ambient·V (see :meth:`System.add_pressure`);
         zero without gas. Only its changes are physical: ln V depends on V's unit.
     contact : float
-        ½ k_c Σ δ² over the node pairs that overlap by δ (see
-        :attr:`System.contact_stiffness`); zero without radii.
+        The contact energy, J: ½ k_c Σ δ² over the node pairs that overlap by δ (see
+        :attr:`System.contact_stiffness`; zero without radii), plus Σ ½ k (h − d)² over
+        the node–triangle pairs closer than the self-collision thickness h (see
+        :meth:`System.enable_self_collision`; zero when off).
     total : float
         The sum of the five.
     """

@@ -70,6 +70,7 @@ _KEYS_BY_VERSION[6] = _KEYS_BY_VERSION[5] | {
     "groups",
     "contact_law",
     "contact_off",
+    "self_collision",
 }
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 

@@ -122,3 +122,94 @@ def aero_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
     f = aero_forces(s, x, v)
     free = ~s.pinned
     return float(-np.sum(f[free] * v[free]))
+
+
+#: m/s: self-contact friction is smoothed below this sliding speed (csrc/self_contact.c).
+SELF_CONTACT_SLIP = 1e-3
+
+
+def _closest_on_triangle(p: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Barycentric weights (3,) of the point of triangle ``tri`` (3, 3) closest to p: the
+    projection on its plane when that is inside, else the closest of its three edges'
+    closest points (a different route from the kernel's region tests)."""
+    a, b, c = tri
+    e1, e2 = b - a, c - a
+    normal = np.cross(e1, e2)
+    nn = float(normal @ normal)
+    if nn > 0.0:
+        r = p - a
+        u = float(np.cross(r, e2) @ normal) / nn
+        v = float(np.cross(e1, r) @ normal) / nn
+        if u >= 0.0 and v >= 0.0 and u + v <= 1.0:
+            return np.array([1.0 - u - v, u, v])
+    best, weights = np.inf, np.zeros(3)
+    for i, j in ((0, 1), (1, 2), (2, 0)):
+        d = tri[j] - tri[i]
+        dd = float(d @ d)
+        t = 0.0 if dd == 0.0 else min(max(float((p - tri[i]) @ d) / dd, 0.0), 1.0)
+        q = tri[i] + t * d
+        if float((p - q) @ (p - q)) < best:
+            best = float((p - q) @ (p - q))
+            weights = np.zeros(3)
+            weights[i], weights[j] = 1.0 - t, t
+    return weights
+
+
+def self_contact_forces(
+    x: np.ndarray,
+    v: np.ndarray,
+    faces: np.ndarray,
+    thickness: float,
+    stiffness: float,
+    friction: float = 0.0,
+) -> tuple[np.ndarray, float, float]:
+    """Self-collision forces (N, 3), their energy (J) and friction power (W), by brute
+    force over every (node, triangle) pair with the node not a vertex of the triangle,
+    nor the far vertex of a triangle sharing one of its edges.
+
+    A node p at distance d < h from its closest point q = Σ w_i x_i of the triangle is
+    pushed along n = (p − q)/d with F = k (h − d) n plus friction −μ k (h − d) u_t /
+    √(|u_t|² + s²) (u_t: the sliding part of v_p − Σ w_i v_i, s = SELF_CONTACT_SLIP);
+    each vertex i gets −w_i F. Energy Σ ½ k (h − d)²; friction power Σ μ k (h − d)
+    |u_t|² / √(|u_t|² + s²).
+    """
+    f = np.zeros_like(x)
+    energy = power = 0.0
+
+    # Left out, as in the kernel: the far vertex of a triangle across an edge.
+    def edge(a: int, b: int) -> tuple[int, int]:
+        return (a, b) if a < b else (b, a)
+
+    by_edge: dict[tuple[int, int], list[int]] = {}
+    for t, tri in enumerate(faces.tolist()):
+        for k in range(3):
+            by_edge.setdefault(edge(tri[k], tri[(k + 1) % 3]), []).append(t)
+    for t, tri in enumerate(faces):
+        corners = x[tri]
+        far: set[int] = set()
+        for k in range(3):
+            sharing = by_edge[edge(int(tri[k]), int(tri[(k + 1) % 3]))]
+            if len(sharing) == 2:  # a third triangle on an edge pairs with none
+                other = faces[sharing[0] if sharing[1] == t else sharing[1]]
+                far.update(int(v) for v in other if v not in tri)
+        for p in range(len(x)):
+            if p in tri or p in far:
+                continue
+            w = _closest_on_triangle(x[p], corners)
+            diff = x[p] - w @ corners
+            d = float(np.linalg.norm(diff))
+            if not d < thickness or d == 0.0:
+                continue
+            n = diff / d
+            fn = stiffness * (thickness - d)
+            force = fn * n
+            energy += 0.5 * stiffness * (thickness - d) ** 2
+            if friction > 0.0:
+                u = v[p] - w @ v[tri]
+                ut = u - (u @ n) * n
+                scale = friction * fn / np.sqrt(ut @ ut + SELF_CONTACT_SLIP**2)
+                force = force - scale * ut
+                power += float(scale * (ut @ ut))
+            f[p] += force
+            f[tri] -= w[:, None] * force[None, :]
+    return f, energy, power

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     import pandas as pd
 
 #: The energy terms a History records, in the order of :class:`springsim.Energy`.
-ENERGY_TERMS = ("kinetic", "elastic", "gravity", "pressure")
+ENERGY_TERMS = ("kinetic", "elastic", "gravity", "pressure", "contact")
 
 
 class History:
@@ -29,7 +29,8 @@ class History:
     times : ndarray, shape (R,)
         Simulation time of each record, s; the first is the run's start.
     kinetic, elastic, gravity, pressure, contact : ndarray, shape (R,)
-        The terms of :meth:`springsim.System.energy` at each record, J.
+        The terms of :meth:`springsim.System.energy` at each record, J (``contact``: 0
+        in a History pickled before it was recorded).
     dissipated : ndarray, shape (R,)
         Energy taken out of the motion since the run started, J: by spring damping,
         drag and the air on faces (trapezoid rule on their power), ``energy_loss`` and
@@ -235,7 +236,6 @@ class History:
                 "faces",
                 "colliders",
                 "collider_triangles",
-                "contact",
                 "radii",
                 "dim",
                 "dt",

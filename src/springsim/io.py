@@ -67,6 +67,8 @@ key                   shape, dtype          meaning
 ``contact_law``       (4,) float64          contact radius, stiffness, restitution,
                                             friction
 ``contact_off``       (K, 2) int32          the group pairs that do not touch
+``self_collision``    (3,) or (0,) float64  thickness, stiffness, friction of
+                                            :meth:`System.enable_self_collision`; empty: off
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
@@ -75,8 +77,10 @@ iterations. Version 1 and 2 files (no ``pressure`` entries) load with no gas bod
 and the default CG settings. Files before version 4 (no ``air_density``,
 ``drag_coefficient`` and ``divergence_factor``) load with no air on faces and the
 default divergence factor. Files before version 5 (no ``drives`` entries) load with no
-driven nodes. Files before version 6 (no ``collider_ends`` or ``mesh_*`` entries) hold
-planes and spheres only, and no node–node contact (no radii, the default law).
+driven nodes. Files before version 6 (no ``collider_ends``, ``mesh_*`` or
+``self_collision`` entries) hold planes and spheres only, and load with no node–node
+contact (no radii, the default law) and self-collision off; a loaded system counts its
+crossings from 0.
 
 A drive whose path is a function cannot be kept (it is code, and the file holds no
 pickle): :func:`save` warns and leaves it out, and the loaded system holds those nodes
@@ -275,6 +279,8 @@ def state_arrays(sim: System, drives: bool = True) -> dict[str, np.ndarray]:
     arrays["drag_coefficient"] = np.array(sim.drag_coefficient, dtype=np.float64)
     factor = sim.divergence_factor
     arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
+    setting = sim.self_collision
+    arrays["self_collision"] = np.array([] if setting is None else setting[:3], dtype=np.float64)
     arrays.update(_pressure_entries(sim))
     arrays.update(touch_entries(sim))
     kept = sim.__dict__.get("_drives", []) if drives else []
@@ -438,6 +444,9 @@ def _read_entries(
         data.update(_check_drive_entries(entry, dim, invalid))
     if version >= 6:
         data.update(check_touch_entries(entry, data["positions"].shape[0], invalid))
+    data["self_collision"] = entry("self_collision") if version >= 6 else np.zeros(0)
+    if data["self_collision"].shape not in ((0,), (3,)) or data["self_collision"].dtype.kind != "f":
+        raise invalid("entry 'self_collision' must be float64 of shape (3,) or (0,)")
     return data
 
 
@@ -550,6 +559,8 @@ def system_from_arrays(
         sim.max_strain = None if math.isnan(max_strain) else max_strain
         factor = float(data["divergence_factor"])
         sim.divergence_factor = None if math.isnan(factor) else factor
+        if data["self_collision"].size:  # the kernel checks the values
+            sim._set_self_collision(*(float(value) for value in data["self_collision"]))
         add_colliders(sim, data)
         elements = _indices(data["pressure_elements"], "pressure_elements", invalid)
         start = 0

@@ -37,6 +37,7 @@ from springsim._reference_forces import (
     aero_power,
     enclosed_volume,
     pressure_forces,
+    self_contact_forces,  # noqa: F401  (not used here: tests/test_self_collision.py reads it)
     spring_forces,
     volume_gradient,  # noqa: F401  (not used here: tests/test_pressure.py reads it)
 )

@@ -214,7 +214,7 @@ def run(
 
     stops, record_steps, frame_steps = _schedule(total, record_every, frame_count)
     columns: dict[str, list[Any]] = {
-        name: [] for name in (*ENERGY_TERMS, "contact", "times", "dissipated", "momentum")
+        name: [] for name in (*ENERGY_TERMS, "times", "dissipated", "momentum")
     }
     # One tuple per frame (appended whole, so that a Ctrl-C cannot leave half of one):
     # time, positions, velocities, pinned flags, edge tensions, edge strains.
@@ -247,7 +247,7 @@ def run(
 
     def add_row() -> None:
         energy, momentum = sim.energy(), sim.momentum()
-        row = {term: getattr(energy, term) for term in (*ENERGY_TERMS, "contact")}
+        row = {term: getattr(energy, term) for term in ENERGY_TERMS}
         row.update(times=sim.time, dissipated=sim.dissipated - start_dissipated)
         for name, value in row.items():
             columns[name].append(value)
@@ -290,7 +290,6 @@ def run(
             faces=faces,
             colliders=colliders,
             collider_triangles=shapes,
-            contact=columns["contact"][:rows],
             radii=radii,
             dim=sim.dim,
             dt=dt,

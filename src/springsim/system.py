@@ -18,10 +18,11 @@ from springsim._diagnostics import DiagnosticsMixin, Energy, Solve
 from springsim._drives import DrivesMixin
 from springsim._file_methods import FilesMixin
 from springsim._gas_methods import GasMixin
+from springsim._self_contact import SelfCollision, SelfContactMixin
 from springsim._topology import TopologyMixin
 from springsim._touch import TouchMixin
 
-__all__ = ["Energy", "Solve", "System"]
+__all__ = ["Energy", "SelfCollision", "Solve", "System"]
 
 
 def _view_property(name: str, doc: str, vector: bool = False) -> property:
@@ -73,6 +74,7 @@ class System(
     DiagnosticsMixin,
     ContactMixin,
     TouchMixin,
+    SelfContactMixin,
     GasMixin,
     FilesMixin,
     _core.System,

@@ -29,13 +29,18 @@ spring, and how much a fresh process grows building and stepping it
 (:mod:`~springsim.bench.memory`). ``--busy`` adds springsim on 1 and 2 threads while
 a second process keeps one core busy (:func:`busy_threads`).
 
+A run of the default scenes then times the cost of self-collision: a 100×100 cloth
+folded on the floor, falling onto itself, stepped with and without it from the
+moment its layers touch (:mod:`~springsim.bench.selfcol`; target at most 1.5×).
+
 ``--quick`` runs everything small and short (no peers unless ``--peers``);
 ``--json FILE`` (``-`` for standard output) writes every number with a description
 of the machine. The modules: :mod:`~springsim.bench.scenes`,
 :mod:`~springsim.bench.timing`, :mod:`~springsim.bench.kernel` (springsim and the
 reference), :mod:`~springsim.bench.peers` with ``peer_numba``, ``peer_warp`` and
 ``peer_taichi``, :mod:`~springsim.bench.scaling` (threads, ``--busy``),
-:mod:`~springsim.bench.memory`, :mod:`~springsim.bench.targets`,
+:mod:`~springsim.bench.memory`, :mod:`~springsim.bench.selfcol`,
+:mod:`~springsim.bench.targets`,
 :mod:`~springsim.bench.report` and
 :mod:`~springsim.bench.cli`.
 
@@ -101,6 +106,7 @@ from springsim.bench.scenes import (
     string_1000,
     system_bytes,
 )
+from springsim.bench.selfcol import SELF_COLLISION_FACTOR, cloth_fold_100, self_collision_cost
 from springsim.bench.timing import Contender, interleave
 
 __all__ = [
@@ -120,6 +126,7 @@ __all__ = [
     "REPEATS",
     "SCENES",
     "SECONDS",
+    "SELF_COLLISION_FACTOR",
     "TARGET_METHOD",
     "TARGET_SCENE",
     "VALIDATION_STEPS",
@@ -130,6 +137,7 @@ __all__ = [
     "busy_threads",
     "cloth_100",
     "cloth_1000",
+    "cloth_fold_100",
     "cloth_316",
     "compare",
     "get_threads",
@@ -144,6 +152,7 @@ __all__ = [
     "process_growth",
     "reference_models",
     "run",
+    "self_collision_cost",
     "set_threads",
     "string_10",
     "string_1000",

@@ -36,6 +36,7 @@ from springsim.bench.scenes import (
     peer_scene,
     scene,
 )
+from springsim.bench.selfcol import self_collision_cost, self_collision_line
 from springsim.bench.targets import check_targets
 
 
@@ -54,6 +55,7 @@ class Run:
         self.comparisons: list[dict] = []
         self.peer_rows: list[dict] = []
         self.busy: dict | None = None
+        self.self_collision: dict | None = None
 
     def say(self, text: str = "") -> None:
         """Print a line of the report."""
@@ -257,6 +259,10 @@ def run(args: argparse.Namespace, out) -> dict:
     if args.peers if args.peers is not None else not args.quick:
         bench.peers(scenes)
     results = bench.table(scenes, args.methods)
+    if args.scenes is None:  # the default scenes: and the cost of self-collision
+        bench.self_collision = self_collision_cost(bench.seconds, bench.repeats)
+        bench.say()
+        bench.say(self_collision_line(bench.self_collision))
     if args.busy:
         bench.busy = busy_threads(seconds=bench.seconds, repeats=bench.repeats)
         for line in busy_lines(bench.busy):
@@ -299,6 +305,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "peers": bench.peer_rows,
         "comparisons": bench.comparisons,
         "busy": bench.busy,
+        "self_collision": bench.self_collision,
         **extras,
         "seconds": elapsed,
     }

@@ -6,6 +6,7 @@ from springsim.bench.memory import STEPS, process_growth
 from springsim.bench.report import target_line
 from springsim.bench.scaling import thread_speedup, two_systems
 from springsim.bench.scenes import FULL_SCENES, TARGET_METHOD, TARGET_SCENE
+from springsim.bench.selfcol import SELF_COLLISION_FACTOR
 
 #: ns per spring-step on 1 thread, symplectic Euler, per scene.
 NS_TARGETS = {
@@ -195,7 +196,8 @@ def check_targets(bench) -> dict:
     """Measure what the targets need (reusing the run's figures) and print the verdicts.
 
     ``bench`` is the run (:class:`springsim.bench.cli.Run`): its ``measure``,
-    ``peer_rows``, ``busy``, ``quick``, ``seconds``, ``repeats``, ``info`` and ``say``.
+    ``peer_rows``, ``busy``, ``self_collision``, ``quick``, ``seconds``, ``repeats``,
+    ``info`` and ``say``.
 
     Returns
     -------
@@ -224,6 +226,19 @@ def check_targets(bench) -> dict:
     )
     thread_targets, scaling = _thread_targets(bench)
     targets += thread_targets
+    cost = bench.self_collision
+    targets.append(
+        _target(
+            "self-collision / none, 100×100 cloth falling onto itself",
+            f"<= {SELF_COLLISION_FACTOR:g}×",
+            None if cost is None else cost["ratio"],
+            "×",
+            None if cost is None else cost["ratio"] <= SELF_COLLISION_FACTOR,
+            "default scenes only"
+            if cost is None
+            else f"{cost['ns_with']:.2f} vs {cost['ns_without']:.2f} ns per spring-step",
+        )
+    )
     memory_targets, memory = _memory_targets()
     targets += memory_targets
     for target in targets:

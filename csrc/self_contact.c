@@ -1,0 +1,271 @@
+/* self_contact.c - surfaces that do not pass through themselves: node-triangle
+ * repulsion with a thickness, for the system's faces.
+ *
+ * A node p that is not a vertex of triangle (a, b, c) and lies within the thickness h
+ * of it, at distance d from its closest point q = w_a a + w_b b + w_c c (barycentric
+ * weights, summing to 1), is pushed away from q by the penalty
+ *     F = k (h - d) n,   n = (p - q) / d                              N
+ * and the triangle's vertices are pushed back by -w_a F, -w_b F, -w_c F: the forces
+ * sum to zero (momentum is conserved to round-off) and they are minus the gradient of
+ *     E = 1/2 k (h - d)^2                                             J
+ * (the closest point moves along the triangle, perpendicular to n, so d's gradient is
+ * n on p and -w n on the vertices), the energy ss_energy reports as `contact`. With
+ * friction mu, the sliding part u_t of the relative velocity u = v_p - sum w v is
+ * resisted by -mu |F| u_t / sqrt(|u_t|^2 + s^2), Coulomb friction smoothed below the
+ * slip speed s = SS_SELF_SLIP; its power goes to `dissipated` with damping's.
+ *
+ * Which pairs are checked: see self_contact_list.c.
+ *
+ * Forces are added pair by pair in list order, by one thread, where the gas and the
+ * air on faces are added (forces.c): bit-identical for any thread count.
+ *
+ * Crossings (counted in self_contact_list.c, at every rebuild of the list and at the end
+ * of every step call): a node whose side of a triangle of the list changed while its
+ * projection stayed inside the triangle went through. Counted, not undone. */
+#include "self_contact_list.h"
+
+#include <math.h>
+#include <string.h>
+
+/* m/s: friction is smoothed below this sliding speed (so that it has a power). */
+#define SS_SELF_SLIP 1e-3
+
+/* One pair's contact at x: 0 when apart (d >= h); else 1, with the weights w, the unit
+ * direction n from the closest point to the node, and the penetration h - d. */
+static int pair_contact(const ss_self_contact *sc, const double *x, const int32_t *faces,
+                        const int32_t *pair, double w[3], double n[3], double *depth) {
+    const double *p = x + 3 * (size_t)pair[0];
+    const int32_t *tri = faces + 3 * (size_t)pair[1];
+    const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
+                 *c = x + 3 * (size_t)tri[2];
+    ss_closest_weights(p, a, b, c, w);
+    double d2 = 0.0;
+    for (int q = 0; q < 3; q++) {
+        n[q] = p[q] - (w[0] * a[q] + w[1] * b[q] + w[2] * c[q]);
+        d2 += n[q] * n[q];
+    }
+    const double h = sc->thickness;
+    if (!(d2 < h * h))
+        return 0;
+    double d = sqrt(d2);
+    if (d == 0.0) { /* on the triangle: push along its normal */
+        const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        const double e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        d = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (!(d > 0.0))
+            return 0;
+        *depth = h;
+    } else {
+        *depth = h - d;
+    }
+    for (int q = 0; q < 3; q++)
+        n[q] /= d;
+    return 1;
+}
+
+/* The friction force g (N) of a touching pair pushed with fn (N), and its power, W. */
+static double friction_force(const ss_self_contact *sc, const double *v, const int32_t *faces,
+                             const int32_t *pair, const double w[3], const double n[3], double fn,
+                             double g[3]) {
+    const double *vp = v + 3 * (size_t)pair[0];
+    const int32_t *tri = faces + 3 * (size_t)pair[1];
+    double u[3];
+    for (int q = 0; q < 3; q++)
+        u[q] = vp[q] - (w[0] * v[3 * (size_t)tri[0] + q] + w[1] * v[3 * (size_t)tri[1] + q] +
+                        w[2] * v[3 * (size_t)tri[2] + q]);
+    const double un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
+    double ut2 = 0.0;
+    for (int q = 0; q < 3; q++) {
+        u[q] -= un * n[q];
+        ut2 += u[q] * u[q];
+    }
+    const double scale = sc->friction * fn / sqrt(ut2 + SS_SELF_SLIP * SS_SELF_SLIP);
+    for (int q = 0; q < 3; q++)
+        g[q] = -scale * u[q];
+    return scale * ut2;
+}
+
+int ss_self_contact_active(const ss_system *sys) {
+    return sys->self_contact != NULL && sys->num_faces > 0 && sys->dim == 3;
+}
+
+void ss_self_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                                size_t stride) {
+    ss_self_contact *sc = sys->self_contact;
+    if (ss_self_contact_refresh(sc, sys, x)) {
+        for (size_t i = 0; i < sys->num_nodes; i++)
+            f[i * stride] = NAN; /* out of memory: the step fails and rolls back */
+        return;
+    }
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    const double k = sc->stiffness;
+    for (size_t c = 0; c < sc->count; c++) {
+        const int32_t *pair = sc->pairs + 2 * c;
+        double w[3], n[3], depth;
+        if (!pair_contact(sc, x, faces, pair, w, n, &depth))
+            continue;
+        const double fn = k * depth;
+        double F[3] = {fn * n[0], fn * n[1], fn * n[2]};
+        if (sc->friction > 0.0) {
+            double g[3];
+            friction_force(sc, v, faces, pair, w, n, fn, g);
+            for (int q = 0; q < 3; q++)
+                F[q] += g[q];
+        }
+        double *fp = f + (size_t)pair[0] * stride;
+        const int32_t *tri = faces + 3 * (size_t)pair[1];
+        for (int q = 0; q < 3; q++)
+            fp[q] += F[q];
+        for (int corner = 0; corner < 3; corner++) {
+            double *fv = f + (size_t)tri[corner] * stride;
+            for (int q = 0; q < 3; q++)
+                fv[q] -= w[corner] * F[q];
+        }
+    }
+}
+
+double ss_self_contact_energy(const ss_system *sys) {
+    if (!ss_self_contact_active(sys))
+        return 0.0;
+    ss_self_contact *sc = sys->self_contact;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS);
+    if (ss_self_contact_refresh(sc, sys, x))
+        return NAN;
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    double energy = 0.0;
+    for (size_t c = 0; c < sc->count; c++) {
+        double w[3], n[3], depth;
+        if (pair_contact(sc, x, faces, sc->pairs + 2 * c, w, n, &depth))
+            energy += depth * depth;
+    }
+    return 0.5 * sc->stiffness * energy;
+}
+
+double ss_self_contact_power(const ss_system *sys) {
+    if (!ss_self_contact_active(sys) || sys->self_contact->friction == 0.0)
+        return 0.0;
+    ss_self_contact *sc = sys->self_contact;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    if (ss_self_contact_refresh(sc, sys, x))
+        return NAN;
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    double power = 0.0;
+    for (size_t c = 0; c < sc->count; c++) {
+        double w[3], n[3], depth, g[3];
+        if (pair_contact(sc, x, faces, sc->pairs + 2 * c, w, n, &depth))
+            power +=
+                friction_force(sc, v, faces, sc->pairs + 2 * c, w, n, sc->stiffness * depth, g);
+    }
+    return power;
+}
+
+void ss_self_contact_end_step(ss_system *sys) {
+    if (ss_self_contact_active(sys))
+        ss_self_contact_count_crossings(sys->self_contact, sys, SS_DOUBLES(sys, SS_POSITIONS));
+}
+
+ss_status ss_self_contact_set(ss_system *sys, double thickness, double stiffness, double friction) {
+    if (thickness == 0.0) {
+        ss_self_contact_free(sys);
+        return SS_OK;
+    }
+    if (sys->dim != 3)
+        return ss_fail(sys, SS_ERR_VALUE,
+                       "self-collision needs a 3D system (its faces are triangles in space)");
+    if (!isfinite(thickness) || !(thickness > 0.0))
+        return ss_fail(sys, SS_ERR_VALUE, "thickness is %g: must be finite and > 0 m", thickness);
+    if (!isfinite(stiffness) || !(stiffness > 0.0))
+        return ss_fail(sys, SS_ERR_VALUE, "stiffness is %g: must be finite and > 0 N/m", stiffness);
+    if (!isfinite(friction) || !(friction >= 0.0))
+        return ss_fail(sys, SS_ERR_VALUE, "friction is %g: must be finite and >= 0", friction);
+    ss_self_contact *sc = sys->self_contact;
+    if (!sc) {
+        sc = ss_malloc(sizeof *sc);
+        if (!sc)
+            return ss_fail(sys, SS_ERR_NOMEM, "out of memory for self-collision");
+        memset(sc, 0, sizeof *sc);
+        sys->self_contact = sc;
+    }
+    sc->thickness = thickness;
+    sc->stiffness = stiffness;
+    sc->friction = friction;
+    sc->margin = thickness;
+    sc->crossings = 0;
+    sc->valid = 0;
+    sc->seen_valid = 0;
+    sc->opposite_valid = 0;
+    return SS_OK;
+}
+
+int ss_self_contact_get(const ss_system *sys, double out[3]) {
+    const ss_self_contact *sc = sys->self_contact;
+    if (!sc)
+        return 0;
+    out[0] = sc->thickness;
+    out[1] = sc->stiffness;
+    out[2] = sc->friction;
+    return 1;
+}
+
+size_t ss_self_contact_crossings(const ss_system *sys) {
+    return sys->self_contact ? sys->self_contact->crossings : 0;
+}
+
+void ss_self_contact_set_crossings(ss_system *sys, size_t crossings) {
+    ss_self_contact *sc = sys->self_contact;
+    if (!sc)
+        return;
+    sc->crossings = crossings;
+    sc->valid = sc->seen_valid = 0; /* a rollback: positions the list has not seen */
+}
+
+ss_status ss_self_contact_copy(ss_system *dst, const ss_system *src) {
+    dst->self_contact = NULL;
+    const ss_self_contact *from = src->self_contact;
+    if (!from)
+        return SS_OK;
+    ss_self_contact *sc = ss_malloc(sizeof *sc);
+    if (!sc)
+        return SS_ERR_NOMEM;
+    memset(sc, 0, sizeof *sc);
+    sc->thickness = from->thickness;
+    sc->stiffness = from->stiffness;
+    sc->friction = from->friction;
+    sc->margin = from->margin;
+    sc->crossings = from->crossings;
+    dst->self_contact = sc;
+    return SS_OK;
+}
+
+void ss_self_contact_free(ss_system *sys) {
+    ss_self_contact *sc = sys->self_contact;
+    if (!sc)
+        return;
+    ss_free(sc->pairs);
+    ss_free(sc->built_x);
+    ss_free(sc->buckets);
+    ss_free(sc->sorted);
+    ss_free(sc->seen_x);
+    ss_free(sc->opposite);
+    ss_free(sc->sorted_x);
+    ss_free(sc->hits);
+    ss_free(sc);
+    sys->self_contact = NULL;
+}
+
+size_t ss_self_contact_nbytes(const ss_system *sys) {
+    const ss_self_contact *sc = sys->self_contact;
+    if (!sc)
+        return 0;
+    return sizeof *sc + (sc->pairs ? 2 * sc->pair_capacity * sizeof(int32_t) : 0) +
+           (sc->built_x ? sc->built_capacity * sizeof(double) : 0) +
+           (sc->buckets ? sc->bucket_capacity * sizeof(size_t) : 0) +
+           (sc->sorted ? sc->sorted_capacity * sizeof(int32_t) : 0) +
+           (sc->seen_x ? sc->seen_capacity * sizeof(double) : 0) +
+           (sc->opposite ? sc->opposite_capacity * sizeof(int32_t) : 0) +
+           (sc->sorted_x ? sc->sorted_x_capacity * sizeof(double) : 0) +
+           (sc->hits ? sc->hits_capacity * sizeof(int32_t) : 0);
+}

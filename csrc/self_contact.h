@@ -1,0 +1,38 @@
+/* self_contact.h - part of the kernel API: surfaces that do not pass through
+ * themselves (self_contact.c). Included by springsim.h only, at its place there. */
+#ifndef SPRINGSIM_SELF_CONTACT_H
+#define SPRINGSIM_SELF_CONTACT_H
+
+/* ---- Self-collision of surfaces (self_contact.c) ----------------------- */
+
+/* Turn node-triangle repulsion on (thickness > 0, m; stiffness > 0, N/m; friction >= 0,
+ * Coulomb) for the system's faces, or off (thickness == 0: the others are ignored).
+ * SS_ERR_VALUE, changing nothing, unless the system is 3D with faces, the values are
+ * finite and in range, and thickness < half the shortest face edge now. */
+ss_status ss_self_contact_set(ss_system *sys, double thickness, double stiffness, double friction);
+/* Nonzero when on; then out = {thickness, stiffness, friction}. */
+int ss_self_contact_get(const ss_system *sys, double out[3]);
+/* Crossings detected since it was turned on (see self_contact_list.c). */
+size_t ss_self_contact_crossings(const ss_system *sys);
+void ss_self_contact_set_crossings(ss_system *sys, size_t crossings);
+/* Nonzero when on and the system has faces: the force evaluation calls add_forces. */
+int ss_self_contact_active(const ss_system *sys);
+/* f (rows `stride` doubles apart) += the contact forces at state (x, v), in the
+ * candidate list's order (one thread). Out of memory for the list: NaN forces (the step
+ * then rolls back). */
+void ss_self_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                                size_t stride);
+/* sum 1/2 k (h - d)^2 over touching node-triangle pairs at the current positions, J. */
+double ss_self_contact_energy(const ss_system *sys);
+/* Power the friction takes out of the motion at the current state, W (>= 0). */
+double ss_self_contact_power(const ss_system *sys);
+/* At the end of a successful step call: count the nodes that went through a triangle
+ * they were near since the last check (see self_contact_list.c). */
+void ss_self_contact_end_step(ss_system *sys);
+/* Deep-copy the setting (not the candidate list) into dst, whose pointer is src's. */
+ss_status ss_self_contact_copy(ss_system *dst, const ss_system *src);
+void ss_self_contact_free(ss_system *sys);
+/* Bytes held, candidates and grid included. */
+size_t ss_self_contact_nbytes(const ss_system *sys);
+
+#endif
