@@ -280,7 +280,7 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
                 cell = extent;
         }
     }
-    ss_grid grid;
+    ss_grid grid = {0}; /* (every field is set below; zeroed for the compiler) */
     const size_t num_buckets = make_grid(&grid, x, n, (cell + 2.0 * reach) / (SS_SPAN - 1));
     if (ss_self_contact_reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1,
                                 sizeof(size_t)) ||
