@@ -87,6 +87,7 @@ def energy(sim: Any) -> dict[str, float]:
         "elastic": e.elastic,
         "gravity": e.gravity,
         "pressure": e.pressure,
+        "contact": e.contact,
         "total": e.total,
         "dissipated": float(sim.dissipated),
     }

@@ -139,7 +139,7 @@ def save_history_html(history: Any, path: Any) -> pathlib.Path:
             "run(..., frames=F) records them"
         )
     times = np.asarray(history.frame_times, dtype=np.float64)
-    terms = ("kinetic", "elastic", "gravity", "pressure", "dissipated")
+    terms = ("kinetic", "elastic", "gravity", "pressure", "contact", "dissipated")
     at = {
         name: np.interp(times, history.times, getattr(history, name))
         if len(history.times)
@@ -149,7 +149,7 @@ def save_history_html(history: Any, path: Any) -> pathlib.Path:
     energies = []
     for k in range(count):
         energy = {name: float(at[name][k]) for name in terms}
-        energy["total"] = sum(energy[name] for name in terms[:4])
+        energy["total"] = sum(energy[name] for name in terms[:5])
         energies.append(energy)
     positions = np.ascontiguousarray(history.frames, dtype=np.float32)
     frames = [(float(times[k]), positions[k].tobytes(), energies[k]) for k in range(count)]

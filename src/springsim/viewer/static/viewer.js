@@ -18,7 +18,7 @@ const NODE = "#1f4e9c";
 const PIN = "#d62728";
 const TERMS = [
   ["kinetic", "#1f77b4"], ["elastic", "#2ca02c"], ["gravity", "#9467bd"],
-  ["pressure", "#8c564b"], ["total", "#111111"], ["books", "#ff7f0e"],
+  ["pressure", "#8c564b"], ["contact", "#e377c2"], ["total", "#111111"], ["books", "#ff7f0e"],
 ];
 const HISTORY = 600;
 
