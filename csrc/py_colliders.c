@@ -39,6 +39,21 @@ PyObject *ss_py_system_add_collider(SystemObject *self, PyObject *args) {
     return st ? ss_py_raise_status(sys, st) : PyLong_FromLong(id);
 }
 
+/* The collider `id` of a system that may be written, with its values checked on the way
+ * in; NULL with ValueError if it was removed (or is not a mesh when `mesh` is set). */
+static ss_collider *collider_to_edit(SystemObject *self, long id, int mesh, ss_system **sys) {
+    *sys = ss_py_writable_system(self);
+    if (!*sys)
+        return NULL;
+    ss_collider *found = ss_system_find_collider(*sys, id);
+    if (!found || (mesh && found->kind != SS_MESH)) {
+        PyErr_SetString(PyExc_ValueError, mesh ? "this mesh collider was removed from the system"
+                                               : "this collider was removed from the system");
+        return NULL;
+    }
+    return found;
+}
+
 /* _set_collider(id, vector, scalar, restitution, friction): replace every value. */
 PyObject *ss_py_system_set_collider(SystemObject *self, PyObject *args) {
     long id;
@@ -47,14 +62,10 @@ PyObject *ss_py_system_set_collider(SystemObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "lOddd:_set_collider", &id, &vector, &scalar, &restitution,
                           &friction))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
-    if (!sys)
+    ss_system *sys;
+    ss_collider *old = collider_to_edit(self, id, 0, &sys);
+    if (!old)
         return NULL;
-    ss_collider *old = ss_system_find_collider(sys, id);
-    if (!old) {
-        PyErr_SetString(PyExc_ValueError, "this collider was removed from the system");
-        return NULL;
-    }
     ss_collider c = *old;
     c.restitution = restitution;
     c.friction = friction;
@@ -138,14 +149,10 @@ PyObject *ss_py_system_set_shape(SystemObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "lOOddd:_set_shape", &id, &center, &end, &radius, &restitution,
                           &friction))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
-    if (!sys)
+    ss_system *sys;
+    ss_collider *old = collider_to_edit(self, id, 0, &sys);
+    if (!old)
         return NULL;
-    ss_collider *old = ss_system_find_collider(sys, id);
-    if (!old) {
-        PyErr_SetString(PyExc_ValueError, "this collider was removed from the system");
-        return NULL;
-    }
     ss_collider c = *old;
     c.radius = radius;
     c.restitution = restitution;
@@ -209,14 +216,10 @@ PyObject *ss_py_system_set_mesh(SystemObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "lOddd:_set_mesh", &id, &vertices, &thickness, &restitution,
                           &friction))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
-    if (!sys)
+    ss_system *sys;
+    ss_collider *old = collider_to_edit(self, id, 1, &sys);
+    if (!old)
         return NULL;
-    ss_collider *old = ss_system_find_collider(sys, id);
-    if (!old || old->kind != SS_MESH) {
-        PyErr_SetString(PyExc_ValueError, "this mesh collider was removed from the system");
-        return NULL;
-    }
     ss_collider c = *old;
     c.thickness = thickness;
     c.restitution = restitution;
