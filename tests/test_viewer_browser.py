@@ -353,3 +353,32 @@ def test_a_box_and_a_node_radius_are_drawn_where_projected_2d(browser, page):
         assert np.abs(near - np.array(RADIUS)).max() <= 3, (angle, near)
         for beyond in (1.05, 1.5):
             assert (colour_at(image, *(centre + beyond * radius * way)) == WHITE).all()
+
+
+def test_node_radii_in_3d_shrink_with_depth(browser, page):
+    sim = ss.System(dim=3)
+    sim.add_nodes([[0.0, 0.0, -1.0], [0.6, 0.2, 1.0]])
+    sim.radii = 0.2
+    page(sim, dt=1e-3, substeps=1)
+    time.sleep(0.1)  # the frame is drawn at the next animation frame after it arrives
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    url = browser.execute_script(
+        "return document.querySelector('canvas[data-role=scene]').toDataURL('image/png')"
+    )
+    rgba = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGBA")
+    # over white (the WebGL layer's background below this one, or its own white fill)
+    white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+    image = np.asarray(Image.alpha_composite(white, rgba).convert("RGB")).astype(int)
+    f = camera["height"] / 2 / math.tan(camera["fov"] / 2)
+    radii = []
+    for centre, point in zip(projected(camera, sim.positions), sim.positions, strict=True):
+        # the perspective projection's size of 0.2 m at the node's depth, f r / d
+        radius = f * 0.2 / camera_depth(camera, point)
+        radii.append(radius)
+        for angle in np.radians([0, 60, 120, 180, 240, 300]):
+            way = np.array([math.cos(angle), -math.sin(angle)])
+            near = colour_at(image, *(centre + 0.93 * radius * way))
+            assert np.abs(near - np.array(RADIUS)).max() <= 3, (angle, near)
+            for beyond in (1.07, 1.5):
+                assert (colour_at(image, *(centre + beyond * radius * way)) == WHITE).all()
+    assert abs(radii[0] / radii[1] - 1) > 0.2  # the depths differ: the test tells 1/d
