@@ -119,7 +119,7 @@ def scene_key(sim: Any) -> tuple[Any, ...]:
     shapes = []
     for row in sim._colliders():
         cid, kind = row[0], row[1]
-        shape = sim._collider_shape(cid) if kind in (BOX, CAPSULE, MESH) else None
+        shape: Any = sim._collider_shape(cid) if kind in (BOX, CAPSULE, MESH) else None
         if kind == MESH:
             shape = np.asarray(shape[0]).tobytes()  # the vertices; the faces never change
         shapes.append((tuple(row), shape))

@@ -1,9 +1,10 @@
 """The viewer's front end (JavaScript shipped in the package) and standalone HTML files.
 
-The front end is ``viewer.js``, an ES module of our own (Canvas 2D drawing, no library,
-nothing fetched at run time). A standalone file inlines it with the recorded frames
-(base64 float32) and a small player standing in for the widget's model, so the same
-drawing code plays them offline.
+The front end is ``shapes.js``, ``gl.js`` and ``viewer.js`` joined into one ES module
+of our own (Canvas 2D and WebGL 2 drawing, no library, nothing fetched at run time). A
+standalone file inlines it with the recorded frames (base64 float32), the scene's
+buffers (springs, faces, collider triangles, radii) and a small player standing in for
+the widget's model, so the same drawing code plays them offline.
 """
 
 from __future__ import annotations
