@@ -403,3 +403,94 @@ def test_a_history_saves_as_html(tmp_path):
     short = rope.run(0.01, 1e-3, progress=False)
     with pytest.raises(ValueError, match="run\\(..., frames=F\\) records them"):
         short.save_html(tmp_path / "short.html")
+
+
+def scenes(tap):
+    return [m for m in tap.sent if m[0]["type"] == "scene"]
+
+
+def test_the_scene_carries_collider_triangles_and_radii_as_float32():
+    from springsim._plot_colliders import collider_triangles
+
+    sim = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=50.0)
+    sim.add_box([0.5, -1.0, 0.5], [0.3, 0.2, 0.1])
+    sim.add_capsule([0.0, -2.0, 0.0], [1.0, -2.0, 0.0], 0.1)
+    mesh = sim.add_mesh_collider([[0, -3, 0], [1, -3, 0], [0, -3, 1]], [[0, 1, 2]])
+    viewer = ss.view(sim, dt=1e-3, substeps=1)
+    try:
+        tap = Tap(viewer)
+        viewer._handle({"type": "hello"})
+        content, buffers = tap.last("scene")
+        expected = collider_triangles(sim).astype(np.float32)
+        assert content["triangles"] == len(expected) > 12 + 1  # a box, a capsule, a triangle
+        sent = np.frombuffer(buffers[2], "<f4").reshape(-1, 3, 3)
+        assert np.array_equal(sent, expected)
+        # the box's triangles have its 8 corners, centre ± half extents (independent of
+        # collider_triangles: the box is the first collider, its 12 triangles first)
+        corners = {tuple(v) for v in sent[:12].reshape(-1, 3).tolist()}
+        signs = [(a, b, c) for a in (-1, 1) for b in (-1, 1) for c in (-1, 1)]
+        want = {
+            tuple(
+                np.float32(x).item()
+                for x in np.array([0.5, -1.0, 0.5]) + np.array(s) * [0.3, 0.2, 0.1]
+            )
+            for s in signs
+        }
+        assert corners == want
+        # no radius anywhere: no radii buffer
+        assert content["radii"] is False and len(buffers) == 3
+        # an unchanged scene is not sent again with each frame
+        count = len(scenes(tap))
+        viewer.step()
+        viewer.step()
+        assert len(scenes(tap)) == count
+        # a mesh moved between frames is sent again, where it went
+        mesh.vertices = mesh.vertices + [0.0, 0.5, 0.0]
+        viewer.step()
+        assert len(scenes(tap)) == count + 1
+        sent = np.frombuffer(scenes(tap)[-1][1][2], "<f4").reshape(-1, 3, 3)
+        assert np.array_equal(sent[-1], np.float32([[0, -2.5, 0], [1, -2.5, 0], [0, -2.5, 1]]))
+        # radii set: sent too, as float32 per node
+        sim.radii = np.linspace(0.0, 0.05, sim.num_nodes)
+        viewer.step()
+        content, buffers = scenes(tap)[-1]
+        assert len(scenes(tap)) == count + 2 and content["radii"] is True
+        assert np.array_equal(np.frombuffer(buffers[3], "<f4"), sim.radii.astype(np.float32))
+    finally:
+        viewer.close()
+
+
+def embedded(path):
+    text = path.read_text()
+    return json.loads(re.search(r'type="application/json">(.*?)</script>', text, re.S)[1])
+
+
+def test_saved_html_carries_the_triangles_and_radii(tmp_path):
+    rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+    rope.add_box([0.5, -0.5], [0.2, 0.1])
+    rope.add_capsule([0.0, -1.0], [1.0, -1.0], 0.05)
+    rope.radii = [0.0, 0.05, 0.1, 0.0, 0.02]
+    history = rope.run(0.2, 1e-3, frames=5, progress=False)
+    viewer = ss.view(rope)
+    try:
+        live = embedded(viewer.save_html(tmp_path / "live.html", duration=0.1))
+    finally:
+        viewer.close()
+    for data, triangles, radii in (
+        (live, history.collider_triangles, rope.radii),
+        (
+            embedded(history.save_html(tmp_path / "run.html")),
+            history.collider_triangles,
+            history.radii,
+        ),
+    ):
+        assert data["scene"]["triangles"] == len(triangles) > 2 and data["scene"]["radii"]
+        sent = np.frombuffer(base64.b64decode(data["triangles"]), "<f4").reshape(-1, 3, 2)
+        assert np.array_equal(sent, triangles.astype(np.float32))
+        assert np.frombuffer(base64.b64decode(data["radii"]), "<f4").tolist() == [
+            np.float32(r).item() for r in radii
+        ]
+    # a run without radii and colliders: no radii entry, no triangles
+    plain = ss.string(3, length=1.0, mass=0.03, stiffness=30.0, dim=2)
+    data = embedded(plain.run(0.1, 1e-3, frames=3, progress=False).save_html(tmp_path / "p.html"))
+    assert data["radii"] is None and data["triangles"] == "" and not data["scene"]["radii"]

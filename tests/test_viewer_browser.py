@@ -305,3 +305,80 @@ def test_a_saved_history_plays_standalone(browser, tmp_path):
     state = browser.execute_script(f"return {VIEW}.state()")
     assert state["nodes"] == 8
     wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= state["frame"] + 5)
+
+
+SHAPE = (150, 150, 150)  # shapes.js's SHAPE_2D
+RADIUS = (255, 217, 183)  # rgba(255, 127, 14, 0.3) over white: 255 - 0.3 (255 - c)
+WHITE = (255, 255, 255)
+
+
+def colour_at(image, x, y):
+    return image[int(math.floor(y)), int(math.floor(x))]
+
+
+def test_a_box_and_a_node_radius_are_drawn_where_projected_2d(browser, page):
+    rope = ss.string(3, length=1.0, mass=0.03, stiffness=30.0, dim=2, direction=(1, 0))
+    rope.add_box([0.5, -0.3], [0.3, 0.08])
+    rope.radii = [0.0, 0.1, 0.0]
+    page(rope, dt=1e-3, substeps=1)
+    time.sleep(0.1)  # the frame is drawn at the next animation frame after it arrives
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    image = pixels(browser)
+    (left, bottom), (right, top) = projected(camera, np.array([[0.2, -0.38], [0.8, -0.22]]))
+    assert 0 < left < right < camera["width"] and 0 < top < bottom < camera["height"]
+    # every pixel 2 px or more inside the projected rectangle is the box's grey (an
+    # opaque fill: exact but for rounding)...
+    xs = np.arange(math.ceil(left + 2), math.floor(right - 2))
+    ys = np.arange(math.ceil(top + 2), math.floor(bottom - 2))
+    inside = image[np.ix_(ys, xs)]
+    assert inside.size and (np.abs(inside - np.array(SHAPE)).max(axis=-1) <= 2).all()
+    # ... and a frame 3 to 5 px outside it is the white background (the fill and its
+    # half-pixel seam stroke end within 1.5 px of the edge)
+    for d in (3, 5):
+        edge = [colour_at(image, x, top - d) for x in xs] + [
+            colour_at(image, x, bottom + d) for x in xs
+        ]
+        edge += [colour_at(image, left - d, y) for y in ys] + [
+            colour_at(image, right + d, y) for y in ys
+        ]
+        assert (np.array(edge) == WHITE).all(), d
+    # the middle node's radius: a disc of 0.1 m at the view's scale, in the directions
+    # clear of the springs (they run along x through it)
+    centre, rim = projected(camera, np.array([rope.positions[1], rope.positions[1] + [0.1, 0]]))
+    radius = float(np.linalg.norm(rim - centre))
+    assert radius > 20  # large enough that 5 % of it is beyond antialiasing
+    for angle in np.radians([45, 90, 135, 225, 270, 315]):
+        way = np.array([math.cos(angle), -math.sin(angle)])
+        near = colour_at(image, *(centre + 0.95 * radius * way))
+        assert np.abs(near - np.array(RADIUS)).max() <= 3, (angle, near)
+        for beyond in (1.05, 1.5):
+            assert (colour_at(image, *(centre + beyond * radius * way)) == WHITE).all()
+
+
+def test_node_radii_in_3d_shrink_with_depth(browser, page):
+    sim = ss.System(dim=3)
+    sim.add_nodes([[0.0, 0.0, -1.0], [0.6, 0.2, 1.0]])
+    sim.radii = 0.2
+    page(sim, dt=1e-3, substeps=1)
+    time.sleep(0.1)  # the frame is drawn at the next animation frame after it arrives
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    url = browser.execute_script(
+        "return document.querySelector('canvas[data-role=scene]').toDataURL('image/png')"
+    )
+    rgba = Image.open(io.BytesIO(base64.b64decode(url.split(",", 1)[1]))).convert("RGBA")
+    # over white (the WebGL layer's background below this one, or its own white fill)
+    white = Image.new("RGBA", rgba.size, (255, 255, 255, 255))
+    image = np.asarray(Image.alpha_composite(white, rgba).convert("RGB")).astype(int)
+    f = camera["height"] / 2 / math.tan(camera["fov"] / 2)
+    radii = []
+    for centre, point in zip(projected(camera, sim.positions), sim.positions, strict=True):
+        # the perspective projection's size of 0.2 m at the node's depth, f r / d
+        radius = f * 0.2 / camera_depth(camera, point)
+        radii.append(radius)
+        for angle in np.radians([0, 60, 120, 180, 240, 300]):
+            way = np.array([math.cos(angle), -math.sin(angle)])
+            near = colour_at(image, *(centre + 0.93 * radius * way))
+            assert np.abs(near - np.array(RADIUS)).max() <= 3, (angle, near)
+            for beyond in (1.07, 1.5):
+                assert (colour_at(image, *(centre + beyond * radius * way)) == WHITE).all()
+    assert abs(radii[0] / radii[1] - 1) > 0.2  # the depths differ: the test tells 1/d

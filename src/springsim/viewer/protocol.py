@@ -3,9 +3,14 @@
 Python -> browser (each a JSON ``content`` dict and binary ``buffers``, never lists of
 numbers in JSON):
 
-- ``{"type": "scene", "dim", "nodes", "springs", "faces", "colliders"}`` with buffers
-  ``[springs int32 (M, 2), faces int32 (F, 3)]``: the topology, sent when the front end
-  says hello and whenever it changes (springs torn, nodes added).
+- ``{"type": "scene", "dim", "nodes", "springs", "faces", "colliders", "triangles",
+  "radii"}`` with buffers ``[springs int32 (M, 2), faces int32 (F, 3), triangles
+  float32 (T, 3, dim)]`` and, when ``radii`` is true, ``radii float32 (N,)``: the
+  topology, the planes and spheres (``colliders``, rows of
+  :func:`springsim.colliders.collider_rows`), the boxes, capsules and meshes as
+  triangles (:func:`springsim._plot_colliders.collider_triangles`) and the nodes'
+  contact radii; sent when the front end says hello and whenever one of them changes
+  (springs torn, nodes added, a collider moved, radii set: :func:`scene_key`).
 - ``{"type": "frame", "frame", "time", "energy", "color_by", "range"}`` with buffers
   ``[positions float32 (N, dim), pinned uint8 (N,)]`` and, when colouring by tension or
   strain, ``values float32 (M,)``: one drawn state.
@@ -24,7 +29,8 @@ from typing import Any, Final
 
 import numpy as np
 
-from springsim.colliders import collider_rows
+from springsim._plot_colliders import collider_triangles
+from springsim.colliders import BOX, CAPSULE, MESH, collider_rows
 
 #: The messages the front end may send, with the keys each needs.
 ACTIONS: Final[dict[str, tuple[str, ...]]] = {
@@ -47,27 +53,78 @@ COLOR_BY: Final = (None, "tension", "strain")
 
 
 def scene(sim: Any) -> tuple[dict[str, Any], list[bytes]]:
-    """The topology message of ``sim``: content and buffers (springs, faces).
+    """The scene message of ``sim``: content and buffers (springs, faces, collider
+    triangles, and the radii when a node has one).
 
     Examples
     --------
     >>> import numpy as np
     >>> import springsim as ss
-    >>> content, buffers = scene(ss.string(3, length=1.0, mass=0.1, stiffness=1.0, dim=2))
-    >>> content["nodes"], np.frombuffer(buffers[0], np.int32).tolist()
-    (3, [0, 1, 1, 2])
+    >>> rope = ss.string(3, length=1.0, mass=0.1, stiffness=1.0, dim=2)
+    >>> content, buffers = scene(rope)
+    >>> content["nodes"], np.frombuffer(buffers[0], np.int32).tolist(), len(buffers)
+    (3, [0, 1, 1, 2], 3)
+    >>> _ = rope.add_box([0.5, -1.0], [0.25, 0.5])
+    >>> rope.radii = 0.1
+    >>> content, buffers = scene(rope)
+    >>> content["triangles"], np.frombuffer(buffers[3], np.float32).tolist()
+    (2, [0.10000000149011612, 0.10000000149011612, 0.10000000149011612])
     """
-    springs = np.ascontiguousarray(sim.springs, dtype=np.int32)
-    faces = np.ascontiguousarray(sim.faces, dtype=np.int32)
+    return scene_of(
+        int(sim.dim),
+        int(sim.num_nodes),
+        sim.springs,
+        sim.faces,
+        collider_rows(sim),
+        collider_triangles(sim),
+        sim.radii if sim._has_radii() else None,
+    )
+
+
+def scene_of(
+    dim: int,
+    nodes: int,
+    springs: Any,
+    faces: Any,
+    colliders: Any,
+    triangles: Any,
+    radii: Any | None,
+) -> tuple[dict[str, Any], list[bytes]]:
+    """The scene message of these arrays (a live system's or a :class:`History`'s);
+    ``radii`` None, or all zero, when no node has a radius (then no radii buffer)."""
+    springs = np.ascontiguousarray(springs, dtype=np.int32).reshape(-1, 2)
+    faces = np.ascontiguousarray(faces, dtype=np.int32).reshape(-1, 3)
+    triangles = np.ascontiguousarray(triangles, dtype=np.float32).reshape(-1, 3, dim)
     content = {
         "type": "scene",
-        "dim": int(sim.dim),
-        "nodes": int(sim.num_nodes),
+        "dim": dim,
+        "nodes": nodes,
         "springs": len(springs),
         "faces": len(faces),
-        "colliders": collider_rows(sim).tolist(),
+        "colliders": np.asarray(colliders, dtype=np.float64).reshape(-1, dim + 2).tolist(),
+        "triangles": len(triangles),
+        "radii": False,
     }
-    return content, [springs.tobytes(), faces.tobytes()]
+    buffers = [springs.tobytes(), faces.tobytes(), triangles.tobytes()]
+    if radii is not None and np.any(np.asarray(radii) > 0):
+        content["radii"] = True
+        buffers.append(np.ascontiguousarray(radii, dtype=np.float32).tobytes())
+    return content, buffers
+
+
+def scene_key(sim: Any) -> tuple[Any, ...]:
+    """What the scene message depends on, cheaply (no triangles built): the counts,
+    each collider's row and shape (a mesh's vertices), and the radii. The viewer sends
+    the scene again when it changes."""
+    shapes = []
+    for row in sim._colliders():
+        cid, kind = row[0], row[1]
+        shape: Any = sim._collider_shape(cid) if kind in (BOX, CAPSULE, MESH) else None
+        if kind == MESH:
+            shape = np.asarray(shape[0]).tobytes()  # the vertices; the faces never change
+        shapes.append((tuple(row), shape))
+    radii = sim.radii.tobytes() if sim._has_radii() else b""
+    return (sim.num_nodes, sim.num_springs, tuple(shapes), radii)
 
 
 def spring_values(sim: Any, color_by: str | None) -> np.ndarray | None:

@@ -1,9 +1,10 @@
 """The viewer's front end (JavaScript shipped in the package) and standalone HTML files.
 
-The front end is ``viewer.js``, an ES module of our own (Canvas 2D drawing, no library,
-nothing fetched at run time). A standalone file inlines it with the recorded frames
-(base64 float32) and a small player standing in for the widget's model, so the same
-drawing code plays them offline.
+The front end is ``shapes.js``, ``gl.js`` and ``viewer.js`` joined into one ES module
+of our own (Canvas 2D and WebGL 2 drawing, no library, nothing fetched at run time). A
+standalone file inlines it with the recorded frames (base64 float32), the scene's
+buffers (springs, faces, collider triangles, radii) and a small player standing in for
+the widget's model, so the same drawing code plays them offline.
 """
 
 from __future__ import annotations
@@ -17,9 +18,10 @@ from typing import Any
 import numpy as np
 
 from springsim._files import path_name, write_atomically
+from springsim.viewer import protocol
 
 #: The front end's files, in the package (``springsim/viewer/static``).
-STATIC = ("gl.js", "viewer.js", "player.js")
+STATIC = ("shapes.js", "gl.js", "viewer.js", "player.js")
 
 
 def static_text(name: str) -> str:
@@ -36,14 +38,16 @@ def static_text(name: str) -> str:
 
 
 def front_end() -> str:
-    """The widget's ES module (anywidget's ``_esm``): ``gl.js`` then ``viewer.js``.
+    """The widget's ES module (anywidget's ``_esm``): ``shapes.js``, ``gl.js`` then
+    ``viewer.js``, joined (they share one module's scope: no imports to resolve).
 
     Examples
     --------
-    >>> "function render(" in front_end() and "function drawGL(" in front_end()
+    >>> code = front_end()
+    >>> all(f"function {name}(" in code for name in ("render", "drawGL", "drawRadii"))
     True
     """
-    return static_text("gl.js") + "\n" + static_text("viewer.js")
+    return "\n".join(static_text(name) for name in ("shapes.js", "gl.js", "viewer.js"))
 
 
 def _b64(data: bytes) -> str:
@@ -65,6 +69,8 @@ def html_document(
         "scene": content,
         "springs": _b64(buffers[0]),
         "faces": _b64(buffers[1]),
+        "triangles": _b64(buffers[2]),
+        "radii": _b64(buffers[3]) if len(buffers) > 3 else None,
         "pinned": _b64(pinned),
         "period": period,
         "times": [f[0] for f in frames],
@@ -111,7 +117,8 @@ def save_history_html(history: Any, path: Any) -> pathlib.Path:
     """Write a standalone HTML file playing the frames of a :class:`springsim.History`.
 
     The frames (``history.frames``: positions of ``frame_nodes``) are drawn with the
-    run's starting ``edges``, ``faces`` and ``colliders`` and the pins of its first
+    run's starting ``edges``, ``faces``, ``colliders``, ``collider_triangles`` and
+    ``radii`` and the pins of its first
     frame, played in real time; the energy trace shows the recorded energies at the
     frame times (interpolated linearly between records). :meth:`History.save_html`
     calls it.
@@ -153,19 +160,14 @@ def save_history_html(history: Any, path: Any) -> pathlib.Path:
         energies.append(energy)
     positions = np.ascontiguousarray(history.frames, dtype=np.float32)
     frames = [(float(times[k]), positions[k].tobytes(), energies[k]) for k in range(count)]
-    scene = (
-        {
-            "type": "scene",
-            "dim": int(history.dim),
-            "nodes": positions.shape[1],
-            "springs": len(history.edges),
-            "faces": len(history.faces),
-            "colliders": np.asarray(history.colliders, dtype=np.float64).tolist(),
-        },
-        [
-            np.ascontiguousarray(history.edges, dtype=np.int32).tobytes(),
-            np.ascontiguousarray(history.faces, dtype=np.int32).tobytes(),
-        ],
+    scene = protocol.scene_of(
+        int(history.dim),
+        positions.shape[1],
+        history.edges,
+        history.faces,
+        history.colliders,
+        history.collider_triangles,
+        history.radii,
     )
     pinned = np.ascontiguousarray(history.frame_pinned[0], dtype=np.uint8).tobytes()
     period = float(times[-1] - times[0]) / (count - 1)

@@ -90,7 +90,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._frame = 0
         self._acked = 0
         self._browser = False  # whether a front end has spoken (then frames wait for acks)
-        self._scene_key: tuple[int, int] = (-1, -1)
+        self._scene_key: tuple[Any, ...] = ()
         self._wake = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
         self._grabbed: dict[int, bool] = {}  # node -> whether it was pinned before
@@ -360,7 +360,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 self._wake.notify_all()
                 return
             if kind == "hello":
-                self._scene_key = (-1, -1)
+                self._scene_key = ()
                 self._send_state()
                 self._send_frame()
             elif kind in ("play", "pause"):
@@ -482,7 +482,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     def _send_frame(self) -> None:
         sim = self._sim
-        key = (sim.num_nodes, sim.num_springs)
+        # compared every frame: a collider moved or radii set between frames show
+        key = protocol.scene_key(sim)
         if key != self._scene_key:
             self._scene_key = key
             self._emit(*protocol.scene(sim))

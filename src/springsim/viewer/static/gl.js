@@ -1,7 +1,8 @@
-// springsim's live viewer, 3D faces and colliders in WebGL 2 (drawn under viewer.js's
-// Canvas 2D layer, which keeps springs, nodes, pins and labels). Python prepends this
-// file to viewer.js (one ES module). Where WebGL 2 is missing, viewer.js draws the faces
-// itself (Canvas 2D, painter's order).
+// springsim's live viewer, 3D faces and colliders (spheres, planes, and the boxes,
+// capsules and meshes as triangles: shapes.js's triangleMesh) in WebGL 2 (drawn under
+// viewer.js's Canvas 2D layer, which keeps springs, nodes, pins and labels). Python joins
+// shapes.js, this file and viewer.js into one ES module. Where WebGL 2 is missing,
+// viewer.js draws the faces itself (Canvas 2D, painter's order).
 //
 // The vertex shader projects exactly as project() in viewer.js, with a depth buffer
 // in place of painter's order; the light is at the eye, two-sided (a cloth is seen
@@ -93,7 +94,8 @@ function makeGL(canvas) {
     uniforms[name] = where(name);
   const mesh = () => ({ p: gl.createBuffer(), n: gl.createBuffer(), i: gl.createBuffer(), count: 0 });
   return { gl, program, uniforms, p: gl.getAttribLocation(program, "p"),
-           n: gl.getAttribLocation(program, "n"), faces: mesh(), extra: mesh() };
+           n: gl.getAttribLocation(program, "n"), faces: mesh(), extra: mesh(),
+           shapes: mesh() };
 }
 
 function glUpload(G, mesh, positions, normals, indices) {
@@ -178,8 +180,8 @@ function colliderMeshes(colliders, cam) {
   return [pack(balls), pack(floors)];
 }
 
-// Clear to white and draw the faces of S (its current positions), the spheres and the
-// planes (translucent, last, without writing depth).
+// Clear to white and draw the faces of S (its current positions), the spheres, the
+// collider triangles and the planes (translucent, last, without writing depth).
 function drawGL(G, cam, S, W, H, dpr, eye) {
   const gl = G.gl;
   gl.viewport(0, 0, W * dpr, H * dpr);
@@ -202,6 +204,11 @@ function drawGL(G, cam, S, W, H, dpr, eye) {
   const [balls, floors] = colliderMeshes(S.colliders, cam);
   glUpload(G, G.extra, ...balls);
   glDraw(G, G.extra, BALL, 1);
+  if (G.shapesOf !== S.triangles) { // uploaded when a scene message brings new ones
+    glUpload(G, G.shapes, ...triangleMesh(S.triangles, S.dim));
+    G.shapesOf = S.triangles;
+  }
+  glDraw(G, G.shapes, BALL, 1);
   gl.enable(gl.BLEND);
   // the canvas stays opaque (its alpha 1): the page composites it as premultiplied
   gl.blendFuncSeparate(gl.SRC_ALPHA, gl.ONE_MINUS_SRC_ALPHA, gl.ZERO, gl.ONE);

@@ -23,7 +23,8 @@ function springsimPlay(viewer, el, data) {
     on: (name, cb) => { if (name === "msg:custom") listeners.push(cb); },
     send: (msg) => {
       if (msg.type === "hello") {
-        emit(scene, [new DataView(bytes(data.springs)), new DataView(bytes(data.faces))]);
+        const buffers = [data.springs, data.faces, data.triangles, data.radii];
+        emit(scene, buffers.filter((b) => b !== null).map((b) => new DataView(bytes(b))));
         state();
         frame();
       } else if (msg.type === "play" || msg.type === "pause") {

@@ -1,6 +1,7 @@
 // springsim's live viewer: the front end of springsim.view() (an anywidget ES module).
 // Plain Canvas 2D drawing of our own: nothing is fetched, no library is loaded.
-// Python sends "scene" (topology), "frame" (float32 positions, uint8 pins, float32
+// Python sends "scene" (topology, colliders, contact radii: shapes.js draws the collider
+// triangles and the radii), "frame" (float32 positions, uint8 pins, float32
 // spring values) and "state" (controls) messages; this module sends back the user's
 // actions (play, pause, step, reset, set, slider, grab, drag, release, pin) and an
 // "ack" for each frame drawn, which paces the stepping thread to what the browser draws.
@@ -272,10 +273,12 @@ function drawScene(ctx, cam, S, W, H, G, dpr) {
     drawGL(G, cam, S, W, H, dpr, unproject(cam, 3, 2, 2, 1, 1, 0));
   } else {
     drawColliders(ctx, cam, S, W, H, P);
+    drawShapes(ctx, cam, S, P);
     drawFaces(ctx, S, xs, ys, ds, cam);
   }
   // springs are drawn over faces only when coloured: a fine cloth's lines hide it
   if (!S.faces.length || S.values) drawSprings(ctx, S, xs, ys);
+  drawRadii(ctx, cam, S, xs, ys, ds, H);
   // nodes as dots while they can be told apart; on a fine mesh its faces show it
   const r = n <= 200 ? 4 : n <= 2000 && !S.faces.length ? 2 : 0;
   if (r) {
@@ -328,7 +331,8 @@ function drawEnergy(ctx, hist, W, H) {
 
 function render({ model, el }) {
   const S = { dim: 3, nodes: 0, springs: new Int32Array(0), faces: new Int32Array(0),
-              colliders: [], pos: null, pinned: new Uint8Array(0), values: null, range: null,
+              colliders: [], triangles: new Float32Array(0), radii: null, pos: null,
+              pinned: new Uint8Array(0), values: null, range: null,
               colorBy: null, time: 0, frame: 0, playing: false, offline: false, error: null };
   const cam = makeCamera(), hist = [];
   const W = 560, H = 420, EW = 380, EH = 260;
@@ -375,7 +379,9 @@ function render({ model, el }) {
     if (msg.type === "scene") {
       const fresh = S.nodes !== msg.nodes || S.dim !== msg.dim;
       Object.assign(S, { dim: msg.dim, nodes: msg.nodes, colliders: msg.colliders,
-                         springs: typed(buffers[0], Int32Array), faces: typed(buffers[1], Int32Array) });
+                         springs: typed(buffers[0], Int32Array), faces: typed(buffers[1], Int32Array),
+                         triangles: typed(buffers[2], Float32Array),
+                         radii: msg.radii ? typed(buffers[3], Float32Array) : null });
       if (fresh) cam.fitted = false;
     } else if (msg.type === "frame") {
       const pos = typed(buffers[0], Float32Array);
