@@ -512,3 +512,16 @@ def test_the_readme_examples_print_what_the_readme_shows():
         with contextlib.redirect_stdout(out):
             exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
         assert out.getvalue() == shown
+
+
+def test_radii_and_groups_follow_their_nodes_through_add_and_remove():
+    a = ss.System(dim=2)
+    a.add_nodes([[0, 0], [1, 0], [2, 0]])
+    a.radii, a.groups = [0.1, 0.2, 0.3], [4, 5, 6]
+    b = ss.System(dim=2)
+    b.add_nodes([[0, 5]])
+    b.contact_radius = 0.7  # b's default: a's nodes bring their own radii
+    b.add(a)
+    assert b.radii.tolist() == [0.0, 0.1, 0.2, 0.3] and b.groups.tolist() == [0, 4, 5, 6]
+    b.remove_nodes([2])
+    assert b.radii.tolist() == [0.0, 0.1, 0.3] and b.groups.tolist() == [0, 4, 6]
