@@ -56,26 +56,28 @@ class Contact:
 
 
 def pairs(s: State, x: np.ndarray) -> np.ndarray:
-    """Every touching pair (i < j), (P, 2), by i then j: overlapping, not both pinned
-    (then no force), allowed by the groups' filter and, within a group, not joined
-    by a spring."""
+    """Every touching pair (i < j), (P, 2), by i then j: overlapping, allowed by the
+    groups' filter and, within a group, not joined by a spring. Every pair of nodes
+    with radii is tried (one row of distances at a time: O(K²) work, O(K) memory)."""
     c = s.contact
+    empty = np.zeros((0, 2), np.int64)
     if c is None:
-        return np.zeros((0, 2), np.int64)
+        return empty
+    idx = np.flatnonzero(c.radii > 0)
+    if len(idx) < 2:
+        return empty
     joined = {(min(i, j), max(i, j)) for i, j in s.springs.tolist()}
+    xs, rs = x[idx], c.radii[idx]
     found = []
-    n = len(x)
-    for i in range(n):
-        for j in range(i + 1, n):
-            if not (c.radii[i] > 0 and c.radii[j] > 0):
+    for a in range(len(idx) - 1):
+        d2 = np.sum((xs[a + 1 :] - xs[a]) ** 2, axis=1)
+        reach = rs[a] + rs[a + 1 :]
+        for b in np.flatnonzero(d2 < reach * reach) + a + 1:
+            i, j = int(idx[a]), int(idx[b])
+            g, h = int(c.groups[i]), int(c.groups[j])
+            if g == h and (i, j) in joined:
                 continue
-            reach = c.radii[i] + c.radii[j]
-            if not np.sum((x[j] - x[i]) ** 2) < reach * reach:
-                continue
-            a, b = int(c.groups[i]), int(c.groups[j])
-            if a == b and (i, j) in joined:
-                continue
-            if (min(a, b), max(a, b)) in c.off:
+            if (min(g, h), max(g, h)) in c.off:
                 continue
             found.append((i, j))
     return np.array(found, dtype=np.int64).reshape(-1, 2)

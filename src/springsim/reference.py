@@ -176,7 +176,7 @@ class State:
             faces=sim.faces,
             air_density=sim.air_density,
             drag_coefficient=sim.drag_coefficient,
-            contact=Contact.from_system(sim),
+            contact=Contact.from_system(sim) if sim._has_radii() else None,
         )
 
 
