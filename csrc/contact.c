@@ -38,6 +38,7 @@ ss_touch *ss_touch_new(void) {
 
 static void free_scratch(ss_touch *t) {
     ss_free(t->pairs);
+    ss_free(t->frames);
     ss_free(t->entries);
     ss_free(t->bucket_start);
     ss_free(t->adj_first);
@@ -77,7 +78,8 @@ ss_touch *ss_touch_copy(const ss_touch *src) {
 size_t ss_touch_nbytes(const ss_touch *t) {
     if (!t)
         return 0;
-    return sizeof *t + t->off_capacity * sizeof *t->off + 2 * t->pair_capacity * sizeof(int32_t) +
+    return sizeof *t + t->off_capacity * sizeof *t->off +
+           t->pair_capacity * (2 * sizeof(int32_t) + SS_TOUCH_FRAME * sizeof(double)) +
            2 * t->node_capacity * sizeof(entry) + (t->bucket_capacity + 1) * sizeof(int32_t) +
            t->adj_node_capacity * sizeof(size_t) + t->adj_capacity * sizeof(int32_t);
 }
@@ -257,15 +259,22 @@ static int64_t cell_coordinate(double x, double inv_cell) {
     return (int64_t)q;
 }
 
+/* The pairs and their Jacobian frames grow together (frames: implicit Euler's). */
 static int grow_pairs(ss_touch *t) {
     const size_t capacity = t->pair_capacity ? 2 * t->pair_capacity : 64;
     int32_t *fresh = ss_malloc(2 * capacity * sizeof *fresh);
-    if (!fresh)
+    double *frames = ss_malloc(SS_TOUCH_FRAME * capacity * sizeof *frames);
+    if (!fresh || !frames) {
+        ss_free(fresh);
+        ss_free(frames);
         return -1;
+    }
     if (t->num_pairs)
         memcpy(fresh, t->pairs, 2 * t->num_pairs * sizeof *fresh);
     ss_free(t->pairs);
+    ss_free(t->frames);
     t->pairs = fresh;
+    t->frames = frames;
     t->pair_capacity = capacity;
     return 0;
 }

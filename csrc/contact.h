@@ -11,6 +11,10 @@
 #ifndef SPRINGSIM_CONTACT_H
 #define SPRINGSIM_CONTACT_H
 
+/* Doubles per pair of implicit Euler's contact blocks: the unit vector (3), the axial
+ * coefficient (scale_c c + scale_k k_c). */
+#define SS_TOUCH_FRAME 4
+
 /* Settings and scratch of node-node contact; every system owns one (sys->touch). */
 typedef struct ss_touch {
     double radius;      /* m >= 0: the radius nodes added later get */
@@ -22,6 +26,7 @@ typedef struct ss_touch {
     size_t num_off, off_capacity;
     /* Scratch, grow-only, derived from the state (never copied, never saved). */
     int32_t *pairs; /* (num_pairs, 2) i < j, in contact at the last search */
+    double *frames; /* (num_pairs, SS_TOUCH_FRAME): u, then its block's coefficient */
     size_t num_pairs, pair_capacity;
     void *entries;          /* (2 K) grid entries: by node, then sorted by bucket */
     int32_t *bucket_start;  /* (buckets + 1,) */
@@ -59,6 +64,16 @@ ss_status ss_touch_prepare(ss_system *sys);
 /* f (rows `stride` apart) += the contact forces at state (x, v), pair by pair. */
 void ss_touch_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
                          size_t stride);
+/* Implicit Euler's blocks (contact_law.c): for each pair found at the last search (at
+ * x), a compressed spring k_c u u^T with the dashpot c u u^T along the normal (no
+ * transverse or friction terms): frames get u and scale_c c + scale_k k_c (0 for a pair
+ * that exerts no force). */
+void ss_touch_frames(const ss_system *sys, const double *x, double scale_c, double scale_k);
+/* out_i += a (u . (p_i - p_j)) u, out_j -= it, pair by pair (a pinned node's p is read
+ * as given: implicit.c zeroes pinned rows after). */
+void ss_touch_add_blocks(const ss_system *sys, const double *p, double *out);
+/* diag (N dim) += a u_q^2 at both ends of each pair. */
+void ss_touch_add_diagonal(const ss_system *sys, double *diag);
 /* The contact potential 1/2 k_c delta^2 summed over pairs at the current positions, J
  * (NaN when out of memory). */
 double ss_touch_energy(const ss_system *sys);

@@ -161,3 +161,60 @@ void ss_touch_stability_rows(const ss_system *sys, double *rows, double *own) {
         rows[2 * i + 1] += own[2 * i] > one_w2 ? own[2 * i + 1] : one_g;
     }
 }
+
+void ss_touch_frames(const ss_system *sys, const double *x, double scale_c, double scale_k) {
+    const ss_touch *t = sys->touch;
+    const size_t dim = (size_t)sys->dim;
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    for (size_t p = 0; p < t->num_pairs; p++) {
+        const int32_t i = t->pairs[2 * p], j = t->pairs[2 * p + 1];
+        double *frame = t->frames + SS_TOUCH_FRAME * p, dist2 = 0.0;
+        for (size_t w = 0; w < 3; w++) {
+            frame[w] = w < dim ? x[(size_t)j * dim + w] - x[(size_t)i * dim + w] : 0.0;
+            dist2 += frame[w] * frame[w];
+        }
+        const double dist = sqrt(dist2);
+        frame[3] = 0.0;
+        if (!(dist >= SS_MIN_SPRING_LENGTH) || !(r[i] + r[j] - dist > 0.0) ||
+            (pinned[i] && pinned[j]))
+            continue; /* no force (pair_law's cases): no block */
+        for (size_t w = 0; w < dim; w++)
+            frame[w] /= dist;
+        const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+        const double c = 2.0 * t->zeta * sqrt(t->stiffness * m_eff);
+        frame[3] = (scale_c == 0.0 ? 0.0 : scale_c * c) + scale_k * t->stiffness;
+    }
+}
+
+void ss_touch_add_blocks(const ss_system *sys, const double *p, double *out) {
+    const ss_touch *t = sys->touch;
+    const size_t dim = (size_t)sys->dim;
+    for (size_t q = 0; q < t->num_pairs; q++) {
+        const double *frame = t->frames + SS_TOUCH_FRAME * q;
+        if (frame[3] == 0.0)
+            continue;
+        const size_t i = (size_t)t->pairs[2 * q] * dim, j = (size_t)t->pairs[2 * q + 1] * dim;
+        double along = 0.0;
+        for (size_t w = 0; w < dim; w++)
+            along += frame[w] * (p[i + w] - p[j + w]);
+        for (size_t w = 0; w < dim; w++) {
+            const double g = frame[3] * along * frame[w];
+            out[i + w] += g;
+            out[j + w] -= g;
+        }
+    }
+}
+
+void ss_touch_add_diagonal(const ss_system *sys, double *diag) {
+    const ss_touch *t = sys->touch;
+    const size_t dim = (size_t)sys->dim;
+    for (size_t q = 0; q < t->num_pairs; q++) {
+        const double *frame = t->frames + SS_TOUCH_FRAME * q;
+        for (int end = 0; end < 2; end++) {
+            const size_t i = (size_t)t->pairs[2 * q + end] * dim;
+            for (size_t w = 0; w < dim; w++)
+                diag[i + w] += frame[3] * frame[w] * frame[w];
+        }
+    }
+}

@@ -5,7 +5,10 @@
  *     (M - dt df/dv - dt^2 df/dx) dv = dt (f + dt df/dx v),   v' = v + dv,  x' = x + dt v'
  * for the free nodes (pinned ones keep their velocity). df/dv is the spring damping
  * (-c u u^T per spring) and drag (-drag I); df/dx is minus the springs' projected
- * Hessian. Gas pressure, the air on faces, gravity and external forces enter f only
+ * Hessian. Node-node contacts touching at x join both as compressed springs of
+ * stiffness k_c along their normal u (rest length r_i + r_j, so the projected
+ * transverse term is 0) with their dashpot c u u^T (contact_law.c); their friction,
+ * gas pressure, the air on faces, gravity and external forces enter f only
  * (explicitly).
  *
  * The Hessian of spring s = (i, j) with length l, rest length L, unit vector u:
@@ -135,7 +138,7 @@ static double dot(const double *a, const double *b, size_t n) {
 
 /* The system matrix applied to p: (M + dt drag + dt D + dt^2 K) p on free rows, with
  * pinned entries of p taken as 0 (they are not unknowns) and pinned rows set to p. */
-static void apply_matrix(const ss_system *sys, double dt, block_data blocks, double *p,
+static void apply_matrix(const ss_system *sys, double dt, block_data blocks, int touch, double *p,
                          double *out) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     const double *m = SS_DOUBLES(sys, SS_MASSES);
@@ -144,6 +147,8 @@ static void apply_matrix(const ss_system *sys, double dt, block_data blocks, dou
         for (size_t q = i * dim; q < (i + 1) * dim; q++)
             out[q] = (m[i] + dt * sys->drag) * p[q];
     add_spring_blocks(sys, blocks, p, out);
+    if (touch)
+        ss_touch_add_blocks(sys, p, out); /* pinned entries of p: their rows are reset below */
     for (size_t i = 0; i < n; i++)
         if (pinned[i])
             for (size_t q = i * dim; q < (i + 1) * dim; q++)
@@ -151,7 +156,8 @@ static void apply_matrix(const ss_system *sys, double dt, block_data blocks, dou
 }
 
 /* Jacobi preconditioner: the inverse of the matrix's diagonal (1 for pinned rows). */
-static void inverse_diagonal(const ss_system *sys, double dt, block_data blocks, double *inv) {
+static void inverse_diagonal(const ss_system *sys, double dt, block_data blocks, int touch,
+                             double *inv) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     const double *m = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
@@ -165,6 +171,8 @@ static void inverse_diagonal(const ss_system *sys, double dt, block_data blocks,
                 inv[i + q] += blocks.axial[s] * blocks.u[s * dim + q] * blocks.u[s * dim + q] +
                               blocks.transverse[s];
         }
+    if (touch)
+        ss_touch_add_diagonal(sys, inv);
     for (size_t i = 0; i < n; i++)
         for (size_t q = i * dim; q < (i + 1) * dim; q++)
             inv[q] = pinned[i] ? 1.0 : 1.0 / inv[q];
@@ -175,7 +183,7 @@ static void inverse_diagonal(const ss_system *sys, double dt, block_data blocks,
  * |r| / |b| in sys. A solve that breaks down (b or A p not finite: forces or k dt^2
  * beyond double precision) returns x = NaN, so that the step fails and rolls back
  * instead of leaving the velocities unchanged. Work: r, z, p, Ap (4 nd doubles). */
-static void solve(ss_system *sys, double dt, block_data blocks, const double *b,
+static void solve(ss_system *sys, double dt, block_data blocks, int touch, const double *b,
                   const double *inv_diag, double *x, double *work) {
     const size_t nd = sys->num_nodes * (size_t)sys->dim;
     double *r = work, *z = r + nd, *p = z + nd, *ap = p + nd;
@@ -190,7 +198,7 @@ static void solve(ss_system *sys, double dt, block_data blocks, const double *b,
         double rz = dot(r, z, nd);
         residual = 1.0;
         while (iterations < sys->cg_max_iterations && residual > sys->cg_tolerance) {
-            apply_matrix(sys, dt, blocks, p, ap);
+            apply_matrix(sys, dt, blocks, touch, p, ap);
             const double curvature = dot(p, ap, nd);
             if (!(curvature > 0.0) || !isfinite(curvature)) { /* non-finite values */
                 residual = NAN;
@@ -241,17 +249,24 @@ void ss_implicit_euler_step(ss_system *sys, double dt, double *scratch) {
     block_data blocks = {SS_INT32S(sys, SS_SPRINGS), sys->colour_order, u, axial, transverse};
 
     ss_forces_acceleration(sys, x, v, b); /* a = f / m, 0 when pinned */
+    /* the evaluation found the contacts at x (and failed, poisoning b, if it could not) */
+    const int touch = !ss_array_absent(sys, SS_RADII) && sys->touch->num_pairs;
     spring_frames(sys, x, 1, u, k_t);
     /* b = dt (f - dt K v): f = m a, and -dt K v from the projected Hessian. */
     block_coefficients(sys, k_t, 0.0, 1.0, axial, transverse);
     memset(dv, 0, nd * sizeof(double));
     add_spring_blocks(sys, blocks, v, dv); /* dv holds K v for now */
+    if (touch) {
+        ss_touch_frames(sys, x, 0.0, 1.0);
+        ss_touch_add_blocks(sys, v, dv);
+        ss_touch_frames(sys, x, dt, dt * dt);
+    }
     for (size_t i = 0; i < n; i++)
         for (size_t q = i * dim; q < (i + 1) * dim; q++)
             b[q] = pinned[i] ? 0.0 : dt * (m[i] * b[q] - dt * dv[q]);
     block_coefficients(sys, k_t, dt, dt * dt, axial, transverse);
-    inverse_diagonal(sys, dt, blocks, inv_diag);
-    solve(sys, dt, blocks, b, inv_diag, dv, work);
+    inverse_diagonal(sys, dt, blocks, touch, inv_diag);
+    solve(sys, dt, blocks, touch, b, inv_diag, dv, work);
     for (size_t i = 0; i < n; i++)
         for (size_t q = i * dim; q < (i + 1) * dim; q++) {
             if (!pinned[i])
