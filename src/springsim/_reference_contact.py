@@ -135,3 +135,34 @@ def contact_energy(s: State, x: np.ndarray) -> float:
 def contact_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
     """Power, W, the dashpots and friction take out of the motion."""
     return float(np.sum(_law(s, x, v)[3]))
+
+
+def contact_matrices(s: State, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Implicit Euler's contact terms at ``x``, dense (dim·N)²: the stiffness Σ k_c u uᵀ
+    and the damping Σ c u uᵀ of the touching pairs (each a compressed spring along its
+    normal u, whose projected sideways term is 0), assembled ±block as springs are."""
+    n, dim = x.shape
+    stiffness, damping = np.zeros((n * dim, n * dim)), np.zeros((n * dim, n * dim))
+    c = s.contact
+    if c is None:
+        return stiffness, damping
+    for i, j in pairs(s, x).tolist():
+        d = x[j] - x[i]
+        dist = float(np.sqrt(d @ d))
+        if (
+            dist < MIN_DISTANCE
+            or c.radii[i] + c.radii[j] - dist <= 0
+            or (s.pinned[i] and s.pinned[j])
+        ):
+            continue
+        u = d / dist
+        mi, mj = s.m[i], s.m[j]
+        m_eff = mj if s.pinned[i] else mi if s.pinned[j] else mi * mj / (mi + mj)
+        uu = np.outer(u, u)
+        for matrix, coefficient in (
+            (stiffness, c.stiffness),
+            (damping, 2.0 * c.zeta() * np.sqrt(c.stiffness * m_eff)),
+        ):
+            for a, b, sign in ((i, i, 1), (j, j, 1), (i, j, -1), (j, i, -1)):
+                matrix[a * dim : (a + 1) * dim, b * dim : (b + 1) * dim] += sign * coefficient * uu
+    return stiffness, damping

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from springsim.system import System
 
 # The forces, one function each, and the shortest spring (read here by the tests).
-from springsim._reference_contact import Contact, contact_forces
+from springsim._reference_contact import Contact, contact_forces, contact_matrices
 from springsim._reference_forces import (
     MIN_SPRING_LENGTH as MIN_SPRING_LENGTH,  # (re-exported: obj.py and the tests read it)
 )
@@ -395,13 +395,15 @@ def _implicit_euler(s: State, dt: float) -> None:
     # uses conjugate gradients):
     #   (M − dt ∂f/∂v − dt² ∂f/∂x) Δv = dt (f + dt ∂f/∂x v),  v += Δv, x += dt v,
     # over the free nodes; ∂f/∂x = −K with compressed springs' sideways term dropped,
-    # ∂f/∂v = −(Σ c u uᵀ blocks + drag I). Gas, air on faces, gravity, external forces:
-    # explicit.
+    # ∂f/∂v = −(Σ c u uᵀ blocks + drag I); touching node pairs add k_c u uᵀ and their
+    # dashpot's c u uᵀ. Gas, air on faces, gravity, external forces, friction: explicit.
     x0, v0 = s.x.copy(), s.v.copy()
     n, dim = x0.shape
     u, blocks = spring_blocks(s, x0, projected=True)
     stiffness = assemble(s, blocks)
     damping = assemble(s, s.c[:, None, None] * u[:, :, None] * u[:, None, :])
+    touch_stiffness, touch_damping = contact_matrices(s, x0)
+    stiffness, damping = stiffness + touch_stiffness, damping + touch_damping
     masses = np.repeat(s.m, dim)
     force = accelerations(s, x0, v0).reshape(-1) * masses
     free = np.repeat(~s.pinned, dim)
