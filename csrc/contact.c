@@ -6,11 +6,11 @@
  * side 2 r_max it is in, and the nodes are counting-sorted by cell, stably (a cell
  * lists its nodes in index order): numbered densely inside the bounding box when that
  * has at most 4 cells per such node, else hashed into a power of 2 >= 2 K buckets (K
- * such nodes). Each node i, in index order, looks in its 3^dim neighbouring cells for
- * nodes j > i (see ss_touch_find): the pairs come in an order fixed by the positions
- * alone, and the forces are added serially in that order (bit-identical for any
- * thread count). The buffers only grow, so once they fit the contacts nothing is
- * allocated. */
+ * such nodes). Each node, in index order, looks in the half of its 3^dim neighbouring
+ * cells that come after its own, and in its own cell at the nodes after it, so that
+ * each pair is met once (stored i < j; see ss_touch_find): the pairs come in an order
+ * fixed by the positions alone, and the forces are added serially in that order (bit-identical for
+ * any thread count). The buffers only grow, so once they fit the contacts nothing is allocated. */
 #include "springsim.h"
 
 #include <math.h>
@@ -352,10 +352,12 @@ static void sort_by_slot(const entry *raw, entry *sorted, size_t k, int32_t *sta
 }
 
 /* Dense grid: cells are numbered x fastest inside the contact nodes' bounding box, so
- * the three cells x - 1 .. x + 1 of a row are one run of the sorted entries: a node
- * scans 3^(dim - 1) runs. Otherwise the cells are hashed into buckets and a node looks
- * in 3^dim buckets, keeping the entries of its cell. Either way the pairs come by i,
- * then by neighbouring cell, then by j: an order fixed by the positions. */
+ * the cells x - 1 .. x + 1 of a row are one run of the sorted entries: a node scans 5
+ * runs in 3D (its own row from its cell on, the next row, the three rows above), 2 in
+ * 2D. Otherwise the cells are hashed into buckets and a node looks in 14 (3D) or 5
+ * (2D) buckets, keeping the entries of the cell it wants. Either way the pairs come by
+ * the node that met them, then by neighbouring cell, then by index: an order fixed by
+ * the positions. */
 int ss_touch_find(const ss_system *sys, const double *x) {
     ss_touch *t = sys->touch;
     t->num_pairs = 0;
@@ -413,33 +415,41 @@ int ss_touch_find(const ss_system *sys, const double *x) {
                            : (uint32_t)bucket_of(en->cell, slots - 1);
     }
     sort_by_slot(raw, sorted, k, start, slots);
+    /* Half the neighbourhood: the cells after this one (z, then y, then x greater),
+     * and in its own cell the nodes after it, so that each pair is met once. */
     const int64_t reach_z = dim == 3 ? 1 : 0;
     for (size_t q = 0; q < k; q++) {
         const entry *a = raw + q;
         const int32_t i = a->node;
-        for (int64_t dz = -reach_z; dz <= reach_z; dz++)
-            for (int64_t dy = -1; dy <= 1; dy++) {
+        for (int64_t dz = 0; dz <= reach_z; dz++)
+            for (int64_t dy = dz == 0 ? 0 : -1; dy <= 1; dy++) {
+                const int own_row = dz == 0 && dy == 0;
                 if (dense) {
                     const int64_t y = a->cell[1] + dy, z = a->cell[2] + dz;
-                    if (y < 0 || y >= g[1] || z < 0 || z >= g[2])
+                    if (y >= g[1] || y < 0 || z >= g[2])
                         continue;
-                    const int64_t x0 = a->cell[0] > 0 ? a->cell[0] - 1 : 0;
+                    const int64_t x0 = own_row || a->cell[0] == 0 ? a->cell[0] : a->cell[0] - 1;
                     const int64_t x1 = a->cell[0] + 1 < g[0] ? a->cell[0] + 1 : g[0] - 1;
                     const int64_t row = g[0] * (y + g[1] * z);
-                    for (int32_t s = start[row + x0]; s < start[row + x1 + 1]; s++)
-                        if (sorted[s].node > i && consider(sys, x, r, group, i, sorted[s].node))
+                    for (int32_t s = start[row + x0]; s < start[row + x1 + 1]; s++) {
+                        const int32_t j = sorted[s].node;
+                        if (own_row && sorted[s].cell[0] == a->cell[0] && j <= i)
+                            continue;
+                        if (consider(sys, x, r, group, i < j ? i : j, i < j ? j : i))
                             return -1;
+                    }
                     continue;
                 }
-                for (int64_t dx = -1; dx <= 1; dx++) {
+                for (int64_t dx = own_row ? 0 : -1; dx <= 1; dx++) {
                     const int64_t c[3] = {a->cell[0] + dx, a->cell[1] + dy, a->cell[2] + dz};
                     const size_t b = bucket_of(c, slots - 1);
                     for (int32_t s = start[b]; s < start[b + 1]; s++) {
                         const entry *o = sorted + s;
-                        if (o->node <= i || o->cell[0] != c[0] || o->cell[1] != c[1] ||
-                            o->cell[2] != c[2])
+                        const int32_t j = o->node;
+                        if ((own_row && dx == 0 && j <= i) || o->cell[0] != c[0] ||
+                            o->cell[1] != c[1] || o->cell[2] != c[2])
                             continue;
-                        if (consider(sys, x, r, group, i, o->node))
+                        if (consider(sys, x, r, group, i < j ? i : j, i < j ? j : i))
                             return -1;
                     }
                 }
