@@ -141,11 +141,12 @@ def test_critical_dt_includes_the_contact_stiffness():
 # ---- momentum and energy of soft bodies --------------------------------------------
 
 
-def jelly_blocks(e=0.5, friction=0.0, n=4):
-    """Two 4x4x4 jelly blocks, 1 kg each, flying into each other at 2 m/s."""
+def jelly_blocks(e=0.5, friction=0.0, n=4, gap=0.1):
+    """Two n x n x n jelly blocks (0.3 m, 1 kg each), gap apart, flying into each
+    other at 2 m/s."""
     a = ss.jelly(n, n, n, size=(0.3, 0.3, 0.3), mass=1.0, stiffness=2000.0)
     b = ss.jelly(
-        n, n, n, size=(0.3, 0.3, 0.3), mass=1.0, stiffness=2000.0, origin=(0.4, 0.05, 0.02)
+        n, n, n, size=(0.3, 0.3, 0.3), mass=1.0, stiffness=2000.0, origin=(0.3 + gap, 0.05, 0.02)
     )
     a.add(b)
     a.gravity = 0
@@ -306,12 +307,16 @@ def test_kernel_finds_the_pairs_and_forces_of_the_brute_force_oracle(dim, seed, 
 def test_one_and_two_threads_give_the_same_bits():
     # The pairs are found and their forces summed in one order, by one thread, so a
     # second thread changes nothing (the springs are summed per their plan as ever).
+    # 12³ nodes a block: over 8192 springs, so that the kernel does use two threads.
     hashes = []
     try:
         for threads in (1, 2, 1):
             ss.set_num_threads(threads)
-            sim = jelly_blocks(friction=0.3, n=6)
-            sim.step(0.2 * sim.critical_dt(), steps=300)
+            sim = jelly_blocks(friction=0.3, n=12, gap=0.0)  # touching from the start
+            assert sim.num_springs >= 8192
+            for method in ("symplectic_euler", "rk4", "implicit_euler"):
+                sim.step(0.2 * sim.critical_dt(), steps=100, method=method)
+            assert len(sim.contact_pairs()) > 0
             hashes.append(snapshot(sim))
     finally:
         ss.set_num_threads(None)
