@@ -136,6 +136,7 @@ def snapshot(sim, ids=True):
     state["dissipated"] = _bits(sim.dissipated)
     state["track_energy"] = sim.track_energy
     state["colliders"] = _bits([list(c) if ids else list(c[1:]) for c in sim._colliders()])
+    state["contact_filter"] = _bits(sim._contact_filter())
     gas = []
     for body, nrt, ambient, volume in sim._pressure_bodies():
         elements = np.array(sim._pressure_elements(body))
@@ -482,6 +483,7 @@ class Fuzzer(RuleBasedStateMachine):
         "wind",
         "uvs",
         "rest_positions",
+        "radii",
     )
 
     @rule(data=st.data(), name=st.sampled_from(VALUE_ARRAYS), value=numbers)
@@ -543,6 +545,10 @@ class Fuzzer(RuleBasedStateMachine):
         "dissipated",
         "track_energy",
         "method",
+        "contact_radius",
+        "contact_stiffness",
+        "contact_restitution",
+        "contact_friction",
     )
 
     @rule(
@@ -559,6 +565,30 @@ class Fuzzer(RuleBasedStateMachine):
         if name == "method" and value not in ss.METHODS:
             invalid = f"method = {value!r}"
         self.attempt(f"set {name}", lambda: setattr(self.sim, name, value), invalid=invalid)
+
+    # ---- node-node contact ----------------------------------------------------------------
+
+    @rule(
+        data=st.data(),
+        value=st.one_of(anything, st.sampled_from([0, 1, -3, 2**31, 2**40, 1.5, [1, 2, 3]])),
+    )
+    def assign_groups(self, data, value):
+        """Groups: whole numbers in int32's range, or refused."""
+        if data.draw(st.booleans(), label="per node") and self.sim.num_nodes:
+            value = data.draw(
+                st.lists(
+                    st.integers(-5, 5), min_size=self.sim.num_nodes, max_size=self.sim.num_nodes
+                )
+            )
+        self.attempt("assign groups", lambda: setattr(self.sim, "groups", value))
+
+    @rule(
+        a=st.one_of(st.integers(-3, 3), st.sampled_from([2**31, 1.0, None, True])),
+        b=st.integers(-3, 3),
+        enabled=st.one_of(st.booleans(), st.sampled_from([0, "no", None])),
+    )
+    def set_contact(self, a, b, enabled):
+        self.attempt("set_contact", lambda: self.sim.set_contact(a, b, enabled))
 
     # ---- colliders ------------------------------------------------------------------------
 
