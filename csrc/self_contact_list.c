@@ -11,14 +11,14 @@
  * triangle's bounding box grown by h + margin (margin = h) are found with a uniform
  * grid, and kept while no node has moved more than margin / 2 since: a pair left out
  * was then at least h + margin apart, and each of its four nodes has moved at most
- * margin / 2, so it is still at least h apart (moves are measured from the mean move:
- * translating everything changes no distance). The grid's cells are half as large as
- * the largest grown box, so that a box overlaps at most 3 x 3 x 3 cells; the nodes are
- * counting-sorted by their cell (a dense box of cells, or a hash of the cell when that
- * box would be too large), in index order within a bucket, and each
- * triangle, in face order, takes the nodes of its buckets: the list's order depends
- * on nothing but the positions. Its memory grows with the number of pairs (and N),
- * never with N^2, and is kept (grow-only) from one build to the next.
+ * margin / 2, so it is still at least h apart (moves are measured from the centre of
+ * the box that holds every node's move: translating everything changes no distance). The grid's
+ * cells are half as large as the largest grown box, so that a box overlaps at most 3 x 3 x 3 cells;
+ * the nodes are counting-sorted by their cell (a dense box of cells, or a hash of the cell when
+ * that box would be too large), in index order within a bucket, and each triangle, in face order,
+ * takes the nodes of its buckets: the list's order depends on nothing but the positions. Its memory
+ * grows with the number of pairs (and N), never with N^2, and is kept (grow-only) from one build to
+ * the next.
  *
  * Crossings: when the list is rebuilt, and at the end of every step call, its pairs
  * are checked for a node whose side of its triangle's plane changed since the last
@@ -379,20 +379,23 @@ int ss_self_contact_refresh(ss_self_contact *sc, const ss_system *sys, const dou
         const double limit = 0.25 * sc->margin * sc->margin; /* (margin / 2)^2 */
         const size_t n = sys->num_nodes;
         const double *x0 = sc->built_x;
-        /* Moves relative to the mean move: a common translation changes no distance. */
-        double mean[3] = {0.0, 0.0, 0.0};
-        for (size_t i = 0; i < n; i++)
-            for (int q = 0; q < 3; q++)
-                mean[q] += x[3 * i + q] - x0[3 * i + q];
+        /* Moves relative to a common translation (which changes no distance): the
+         * centre c of the box of the moves. Every node's move is within the box's half
+         * diagonal of c. One pass of min and max, exact in any order, that the compiler
+         * vectorises; a NaN move makes `broken` nonzero. */
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        int broken = 0;
+        for (size_t k = 0; k < 3 * n; k += 3)
+            for (int q = 0; q < 3; q++) {
+                const double d = x[k + (size_t)q] - x0[k + (size_t)q];
+                lo[q] = d < lo[q] ? d : lo[q];
+                hi[q] = d > hi[q] ? d : hi[q];
+                broken |= d != d;
+            }
+        double farthest = 0.0; /* the squared half diagonal */
         for (int q = 0; q < 3; q++)
-            mean[q] = n ? mean[q] / (double)n : 0.0;
-        double farthest = 0.0; /* the largest squared relative move; NaN stays NaN */
-        for (size_t k = 0; k < 3 * n; k += 3) {
-            const double dx = x[k] - x0[k] - mean[0], dy = x[k + 1] - x0[k + 1] - mean[1],
-                         dz = x[k + 2] - x0[k + 2] - mean[2];
-            const double d2 = dx * dx + dy * dy + dz * dz;
-            farthest = d2 > farthest || d2 != d2 ? d2 : farthest;
-        }
+            farthest += 0.25 * (hi[q] - lo[q]) * (hi[q] - lo[q]);
+        farthest = broken ? NAN : n ? farthest : 0.0; /* NaN: rebuild (and fail) */
         if (farthest <= limit)
             return 0;
     }
