@@ -227,18 +227,41 @@ static double plane_side(const double *p, const double *a, const double *b, cons
     return N[0] * r[0] + N[1] * r[1] + N[2] * r[2];
 }
 
+/* plane_side's normal N = (b - a) x (c - a), and its s = N.(p - a) for a given N. */
+static void normal(const double *a, const double *b, const double *c, double N[3]) {
+    double e1[3], e2[3];
+    for (int q = 0; q < 3; q++) {
+        e1[q] = b[q] - a[q];
+        e2[q] = c[q] - a[q];
+    }
+    N[0] = e1[1] * e2[2] - e1[2] * e2[1];
+    N[1] = e1[2] * e2[0] - e1[0] * e2[2];
+    N[2] = e1[0] * e2[1] - e1[1] * e2[0];
+}
+
+static double side(const double N[3], const double *p, const double *a) {
+    return N[0] * (p[0] - a[0]) + N[1] * (p[1] - a[1]) + N[2] * (p[2] - a[2]);
+}
+
 void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, const double *x) {
     const size_t n3 = 3 * sys->num_nodes;
     if (sc->seen_valid && sc->valid && sc->built_nodes == sys->num_nodes &&
         sc->built_faces == sys->num_faces && sc->built_edits == sys->topology_edits) {
         const double *x0 = sc->seen_x;
         const int32_t *faces = SS_INT32S(sys, SS_FACES);
+        /* A triangle's pairs are consecutive: its normals (now and then) once for all. */
+        int32_t face = -1;
+        double N1[3] = {0.0, 0.0, 0.0}, N0[3] = {0.0, 0.0, 0.0};
         for (size_t c = 0; c < sc->count; c++) {
             const size_t p = 3 * (size_t)sc->pairs[2 * c];
             const int32_t *tri = faces + 3 * (size_t)sc->pairs[2 * c + 1];
             const size_t a = 3 * (size_t)tri[0], b = 3 * (size_t)tri[1], t = 3 * (size_t)tri[2];
-            const double s1 = plane_side(x + p, x + a, x + b, x + t, NULL);
-            const double s0 = plane_side(x0 + p, x0 + a, x0 + b, x0 + t, NULL);
+            if (sc->pairs[2 * c + 1] != face) {
+                face = sc->pairs[2 * c + 1];
+                normal(x + a, x + b, x + t, N1);
+                normal(x0 + a, x0 + b, x0 + t, N0);
+            }
+            const double s1 = side(N1, x + p, x + a), s0 = side(N0, x0 + p, x0 + a);
             if (!((s0 > 0.0 && s1 < 0.0) || (s0 < 0.0 && s1 > 0.0)))
                 continue; /* the same side: most pairs, decided by two cross products */
             int in0, in1;
@@ -352,7 +375,7 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
                             continue;
                         /* Two hashed cells may share a bucket: a node once. */
                         int again = 0;
-                        for (size_t q = first_pair; q < sc->count; q++)
+                        for (size_t q = grid.dense ? sc->count : first_pair; q < sc->count; q++)
                             again |= sc->pairs[2 * q] == j;
                         if (again)
                             continue;
