@@ -45,8 +45,8 @@ typedef struct {
 /* Nonzero when p is farther than h from the plane of triangle pair[1] (so from the
  * triangle): most of the list's pairs, skipped before the closest point. A degenerate
  * or non-finite triangle is never skipped (its limit is 0 or NaN). */
-static int beyond_plane(face_plane *fp, double h, const double *x, const int32_t *faces,
-                        const int32_t *pair) {
+static inline int beyond_plane(face_plane *fp, double h, const double *x, const int32_t *faces,
+                               const int32_t *pair) {
     if (fp->face != pair[1]) {
         const int32_t *tri = faces + 3 * (size_t)pair[1];
         const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
@@ -72,9 +72,9 @@ static int beyond_plane(face_plane *fp, double h, const double *x, const int32_t
 
 /* One pair's contact at x: 0 when apart (d >= h); else 1, with the weights w, the unit
  * direction n from the closest point to the node, and the penetration h - d. */
-static int pair_contact(const ss_self_contact *sc, face_plane *plane, const double *x,
-                        const int32_t *faces, const int32_t *pair, double w[3], double n[3],
-                        double *depth) {
+static inline int pair_contact(const ss_self_contact *sc, face_plane *plane, const double *x,
+                               const int32_t *faces, const int32_t *pair, double w[3], double n[3],
+                               double *depth) {
     if (beyond_plane(plane, sc->thickness, x, faces, pair))
         return 0;
     const double *p = x + 3 * (size_t)pair[0];
