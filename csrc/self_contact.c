@@ -30,10 +30,53 @@
 /* m/s: friction is smoothed below this sliding speed (so that it has a power). */
 #define SS_SELF_SLIP 1e-3
 
+/* Slack of the plane test, relative to h^2 |N|^2: far above the rounding of s = N.(p - a)
+ * (a few ulps of |N| |p - a|, and |p - a| is within the list's reach of a triangle), so
+ * that a pair the test skips is one the closest point would have found apart too. */
+#define SS_PLANE_SLACK 1e-6
+
+/* The plane of the triangle the last pairs were of: the list holds a triangle's pairs
+ * one after the other, so that its normal is computed once for all of them. */
+typedef struct {
+    int32_t face;             /* -1: none yet */
+    double a[3], N[3], limit; /* a vertex, the unnormalised normal, (1 + slack) h^2 |N|^2 */
+} face_plane;
+
+/* Nonzero when p is farther than h from the plane of triangle pair[1] (so from the
+ * triangle): most of the list's pairs, skipped before the closest point. A degenerate
+ * or non-finite triangle is never skipped (its limit is 0 or NaN). */
+static inline int beyond_plane(face_plane *fp, double h, const double *x, const int32_t *faces,
+                               const int32_t *pair) {
+    if (fp->face != pair[1]) {
+        const int32_t *tri = faces + 3 * (size_t)pair[1];
+        const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
+                     *c = x + 3 * (size_t)tri[2];
+        double e1[3], e2[3];
+        for (int q = 0; q < 3; q++) {
+            fp->a[q] = a[q];
+            e1[q] = b[q] - a[q];
+            e2[q] = c[q] - a[q];
+        }
+        fp->N[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        fp->N[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        fp->N[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        const double nn = fp->N[0] * fp->N[0] + fp->N[1] * fp->N[1] + fp->N[2] * fp->N[2];
+        fp->limit = (1.0 + SS_PLANE_SLACK) * h * h * nn;
+        fp->face = pair[1];
+    }
+    const double *p = x + 3 * (size_t)pair[0];
+    const double s =
+        fp->N[0] * (p[0] - fp->a[0]) + fp->N[1] * (p[1] - fp->a[1]) + fp->N[2] * (p[2] - fp->a[2]);
+    return s * s > fp->limit;
+}
+
 /* One pair's contact at x: 0 when apart (d >= h); else 1, with the weights w, the unit
  * direction n from the closest point to the node, and the penetration h - d. */
-static int pair_contact(const ss_self_contact *sc, const double *x, const int32_t *faces,
-                        const int32_t *pair, double w[3], double n[3], double *depth) {
+static inline int pair_contact(const ss_self_contact *sc, face_plane *plane, const double *x,
+                               const int32_t *faces, const int32_t *pair, double w[3], double n[3],
+                               double *depth) {
+    if (beyond_plane(plane, sc->thickness, x, faces, pair))
+        return 0;
     const double *p = x + 3 * (size_t)pair[0];
     const int32_t *tri = faces + 3 * (size_t)pair[1];
     const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
@@ -102,10 +145,11 @@ void ss_self_contact_add_forces(const ss_system *sys, const double *x, const dou
     }
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     const double k = sc->stiffness;
+    face_plane plane = {.face = -1};
     for (size_t c = 0; c < sc->count; c++) {
         const int32_t *pair = sc->pairs + 2 * c;
         double w[3], n[3], depth;
-        if (!pair_contact(sc, x, faces, pair, w, n, &depth))
+        if (!pair_contact(sc, &plane, x, faces, pair, w, n, &depth))
             continue;
         const double fn = k * depth;
         double F[3] = {fn * n[0], fn * n[1], fn * n[2]};
@@ -136,9 +180,10 @@ double ss_self_contact_energy(const ss_system *sys) {
         return NAN;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     double energy = 0.0;
+    face_plane plane = {.face = -1};
     for (size_t c = 0; c < sc->count; c++) {
         double w[3], n[3], depth;
-        if (pair_contact(sc, x, faces, sc->pairs + 2 * c, w, n, &depth))
+        if (pair_contact(sc, &plane, x, faces, sc->pairs + 2 * c, w, n, &depth))
             energy += depth * depth;
     }
     return 0.5 * sc->stiffness * energy;
@@ -153,9 +198,10 @@ double ss_self_contact_power(const ss_system *sys) {
         return NAN;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     double power = 0.0;
+    face_plane plane = {.face = -1};
     for (size_t c = 0; c < sc->count; c++) {
         double w[3], n[3], depth, g[3];
-        if (pair_contact(sc, x, faces, sc->pairs + 2 * c, w, n, &depth))
+        if (pair_contact(sc, &plane, x, faces, sc->pairs + 2 * c, w, n, &depth))
             power +=
                 friction_force(sc, v, faces, sc->pairs + 2 * c, w, n, sc->stiffness * depth, g);
     }

@@ -11,14 +11,14 @@
  * triangle's bounding box grown by h + margin (margin = h) are found with a uniform
  * grid, and kept while no node has moved more than margin / 2 since: a pair left out
  * was then at least h + margin apart, and each of its four nodes has moved at most
- * margin / 2, so it is still at least h apart (moves are measured from the mean move:
- * translating everything changes no distance). The grid's cells are half as large as
- * the largest grown box, so that a box overlaps at most 3 x 3 x 3 cells; the nodes are
- * counting-sorted by their cell (a dense box of cells, or a hash of the cell when that
- * box would be too large), in index order within a bucket, and each
- * triangle, in face order, takes the nodes of its buckets: the list's order depends
- * on nothing but the positions. Its memory grows with the number of pairs (and N),
- * never with N^2, and is kept (grow-only) from one build to the next.
+ * margin / 2, so it is still at least h apart (moves are measured from the centre of
+ * the box that holds every node's move: translating everything changes no distance). The grid's
+ * cells are half as large as the largest grown box, so that a box overlaps at most 3 x 3 x 3 cells;
+ * the nodes are counting-sorted by their cell (a dense box of cells, or a hash of the cell when
+ * that box would be too large), in index order within a bucket, and each triangle, in face order,
+ * takes the nodes of its buckets: the list's order depends on nothing but the positions. Its memory
+ * grows with the number of pairs (and N), never with N^2, and is kept (grow-only) from one build to
+ * the next.
  *
  * Crossings: when the list is rebuilt, and at the end of every step call, its pairs
  * are checked for a node whose side of its triangle's plane changed since the last
@@ -227,18 +227,41 @@ static double plane_side(const double *p, const double *a, const double *b, cons
     return N[0] * r[0] + N[1] * r[1] + N[2] * r[2];
 }
 
+/* plane_side's normal N = (b - a) x (c - a), and its s = N.(p - a) for a given N. */
+static void normal(const double *a, const double *b, const double *c, double N[3]) {
+    double e1[3], e2[3];
+    for (int q = 0; q < 3; q++) {
+        e1[q] = b[q] - a[q];
+        e2[q] = c[q] - a[q];
+    }
+    N[0] = e1[1] * e2[2] - e1[2] * e2[1];
+    N[1] = e1[2] * e2[0] - e1[0] * e2[2];
+    N[2] = e1[0] * e2[1] - e1[1] * e2[0];
+}
+
+static double side(const double N[3], const double *p, const double *a) {
+    return N[0] * (p[0] - a[0]) + N[1] * (p[1] - a[1]) + N[2] * (p[2] - a[2]);
+}
+
 void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, const double *x) {
     const size_t n3 = 3 * sys->num_nodes;
     if (sc->seen_valid && sc->valid && sc->built_nodes == sys->num_nodes &&
         sc->built_faces == sys->num_faces && sc->built_edits == sys->topology_edits) {
         const double *x0 = sc->seen_x;
         const int32_t *faces = SS_INT32S(sys, SS_FACES);
+        /* A triangle's pairs are consecutive: its normals (now and then) once for all. */
+        int32_t face = -1;
+        double N1[3] = {0.0, 0.0, 0.0}, N0[3] = {0.0, 0.0, 0.0};
         for (size_t c = 0; c < sc->count; c++) {
             const size_t p = 3 * (size_t)sc->pairs[2 * c];
             const int32_t *tri = faces + 3 * (size_t)sc->pairs[2 * c + 1];
             const size_t a = 3 * (size_t)tri[0], b = 3 * (size_t)tri[1], t = 3 * (size_t)tri[2];
-            const double s1 = plane_side(x + p, x + a, x + b, x + t, NULL);
-            const double s0 = plane_side(x0 + p, x0 + a, x0 + b, x0 + t, NULL);
+            if (sc->pairs[2 * c + 1] != face) {
+                face = sc->pairs[2 * c + 1];
+                normal(x + a, x + b, x + t, N1);
+                normal(x0 + a, x0 + b, x0 + t, N0);
+            }
+            const double s1 = side(N1, x + p, x + a), s0 = side(N0, x0 + p, x0 + a);
             if (!((s0 > 0.0 && s1 < 0.0) || (s0 < 0.0 && s1 > 0.0)))
                 continue; /* the same side: most pairs, decided by two cross products */
             int in0, in1;
@@ -352,7 +375,7 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
                             continue;
                         /* Two hashed cells may share a bucket: a node once. */
                         int again = 0;
-                        for (size_t q = first_pair; q < sc->count; q++)
+                        for (size_t q = grid.dense ? sc->count : first_pair; q < sc->count; q++)
                             again |= sc->pairs[2 * q] == j;
                         if (again)
                             continue;
@@ -379,20 +402,23 @@ int ss_self_contact_refresh(ss_self_contact *sc, const ss_system *sys, const dou
         const double limit = 0.25 * sc->margin * sc->margin; /* (margin / 2)^2 */
         const size_t n = sys->num_nodes;
         const double *x0 = sc->built_x;
-        /* Moves relative to the mean move: a common translation changes no distance. */
-        double mean[3] = {0.0, 0.0, 0.0};
-        for (size_t i = 0; i < n; i++)
-            for (int q = 0; q < 3; q++)
-                mean[q] += x[3 * i + q] - x0[3 * i + q];
+        /* Moves relative to a common translation (which changes no distance): the
+         * centre c of the box of the moves. Every node's move is within the box's half
+         * diagonal of c. One pass of min and max, exact in any order, that the compiler
+         * vectorises; a NaN move makes `broken` nonzero. */
+        double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+        int broken = 0;
+        for (size_t k = 0; k < 3 * n; k += 3)
+            for (int q = 0; q < 3; q++) {
+                const double d = x[k + (size_t)q] - x0[k + (size_t)q];
+                lo[q] = d < lo[q] ? d : lo[q];
+                hi[q] = d > hi[q] ? d : hi[q];
+                broken |= d != d;
+            }
+        double farthest = 0.0; /* the squared half diagonal */
         for (int q = 0; q < 3; q++)
-            mean[q] = n ? mean[q] / (double)n : 0.0;
-        double farthest = 0.0; /* the largest squared relative move; NaN stays NaN */
-        for (size_t k = 0; k < 3 * n; k += 3) {
-            const double dx = x[k] - x0[k] - mean[0], dy = x[k + 1] - x0[k + 1] - mean[1],
-                         dz = x[k + 2] - x0[k + 2] - mean[2];
-            const double d2 = dx * dx + dy * dy + dz * dz;
-            farthest = d2 > farthest || d2 != d2 ? d2 : farthest;
-        }
+            farthest += 0.25 * (hi[q] - lo[q]) * (hi[q] - lo[q]);
+        farthest = broken ? NAN : n ? farthest : 0.0; /* NaN: rebuild (and fail) */
         if (farthest <= limit)
             return 0;
     }
