@@ -364,6 +364,17 @@ def test_a_hundred_balls_poured_into_a_box_settle_without_deep_overlap():
 # ---- files, copies, rollback, bad input ---------------------------------------------
 
 
+def test_a_file_keeps_radii_of_minus_zero(tmp_path):
+    # -0.0 is a valid radius (>= 0) whose bits differ from the cold array's +0.0: the
+    # file must bring the same bits back (found by the long fuzz run).
+    sim = ss.string(3, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    sim.radii = -0.0
+    sim.save(tmp_path / "minus.npz")
+    loaded = ss.load(tmp_path / "minus.npz")
+    assert np.array_equal(np.signbit(loaded.radii), np.ones(3, dtype=bool))
+    assert_same(snapshot(sim), snapshot(loaded))
+
+
 def test_save_load_and_copy_step_bit_for_bit(tmp_path):
     sim = jelly_blocks(friction=0.2)
     sim.groups = np.arange(sim.num_nodes) % 3

@@ -72,8 +72,9 @@ def apply_touch_entries(sim: System, data: dict[str, np.ndarray]) -> None:
         return
     radius, stiffness, restitution, friction = data["contact_law"].tolist()
     sim._set_contact_law(radius, stiffness, restitution, friction)
-    for key in ("radii", "groups"):  # all zero: left cold (no memory), as it was saved
-        if np.any(data[key]):
-            sim._set_array(key, np.ascontiguousarray(data[key]))
+    for key in ("radii", "groups"):  # all zero bits: left cold (no memory), as it was saved
+        bits = np.ascontiguousarray(data[key])
+        if np.any(bits.view(np.uint8)):  # (bits, not values: a radius of -0.0 is kept)
+            sim._set_array(key, bits)
     for a, b in data["contact_off"].tolist():
         sim._set_contact_filter(int(a), int(b), False)
