@@ -39,6 +39,7 @@ ss_touch *ss_touch_new(void) {
 static void free_scratch(ss_touch *t) {
     ss_free(t->pairs);
     ss_free(t->frames);
+    ss_free(t->pair_forces);
     ss_free(t->entries);
     ss_free(t->bucket_start);
     ss_free(t->adj_first);
@@ -79,7 +80,7 @@ size_t ss_touch_nbytes(const ss_touch *t) {
     if (!t)
         return 0;
     return sizeof *t + t->off_capacity * sizeof *t->off +
-           t->pair_capacity * (2 * sizeof(int32_t) + SS_TOUCH_FRAME * sizeof(double)) +
+           t->pair_capacity * (2 * sizeof(int32_t) + (SS_TOUCH_FRAME + 3) * sizeof(double)) +
            2 * t->node_capacity * sizeof(entry) + (t->bucket_capacity + 1) * sizeof(int32_t) +
            t->adj_node_capacity * sizeof(size_t) + t->adj_capacity * sizeof(int32_t);
 }
@@ -259,22 +260,27 @@ static int64_t cell_coordinate(double x, double inv_cell) {
     return (int64_t)q;
 }
 
-/* The pairs and their Jacobian frames grow together (frames: implicit Euler's). */
+/* The pairs, their Jacobian frames (implicit Euler's) and their forces (the threads'
+ * scratch, contact_law.c) grow together. */
 static int grow_pairs(ss_touch *t) {
     const size_t capacity = t->pair_capacity ? 2 * t->pair_capacity : 64;
     int32_t *fresh = ss_malloc(2 * capacity * sizeof *fresh);
     double *frames = ss_malloc(SS_TOUCH_FRAME * capacity * sizeof *frames);
-    if (!fresh || !frames) {
+    double *forces = ss_malloc(3 * capacity * sizeof *forces);
+    if (!fresh || !frames || !forces) {
         ss_free(fresh);
         ss_free(frames);
+        ss_free(forces);
         return -1;
     }
     if (t->num_pairs)
         memcpy(fresh, t->pairs, 2 * t->num_pairs * sizeof *fresh);
     ss_free(t->pairs);
     ss_free(t->frames);
+    ss_free(t->pair_forces);
     t->pairs = fresh;
     t->frames = frames;
+    t->pair_forces = forces;
     t->pair_capacity = capacity;
     return 0;
 }

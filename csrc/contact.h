@@ -25,8 +25,9 @@ typedef struct ss_touch {
     uint64_t *off;      /* group pairs switched off: (min << 32 | max) keys, sorted */
     size_t num_off, off_capacity;
     /* Scratch, grow-only, derived from the state (never copied, never saved). */
-    int32_t *pairs; /* (num_pairs, 2) i < j, in contact at the last search */
-    double *frames; /* (num_pairs, SS_TOUCH_FRAME): u, then its block's coefficient */
+    int32_t *pairs;      /* (num_pairs, 2) i < j, in contact at the last search */
+    double *frames;      /* (num_pairs, SS_TOUCH_FRAME): u, then its block's coefficient */
+    double *pair_forces; /* (num_pairs, 3): each pair's force on j, computed by threads */
     size_t num_pairs, pair_capacity;
     void *entries;          /* (2 K) grid entries: by node, then sorted by bucket */
     int32_t *bucket_start;  /* (buckets + 1,) */
@@ -37,7 +38,8 @@ typedef struct ss_touch {
     size_t adj_edits, adj_nodes, adj_capacity; /* topology_edits it was built at; N; room */
     size_t adj_node_capacity;                  /* N + 1 that adj_first has room for */
     int adj_valid;
-    int failed; /* an allocation failed during a search (forces were poisoned: NaN) */
+    int failed;        /* an allocation failed during a search (forces were poisoned: NaN) */
+    int search_failed; /* the last ss_touch_search ran out of memory */
 } ss_touch;
 
 /* ---- Node-node contact (contact.c; the law: contact_law.c) ------------------- */
@@ -61,9 +63,21 @@ int ss_touch_active(const ss_system *sys);
 int ss_touch_find(const ss_system *sys, const double *x);
 /* Before a step call: build the scratch at the current positions (SS_ERR_NOMEM). */
 ss_status ss_touch_prepare(ss_system *sys);
-/* f (rows `stride` apart) += the contact forces at state (x, v), pair by pair. */
+/* f (rows `stride` apart) += the contact forces at state (x, v), pair by pair: the
+ * three steps below, on one thread. */
 void ss_touch_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
                          size_t stride);
+/* The force evaluation's steps, which let threads share the pairs: find the pairs at x
+ * (one thread; they read x only, so it may run before the spring passes); then the
+ * forces of pairs [first, last) into the pair scratch (any thread, disjoint ranges);
+ * then, on one thread, f += them in pair order (NaN rows if the search ran out of
+ * memory). The sums, and so the bits, do not depend on how the pairs were shared. */
+void ss_touch_search(const ss_system *sys, const double *x);
+void ss_touch_pair_forces(const ss_system *sys, const double *x, const double *v, size_t first,
+                          size_t last);
+void ss_touch_gather_forces(const ss_system *sys, double *f, size_t stride);
+/* Pairs found by the last search (0 after a failed one). */
+size_t ss_touch_num_pairs(const ss_system *sys);
 /* Implicit Euler's blocks (contact_law.c): for each pair found at the last search (at
  * x), a compressed spring k_c u u^T with the dashpot c u u^T along the normal (no
  * transverse or friction terms): frames get u and scale_c c + scale_k k_c (0 for a pair

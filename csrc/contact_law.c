@@ -19,8 +19,10 @@
  * "contact"); the dashpot's c v_n^2 and friction's |F_t| |v_t| are powers that the step
  * books into dissipated with damping and drag (ss_dissipation_power).
  *
- * The pairs are contact.c's (ss_touch_find), in their fixed order; forces are added
- * serially in that order. */
+ * The pairs are contact.c's (ss_touch_find), in their fixed order. Each pair's force
+ * is computed alone (by any thread, forces.c) into a scratch row; then one thread adds
+ * the rows to the nodes serially in pair order: the same additions in the same order
+ * for any thread count, so the results are bit-identical. */
 #include "springsim.h"
 
 #include <math.h>
@@ -80,26 +82,51 @@ static pair_result pair_law(const ss_system *sys, const double *x, const double 
     return out;
 }
 
-void ss_touch_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
-                         size_t stride) {
+void ss_touch_search(const ss_system *sys, const double *x) {
     ss_touch *t = sys->touch;
-    const size_t dim = (size_t)sys->dim;
-    if (ss_touch_find(sys, x)) {
-        /* out of memory mid-step: poison the forces so the step rolls back */
+    t->search_failed = ss_touch_find(sys, x) != 0;
+    if (t->search_failed)
         t->failed = 1;
+}
+
+size_t ss_touch_num_pairs(const ss_system *sys) {
+    return sys->touch->search_failed ? 0 : sys->touch->num_pairs;
+}
+
+void ss_touch_pair_forces(const ss_system *sys, const double *x, const double *v, size_t first,
+                          size_t last) {
+    double *out = sys->touch->pair_forces;
+    for (size_t p = first; p < last; p++) {
+        const pair_result pr = pair_law(sys, x, v, p);
+        memcpy(out + 3 * p, pr.force, sizeof pr.force);
+    }
+}
+
+void ss_touch_gather_forces(const ss_system *sys, double *f, size_t stride) {
+    const ss_touch *t = sys->touch;
+    const size_t dim = (size_t)sys->dim;
+    if (t->search_failed) {
+        /* out of memory mid-step: poison the forces so the step rolls back */
         for (size_t i = 0; i < sys->num_nodes; i++)
             f[i * stride] = NAN;
         return;
     }
     for (size_t p = 0; p < t->num_pairs; p++) {
-        const pair_result pr = pair_law(sys, x, v, p);
+        const double *F = t->pair_forces + 3 * p;
         double *fi = f + (size_t)t->pairs[2 * p] * stride,
                *fj = f + (size_t)t->pairs[2 * p + 1] * stride;
         for (size_t w = 0; w < dim; w++) {
-            fi[w] -= pr.force[w];
-            fj[w] += pr.force[w];
+            fi[w] -= F[w];
+            fj[w] += F[w];
         }
     }
+}
+
+void ss_touch_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                         size_t stride) {
+    ss_touch_search(sys, x);
+    ss_touch_pair_forces(sys, x, v, 0, ss_touch_num_pairs(sys));
+    ss_touch_gather_forces(sys, f, stride);
 }
 
 double ss_touch_energy(const ss_system *sys) {

@@ -12,7 +12,9 @@
  * separated by one barrier; gas pressure (few elements, a sum over each body's
  * boundary), then the air on faces (aero.c), then node-node contact (contact.c: its
  * pairs in their fixed order), then self-contact (self_contact.c), are added between
- * them by one thread.
+ * them by one thread. The contact pairs are found before the region (they read x
+ * only); their forces are computed by the threads with the between-block springs,
+ * each pair into its own scratch row, and the one thread adds the rows in pair order.
  * Every node receives its forces in one order whatever the number of threads, so the
  * results are bit-identical. */
 #include "springsim.h"
@@ -106,6 +108,18 @@ static void block_finish(const evaluation *e, size_t b) {
 
 /* How many pieces the between-block list is cut into for threads. */
 #define SS_CROSS_PIECES 64
+/* Contact pairs per piece at least (a piece's cost should dwarf taking it: a pair
+ * costs about as much as a spring), and pieces at most, per contact pass. */
+#define SS_CONTACT_PIECE_PAIRS 512
+#define SS_CONTACT_PIECES 64
+
+#ifdef _OPENMP
+/* Pieces the pair list of a contact pass is cut into: contiguous ranges of pairs. */
+static long contact_pieces(long long pairs) {
+    const long long pieces = (pairs + SS_CONTACT_PIECE_PAIRS - 1) / SS_CONTACT_PIECE_PAIRS;
+    return (long)(pieces < SS_CONTACT_PIECES ? pieces : SS_CONTACT_PIECES);
+}
+#endif
 
 static void evaluate(const evaluation *e) {
     ss_system *sys = e->sys;
@@ -145,21 +159,47 @@ static void evaluate(const evaluation *e) {
         return;
     }
 #ifdef _OPENMP
+    /* The contact searches read x only: done here, on this thread (as before, when all of
+     * contact ran in the single block), so that the pairs' forces can join the loop of
+     * the between-block springs and the region keeps its two barriers. */
+    if (touch)
+        ss_touch_search(sys, e->x);
+    if (self)
+        ss_self_contact_search(sys, e->x);
+    const long long touches = touch ? (long long)ss_touch_num_pairs(sys) : 0;
+    const long long selfs = self ? (long long)ss_self_contact_num_pairs(sys) : 0;
+    const long touch_pieces = contact_pieces(touches), self_pieces = contact_pieces(selfs);
     /* long: OpenMP 2.0 (MSVC) wants a signed loop index; cross is 64-bit even where long
      * is 32 (Windows), so that cross * piece cannot overflow. */
     const long count = (long)blocks;
     const long long cross = (long long)plan->num_cross;
+    const long pieces = SS_CROSS_PIECES + touch_pieces + self_pieces;
 #pragma omp parallel num_threads(threads)
     {
         const ss_fpstate fp = ss_fp_enter(); /* the same rounding on every thread */
 #pragma omp for schedule(dynamic, 1) nowait
         for (long b = 0; b < count; b++)
             block_springs(e, (size_t)b);
+            /* Barrier 1 (this loop's end). Each piece writes its own rows of scratch, so any
+             * thread may take any piece. */
 #pragma omp for schedule(dynamic, 1)
-        for (long piece = 0; piece < SS_CROSS_PIECES; piece++)
-            cross_springs(e, (size_t)(cross * piece / SS_CROSS_PIECES),
-                          (size_t)(cross * (piece + 1) / SS_CROSS_PIECES));
+        for (long piece = 0; piece < pieces; piece++) {
+            if (piece < SS_CROSS_PIECES) {
+                cross_springs(e, (size_t)(cross * piece / SS_CROSS_PIECES),
+                              (size_t)(cross * (piece + 1) / SS_CROSS_PIECES));
+            } else if (piece < SS_CROSS_PIECES + touch_pieces) {
+                const long long q = piece - SS_CROSS_PIECES;
+                ss_touch_pair_forces(sys, e->x, e->v, (size_t)(touches * q / touch_pieces),
+                                     (size_t)(touches * (q + 1) / touch_pieces));
+            } else {
+                const long long q = piece - SS_CROSS_PIECES - touch_pieces;
+                ss_self_contact_pair_forces(sys, e->x, e->v, (size_t)(selfs * q / self_pieces),
+                                            (size_t)(selfs * (q + 1) / self_pieces));
+            }
+        }
         if (sys->num_bodies || air || touch || self) {
+            /* Barrier 2 (the single's end): everything added to the nodes, serially in
+             * the serial code's order. */
 #pragma omp single
             {
                 if (sys->num_bodies)
@@ -167,9 +207,9 @@ static void evaluate(const evaluation *e) {
                 if (air)
                     ss_aero_add_forces(sys, e->x, e->v, e->forces, stride);
                 if (touch)
-                    ss_touch_add_forces(sys, e->x, e->v, e->forces, stride);
+                    ss_touch_gather_forces(sys, e->forces, stride);
                 if (self)
-                    ss_self_contact_add_forces(sys, e->x, e->v, e->forces, stride);
+                    ss_self_contact_gather_forces(sys, e->forces, stride);
             }
         }
 #pragma omp for schedule(dynamic, 1) nowait

@@ -16,8 +16,10 @@
  *
  * Which pairs are checked: see self_contact_list.c.
  *
- * Forces are added pair by pair in list order, by one thread, where the gas and the
- * air on faces are added (forces.c): bit-identical for any thread count.
+ * Each candidate's force is computed alone (the threads share the list, forces.c) into
+ * a scratch row; then one thread, where the gas and the air on faces are added, adds
+ * the rows to the nodes in list order: the same additions in the same order for any
+ * thread count, so the results are bit-identical.
  *
  * Crossings (counted in self_contact_list.c, at every rebuild of the list and at the end
  * of every step call): a node whose side of a triangle of the list changed while its
@@ -135,30 +137,58 @@ int ss_self_contact_active(const ss_system *sys) {
     return sys->self_contact != NULL && sys->num_faces > 0 && sys->dim == 3;
 }
 
-void ss_self_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
-                                size_t stride) {
+void ss_self_contact_search(const ss_system *sys, const double *x) {
     ss_self_contact *sc = sys->self_contact;
-    if (ss_self_contact_refresh(sc, sys, x)) {
-        for (size_t i = 0; i < sys->num_nodes; i++)
-            f[i * stride] = NAN; /* out of memory: the step fails and rolls back */
-        return;
-    }
+    sc->search_failed =
+        ss_self_contact_refresh(sc, sys, x) ||
+        ss_self_contact_reserve((void **)&sc->results, &sc->results_capacity, 6 * sc->count,
+                                sizeof(double)) ||
+        ss_self_contact_reserve((void **)&sc->touching, &sc->touching_capacity, sc->count, 1);
+}
+
+size_t ss_self_contact_num_pairs(const ss_system *sys) {
+    const ss_self_contact *sc = sys->self_contact;
+    return sc->search_failed ? 0 : sc->count;
+}
+
+void ss_self_contact_pair_forces(const ss_system *sys, const double *x, const double *v,
+                                 size_t first, size_t last) {
+    ss_self_contact *sc = sys->self_contact;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     const double k = sc->stiffness;
-    face_plane plane = {.face = -1};
-    for (size_t c = 0; c < sc->count; c++) {
+    face_plane plane = {.face = -1}; /* per range: a range may start inside a triangle's run */
+    for (size_t c = first; c < last; c++) {
         const int32_t *pair = sc->pairs + 2 * c;
-        double w[3], n[3], depth;
-        if (!pair_contact(sc, &plane, x, faces, pair, w, n, &depth))
+        double *F = sc->results + 6 * c, *w = F + 3, n[3], depth;
+        const int hit = pair_contact(sc, &plane, x, faces, pair, w, n, &depth);
+        sc->touching[c] = (uint8_t)hit;
+        if (!hit)
             continue;
         const double fn = k * depth;
-        double F[3] = {fn * n[0], fn * n[1], fn * n[2]};
+        for (int q = 0; q < 3; q++)
+            F[q] = fn * n[q];
         if (sc->friction > 0.0) {
             double g[3];
             friction_force(sc, v, faces, pair, w, n, fn, g);
             for (int q = 0; q < 3; q++)
                 F[q] += g[q];
         }
+    }
+}
+
+void ss_self_contact_gather_forces(const ss_system *sys, double *f, size_t stride) {
+    const ss_self_contact *sc = sys->self_contact;
+    if (sc->search_failed) {
+        for (size_t i = 0; i < sys->num_nodes; i++)
+            f[i * stride] = NAN; /* out of memory: the step fails and rolls back */
+        return;
+    }
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    for (size_t c = 0; c < sc->count; c++) {
+        if (!sc->touching[c])
+            continue;
+        const int32_t *pair = sc->pairs + 2 * c;
+        const double *F = sc->results + 6 * c, *w = F + 3;
         double *fp = f + (size_t)pair[0] * stride;
         const int32_t *tri = faces + 3 * (size_t)pair[1];
         for (int q = 0; q < 3; q++)
@@ -169,6 +199,13 @@ void ss_self_contact_add_forces(const ss_system *sys, const double *x, const dou
                 fv[q] -= w[corner] * F[q];
         }
     }
+}
+
+void ss_self_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                                size_t stride) {
+    ss_self_contact_search(sys, x);
+    ss_self_contact_pair_forces(sys, x, v, 0, ss_self_contact_num_pairs(sys));
+    ss_self_contact_gather_forces(sys, f, stride);
 }
 
 double ss_self_contact_energy(const ss_system *sys) {
@@ -298,6 +335,8 @@ void ss_self_contact_free(ss_system *sys) {
     ss_free(sc->opposite);
     ss_free(sc->sorted_x);
     ss_free(sc->hits);
+    ss_free(sc->results);
+    ss_free(sc->touching);
     ss_free(sc);
     sys->self_contact = NULL;
 }
@@ -313,5 +352,7 @@ size_t ss_self_contact_nbytes(const ss_system *sys) {
            (sc->seen_x ? sc->seen_capacity * sizeof(double) : 0) +
            (sc->opposite ? sc->opposite_capacity * sizeof(int32_t) : 0) +
            (sc->sorted_x ? sc->sorted_x_capacity * sizeof(double) : 0) +
-           (sc->hits ? sc->hits_capacity * sizeof(int32_t) : 0);
+           (sc->hits ? sc->hits_capacity * sizeof(int32_t) : 0) +
+           (sc->results ? sc->results_capacity * sizeof(double) : 0) +
+           (sc->touching ? sc->touching_capacity : 0);
 }

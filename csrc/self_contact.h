@@ -18,10 +18,21 @@ void ss_self_contact_set_crossings(ss_system *sys, size_t crossings);
 /* Nonzero when on and the system has faces: the force evaluation calls add_forces. */
 int ss_self_contact_active(const ss_system *sys);
 /* f (rows `stride` doubles apart) += the contact forces at state (x, v), in the
- * candidate list's order (one thread). Out of memory for the list: NaN forces (the step
+ * candidate list's order. Out of memory for the list: NaN forces (the step
  * then rolls back). */
 void ss_self_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
                                 size_t stride);
+/* The force evaluation's steps, which let threads share the candidates: make the list
+ * valid for x and the scratch its size (one thread; reads x only); then the forces of
+ * candidates [first, last) into the scratch (any thread, disjoint ranges); then, on one
+ * thread, f += them in list order (NaN rows if out of memory). add_forces is the three
+ * on one thread; the bits do not depend on how the candidates were shared. */
+void ss_self_contact_search(const ss_system *sys, const double *x);
+void ss_self_contact_pair_forces(const ss_system *sys, const double *x, const double *v,
+                                 size_t first, size_t last);
+void ss_self_contact_gather_forces(const ss_system *sys, double *f, size_t stride);
+/* Candidates of the last search (0 after a failed one). */
+size_t ss_self_contact_num_pairs(const ss_system *sys);
 /* sum 1/2 k (h - d)^2 over touching node-triangle pairs at the current positions, J. */
 double ss_self_contact_energy(const ss_system *sys);
 /* Power the friction takes out of the motion at the current state, W (>= 0). */

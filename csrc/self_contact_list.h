@@ -28,6 +28,12 @@ struct ss_self_contact {
     int opposite_valid;
     size_t built_capacity, sorted_capacity, seen_capacity, bucket_capacity; /* elements */
     int seen_valid; /* seen_x holds them (0: no check yet, or rolled back since) */
+    /* The threads' scratch: per candidate, its force F on the node and the weights w
+     * (6 doubles), and whether it touches; filled for the list of the last search. */
+    double *results;
+    uint8_t *touching;
+    size_t results_capacity, touching_capacity;
+    int search_failed; /* the last ss_self_contact_search ran out of memory */
 };
 
 /* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old (its

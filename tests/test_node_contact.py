@@ -305,8 +305,9 @@ def test_kernel_finds_the_pairs_and_forces_of_the_brute_force_oracle(dim, seed, 
 
 
 def test_one_and_two_threads_give_the_same_bits():
-    # The pairs are found and their forces summed in one order, by one thread, so a
-    # second thread changes nothing (the springs are summed per their plan as ever).
+    # The pairs are found in one order and their forces summed in it, by one thread
+    # (the threads only compute each pair's force), so a second thread changes nothing
+    # (the springs are summed per their plan as ever).
     # 12³ nodes a block: over 8192 springs, so that the kernel does use two threads.
     hashes = []
     try:

@@ -71,6 +71,39 @@ def test_one_and_two_threads_hash_identically(threads, build, method):
     assert hashes[0] == hashes[1] == hashes[2]
 
 
+def cloth_in_contact_with_itself():
+    """A 60 × 60 cloth whose nodes have a contact radius of 1.2 cells: every node
+    overlaps the up to 8 nodes 2 and 2.2 cells away that no spring joins (the ones
+    closer are its structural, shear and bend neighbours): 13,688 pairs."""
+    sim = ss.cloth(60, 60, width=1.0, height=1.0, mass=1.0, stiffness=500.0, damping=0.02)
+    sim.gravity = 0.0
+    sim.radii = 1.2 / 59
+    sim.contact_stiffness = 50.0  # N/m: the overlaps push the nodes apart gently
+    sim.contact_friction = 0.3
+    rng = np.random.default_rng(7)
+    sim.velocities = rng.normal(scale=0.1, size=sim.velocities.shape)
+    return sim
+
+
+@pytest.mark.parametrize("method", ["symplectic_euler", "rk4"])
+def test_contact_pairs_shared_by_two_threads_give_the_bits_of_one(threads, method):
+    # One thread sums each pair's force straight into its nodes; two compute the pairs'
+    # forces in pieces of at least 512 pairs (forces.c), one of them then adds them in
+    # pair order. A node meets up to 8 pairs, so adding them in any other order would
+    # round differently within a few of the 50 steps.
+    hashes = []
+    for n in (1, 2):
+        threads(n)
+        sim = cloth_in_contact_with_itself()
+        assert sim.num_springs >= 8192  # the kernel does use the threads
+        assert len(sim.contact_pairs()) >= 4 * 512  # so the pairs are cut into pieces
+        sim.step(0.2 * sim.critical_dt(), steps=50, method=method)
+        assert np.isfinite(sim.positions).all()
+        assert len(sim.contact_pairs()) >= 4 * 512
+        hashes.append(state_hash(sim))
+    assert hashes[0] == hashes[1]
+
+
 def test_threaded_kernel_equals_reference_across_topology_edits(threads):
     # The colouring is rebuilt after every topology edit: springs added, removed and
     # nodes removed between steps must give the oracle's result.
