@@ -101,6 +101,18 @@ def test_bad_paths_raise_and_change_nothing():
     assert_same(before, snapshot(sim))
 
 
+def test_a_target_too_far_for_one_substep_raises_and_changes_nothing():
+    # Finite targets whose difference overflows: (1.8e308 - 0) / dt is inf. The step
+    # says the path is at fault (found by the fuzzer) and undoes its substeps; a run
+    # stops there, keeping its earlier chunks, as for any bad path value.
+    sim = ss.string(3, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    sim.drive([0], np.array([[[0.0, 0.0]], [[0.0, 0.0]], [[0.0, np.finfo(float).max]]]))
+    before = snapshot(sim)
+    with pytest.raises(ValueError, match="drive path's target .* too far"):
+        sim.step(1e-4, steps=4)
+    assert_same(before, snapshot(sim))
+
+
 def test_remove_nodes_renumbers_the_drives():
     # Before the fix a drive kept its old indices: the next step moved the wrong node
     # (or raised IndexError once the index was past the end).

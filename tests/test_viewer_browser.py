@@ -54,8 +54,9 @@ def page(browser):
         bridge = Bridge(viewer)
         opened.append((viewer, bridge))
         browser.get(bridge.url)
-        wait(lambda: browser.execute_script(f"return {VIEW}.state().rendered") >= 1)
-        wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= 1)
+        # the first frame drawn, not only arrived: on a busy machine a frame can arrive
+        # between two draws, and the canvas would still show the scene without it
+        wait(lambda: browser.execute_script(f"return {VIEW}.state().drawn") >= 1)
         return viewer, bridge
 
     yield open_

@@ -332,7 +332,14 @@ class DrivesMixin(SystemHost):
             for books_mode in _substep_books(books, steps):
                 targets = [d.target(self.time + dt, self.dim) for d in drives]
                 for d, target in zip(drives, targets, strict=True):
-                    self.velocities[d.indices] = (target - self.positions[d.indices]) / dt
+                    with np.errstate(over="ignore"):  # (checked next: a clear message)
+                        velocity = (target - self.positions[d.indices]) / dt
+                    if not np.all(np.isfinite(velocity)):
+                        raise ValueError(
+                            f"the drive path's target at t = {self.time + dt:g} s is too far "
+                            "to reach in one substep: its velocity is not finite"
+                        )
+                    self.velocities[d.indices] = velocity
                 self._books = books_mode
                 self._step(dt, 1, method)
                 for d, target in zip(drives, targets, strict=True):

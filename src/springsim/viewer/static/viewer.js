@@ -525,10 +525,11 @@ function render({ model, el }) {
     if (S.frame > acked) { acked = S.frame; send({ type: "ack", frame: S.frame }); }
   }
   raf = requestAnimationFrame(loop);
-  // what the browser test reads: the camera, the state drawn, frames rendered
+  // what the browser test reads: the camera, the state, the last frame drawn (`drawn`:
+  // a frame that has arrived may not be on the canvas yet), draws so far
   root.springsimView = {
     camera: () => ({ ...cam, dim: S.dim, width: W, height: H, dpr, webgl: !!G }),
-    state: () => ({ time: S.time, frame: S.frame, nodes: S.nodes, playing: S.playing, rendered, drawTime }),
+    state: () => ({ time: S.time, frame: S.frame, drawn: acked, nodes: S.nodes, playing: S.playing, rendered, drawTime }),
   };
   send({ type: "hello" });
   return () => {
