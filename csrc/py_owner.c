@@ -100,6 +100,22 @@ int ss_py_wait_turn(SystemObject *self) {
     return 0;
 }
 
+/* _check_turns(count): make `count` of the checks every call makes (for the bench,
+ * which times it: what one owner at a time costs a one-substep step()). */
+PyObject *ss_py_system_check_turns(SystemObject *self, PyObject *arg) {
+    Py_ssize_t count = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    if (count == -1 && PyErr_Occurred())
+        return NULL;
+    if (count < 1) {
+        PyErr_Format(PyExc_ValueError, "count must be >= 1, got %zd", count);
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < count; k++)
+        if (!ss_py_system(self))
+            return NULL;
+    Py_RETURN_NONE;
+}
+
 /* ---- sim.lock: the lock as a Python object ----------------------------- */
 
 /* A handle on a System's lock, with the interface of threading.RLock (and the three

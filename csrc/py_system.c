@@ -470,6 +470,8 @@ static PyMethodDef System_methods[] = {
      "(thickness, stiffness, friction, crossings), or None when off."},
     {"_set_self_collision_crossings", (PyCFunction)ss_py_system_set_self_collision_crossings,
      METH_O, "Restore self-collision's crossing count (files, pickles)."},
+    {"_check_turns", (PyCFunction)ss_py_system_check_turns, METH_O,
+     "_check_turns(count): the ownership check every call makes, count times (the bench)."},
     {"_validate", (PyCFunction)ss_py_system_validate, METH_NOARGS,
      "Raise ValueError if any value a step relies on is out of its domain."},
     {"_add_faces", (PyCFunction)ss_py_system_add_faces, METH_O,

@@ -67,6 +67,7 @@ int ss_py_disown(SystemObject *self);
 /* Wait, with the GIL released, until no other thread owns the system: 0, or -1. */
 int ss_py_wait_turn(SystemObject *self);
 PyObject *ss_py_system_lock(SystemObject *self, void *closure);
+PyObject *ss_py_system_check_turns(SystemObject *self, PyObject *arg);
 
 /* ---- Errors (py_errors.c) ---------------------------------------------- */
 

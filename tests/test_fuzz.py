@@ -36,6 +36,7 @@ import os
 import pickle
 import sys
 import tempfile
+import threading
 import time
 import warnings
 
@@ -985,3 +986,164 @@ def test_the_checks_can_fail(name, value, problem):
     with pytest.raises(AssertionError, match=problem):
         assert_valid_after_step(machine.sim, "a step")
     machine.teardown()
+
+
+# ---- the threaded mode: a stepping thread (or a playing viewer) against another ------
+
+#: Seconds of the default threaded run; SPRINGSIM_FUZZ_THREAD_SECONDS sets the long one.
+DEFAULT_THREAD_SECONDS = 6.0
+
+
+def _threaded_scene(rng):
+    """A random system with the features whose scratch a step uses: node radii,
+    self-collision, colliders, a gas body; and a method and dt to step it with."""
+    kind = rng.choice(["cloth radii", "cloth self", "ball", "jelly", "string"])
+    if kind.startswith("cloth"):
+        sim = ss.cloth(12, 12, width=1.0, height=1.0, mass=0.2, stiffness=200.0, damping=0.01)
+        if kind == "cloth radii":
+            sim.radii = 0.02
+        else:
+            sim.enable_self_collision(0.02)
+        sim.add_sphere([0.5, -0.4, 0.5], 0.3)
+    elif kind == "ball":
+        sim = ss.ball(radius=0.2, subdivisions=1, mass=0.5, stiffness=300.0, nrt=5.0)
+        sim.add_plane([0, 1, 0], -0.5)
+        sim.radii = 0.01
+    elif kind == "jelly":
+        sim = ss.jelly(4, 4, 4, size=0.3, mass=0.5, stiffness=300.0)
+        sim.radii = 0.03
+        sim.add_box([0.0, -0.6, 0.0], [1.0, 0.2, 1.0])
+    else:
+        sim = ss.string(30, length=1.0, mass=0.1, stiffness=100.0, dim=2)
+        sim.radii = 0.02
+    method = rng.choice([m for m in ss.METHODS if m != "implicit_euler"] + ["implicit_euler"])
+    dt = 0.5 * sim.critical_dt() * rng.choice([0.5, 1.0, 3.0])
+    return kind, sim, method, dt
+
+
+def _random_operation(rng, sim, folder):
+    """One call a notebook cell might make while something else steps ``sim``: a name,
+    and a function returning what to check (a loaded file, a pickle, or None)."""
+    n = sim.num_nodes
+    pick = rng.integers(0, 14)
+    value = rng.choice([0.0, 1e-3, 0.5, -2.0, 1e300, np.nan, np.inf])
+    if pick == 0:
+        return "energy", lambda: sim.energy()
+    if pick == 1:
+        return "queries", lambda: (sim.critical_dt(), sim.momentum(), sim.spring_tensions())
+    if pick == 2:
+        return "contact_pairs", lambda: sim.contact_pairs()
+    if pick == 3:  # a racing write through a view: may make the next step refuse
+        rows = rng.integers(0, n, size=3)
+        return "write positions", lambda: sim.positions.__setitem__(rows, value)
+    if pick == 4:
+        rows = rng.integers(0, n, size=3)
+        return "write velocities", lambda: sim.velocities.__setitem__(rows, value)
+    if pick == 5:
+        path = os.path.join(folder, f"t{rng.integers(0, 3)}.npz")
+        return "save", lambda: (sim.save(path), ss.load(path))[1]
+    if pick == 6:
+        return "pickle", lambda: pickle.loads(pickle.dumps(sim))
+    if pick == 7:
+        return "copy", lambda: sim.copy()
+    if pick == 8:
+        count = int(rng.integers(1, 4))
+        return "add_nodes", lambda: sim.add_nodes(rng.normal(size=(count, sim.dim)), masses=0.01)
+    if pick == 9 and n > 4:
+        return "remove_nodes", lambda: sim.remove_nodes([n - 1])
+    if pick == 10 and n > 2:
+        return "add_springs", lambda: sim.add_springs([[0, n - 1]], stiffness=10.0)
+    if pick == 11:
+        node = int(rng.integers(0, n))
+        return "pin", lambda: sim.pin(node) if rng.random() < 0.5 else sim.unpin(node)
+    if pick == 12:
+        return "drag", lambda: setattr(sim, "drag", float(value))
+    return "radii", lambda: setattr(sim, "radii", float(rng.choice([0.0, 0.01, 0.03])))
+
+
+def test_fuzz_threads(tmp_path):
+    """A stepping thread (or a playing viewer) against a second thread's random reads,
+    writes, edits, saves and pickles: nothing crashes or hangs, every exception is a
+    documented one, every file and pickle loads back whole and steps, and a call that
+    raised (made holding the lock, so that nothing else moved) changed nothing."""
+    seconds = float(os.environ.get("SPRINGSIM_FUZZ_THREAD_SECONDS", DEFAULT_THREAD_SECONDS))
+    seed = int.from_bytes(os.urandom(4), "little")
+    rng = np.random.default_rng(seed)
+    deadline = time.monotonic() + seconds
+    rounds = operations = 0
+    outcomes: collections.Counter = collections.Counter()
+    faulthandler.dump_traceback_later(OPERATION_TIMEOUT * 4, exit=True)
+    try:
+        while time.monotonic() < deadline:
+            rounds += 1
+            kind, sim, method, dt = _threaded_scene(rng)
+            stop = time.monotonic() + min(1.0, max(0.2, deadline - time.monotonic()))
+            viewer = None
+            failures: list = []
+            if rng.random() < 0.3 and kind != "string":  # (anywidget: a test requirement)
+                viewer = ss.view(sim, dt=dt, substeps=10)
+                viewer.play()
+            else:
+
+                def stepper(sim=sim, method=method, dt=dt, stop=stop, failures=failures):
+                    while time.monotonic() < stop:
+                        try:
+                            with warnings.catch_warnings():
+                                warnings.simplefilter("ignore")
+                                sim.step(dt, steps=5, method=method)
+                        except DOCUMENTED:
+                            pass  # a racing write refused, a blow-up rolled back
+                        except BaseException as error:  # reported by the main thread
+                            failures.append(error)
+                            return
+
+                thread = threading.Thread(target=stepper)
+                thread.start()
+            while time.monotonic() < stop:
+                name, call = _random_operation(rng, sim, str(tmp_path))
+                operations += 1
+                holding = rng.random() < 0.5
+                try:
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        if holding:  # nothing else moves: a refusal must change nothing
+                            with sim.lock:
+                                before = snapshot(sim)
+                                try:
+                                    result = call()
+                                except DOCUMENTED:
+                                    changed = differences(before, snapshot(sim))
+                                    assert not changed, f"{name} raised but changed {changed}"
+                                    raise
+                        else:
+                            result = call()
+                except DOCUMENTED as error:
+                    outcomes[f"{name}: {type(error).__name__}"] += 1
+                    assert str(error).strip(), f"{name} raised with no message"
+                    continue
+                outcomes[f"{name}: ok"] += 1
+                if isinstance(result, ss.System):  # a file, a pickle or a copy: whole
+                    assert result.velocities.shape == result.positions.shape
+                    if name == "copy":  # (a copy may hold a racing write's NaN)
+                        continue
+                    again = pickle.loads(pickle.dumps(result))
+                    assert not differences(snapshot(result, ids=False), snapshot(again, ids=False))
+                    with warnings.catch_warnings():
+                        warnings.simplefilter("ignore")
+                        with contextlib.suppress(*DOCUMENTED):
+                            result.step(dt, steps=2, method=method)
+            if viewer is not None:
+                viewer.pause()
+                viewer.close()
+            else:
+                thread.join()
+            assert not failures, f"the stepping thread failed (seed {seed}): {failures[0]!r}"
+    except AssertionError as error:
+        raise AssertionError(f"seed {seed}, round {rounds} ({kind}, {method}): {error}") from None
+    finally:
+        faulthandler.cancel_dump_traceback_later()
+    print(f"\nthreaded fuzz: {rounds} rounds, {operations} operations in {seconds:g} s")
+    if os.environ.get("SPRINGSIM_FUZZ_THREAD_SECONDS"):
+        for label, count in sorted(outcomes.items()):
+            print(f"  {label}: {count}")
+    assert rounds >= 1 and operations > rounds

@@ -36,6 +36,7 @@ from springsim.bench.scenes import (
     peer_scene,
     scene,
 )
+from springsim.bench.ownership import ownership_cost, ownership_line
 from springsim.bench.selfcol import self_collision_cost, self_collision_line
 from springsim.bench.targets import check_targets
 
@@ -263,6 +264,8 @@ def run(args: argparse.Namespace, out) -> dict:
         bench.self_collision = self_collision_cost(bench.seconds, bench.repeats)
         bench.say()
         bench.say(self_collision_line(bench.self_collision))
+    ownership = ownership_cost(bench.repeats)
+    bench.say(ownership_line(ownership))
     if args.busy:
         bench.busy = busy_threads(seconds=bench.seconds, repeats=bench.repeats)
         for line in busy_lines(bench.busy):
@@ -306,6 +309,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "comparisons": bench.comparisons,
         "busy": bench.busy,
         "self_collision": bench.self_collision,
+        "ownership": ownership,
         **extras,
         "seconds": elapsed,
     }
