@@ -156,7 +156,7 @@ PyMODINIT_FUNC PyInit__core(void) {
      * visible to tracemalloc. */
     ss_set_allocator((ss_allocator){PyMem_RawMalloc, PyMem_RawFree});
 
-    if (PyType_Ready(&ss_py_system_type) < 0)
+    if (PyType_Ready(&ss_py_system_type) < 0 || PyType_Ready(&ss_py_lock_type) < 0)
         return NULL;
     PyObject *m = PyModule_Create(&core_module);
     if (!m)

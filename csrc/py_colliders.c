@@ -24,7 +24,7 @@ PyObject *ss_py_system_add_collider(SystemObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iOddd:_add_collider", &kind, &vector, &scalar, &restitution,
                           &friction))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_collider c = {.kind = kind, .restitution = restitution, .friction = friction};
@@ -42,7 +42,7 @@ PyObject *ss_py_system_add_collider(SystemObject *self, PyObject *args) {
 /* The collider `id` of a system that may be written, with its values checked on the way
  * in; NULL with ValueError if it was removed (or is not a mesh when `mesh` is set). */
 static ss_collider *collider_to_edit(SystemObject *self, long id, int mesh, ss_system **sys) {
-    *sys = ss_py_writable_system(self);
+    *sys = ss_py_system(self);
     if (!*sys)
         return NULL;
     ss_collider *found = ss_system_find_collider(*sys, id);
@@ -88,7 +88,7 @@ PyObject *ss_py_system_remove_collider(SystemObject *self, PyObject *arg) {
 /* _colliders() -> [(id, kind, vector tuple, scalar, restitution, friction), ...] */
 PyObject *ss_py_system_colliders(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     PyObject *list = PyList_New((Py_ssize_t)sys->num_colliders);
@@ -125,7 +125,7 @@ PyObject *ss_py_system_add_shape(SystemObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "iOOddd:_add_shape", &kind, &center, &end, &radius, &restitution,
                           &friction))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     if (kind != SS_BOX && kind != SS_CAPSULE) {
@@ -191,7 +191,7 @@ PyObject *ss_py_system_add_mesh(SystemObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "OOddd:_add_mesh", &vertices, &faces, &thickness, &restitution,
                           &friction))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_collider c = {
@@ -251,7 +251,7 @@ PyObject *ss_py_system_collider_shape(SystemObject *self, PyObject *arg) {
     long id = PyLong_AsLong(arg);
     if (id == -1 && PyErr_Occurred())
         return NULL;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     const ss_collider *c = ss_system_find_collider(sys, id);

@@ -12,7 +12,7 @@ PyObject *ss_py_system_add_pressure(SystemObject *self, PyObject *args) {
     double nrt, ambient;
     if (!PyArg_ParseTuple(args, "Odd:_add_pressure", &elements, &nrt, &ambient))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     npy_intp count = ss_py_leading_dim(elements);
@@ -31,7 +31,7 @@ PyObject *ss_py_system_set_pressure(SystemObject *self, PyObject *args) {
     double nrt, ambient;
     if (!PyArg_ParseTuple(args, "ldd:_set_pressure", &id, &nrt, &ambient))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_status st = ss_system_set_pressure(sys, id, nrt, ambient);
@@ -47,7 +47,7 @@ PyObject *ss_py_system_remove_pressure(SystemObject *self, PyObject *arg) {
 /* _pressure_bodies() -> [(id, nrt, ambient, volume), ...] in the order added. */
 PyObject *ss_py_system_pressure_bodies(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     PyObject *list = PyList_New((Py_ssize_t)sys->num_bodies);
@@ -71,7 +71,7 @@ PyObject *ss_py_system_pressure_elements(SystemObject *self, PyObject *arg) {
     long id = PyLong_AsLong(arg);
     if (id == -1 && PyErr_Occurred())
         return NULL;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     const ss_pressure_body *body = ss_system_find_pressure(sys, id);

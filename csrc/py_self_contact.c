@@ -7,7 +7,7 @@ PyObject *ss_py_system_set_self_collision(SystemObject *self, PyObject *args) {
     double thickness, stiffness, friction;
     if (!PyArg_ParseTuple(args, "ddd:_set_self_collision", &thickness, &stiffness, &friction))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_status st = ss_self_contact_set(sys, thickness, stiffness, friction);
@@ -19,7 +19,7 @@ PyObject *ss_py_system_set_self_collision(SystemObject *self, PyObject *args) {
 /* _self_collision() -> (thickness, stiffness, friction, crossings), or None when off. */
 PyObject *ss_py_system_self_collision(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     double setting[3];
@@ -27,4 +27,25 @@ PyObject *ss_py_system_self_collision(SystemObject *self, PyObject *unused) {
         Py_RETURN_NONE;
     return Py_BuildValue("(dddn)", setting[0], setting[1], setting[2],
                          (Py_ssize_t)ss_self_contact_crossings(sys));
+}
+
+/* _set_self_collision_crossings(n): restore the crossing count (a load, a pickle). */
+PyObject *ss_py_system_set_self_collision_crossings(SystemObject *self, PyObject *arg) {
+    Py_ssize_t crossings = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
+    if (crossings == -1 && PyErr_Occurred())
+        return NULL;
+    if (crossings < 0) {
+        PyErr_Format(PyExc_ValueError, "self_collision_crossings must be >= 0, got %zd",
+                     crossings);
+        return NULL;
+    }
+    ss_system *sys = ss_py_system(self);
+    if (!sys)
+        return NULL;
+    if (crossings && !ss_self_contact_get(sys, (double[3]){0}))
+        return PyErr_Format(PyExc_ValueError,
+                            "self_collision_crossings = %zd, but self-collision is off",
+                            crossings);
+    ss_self_contact_set_crossings(sys, (size_t)crossings);
+    Py_RETURN_NONE;
 }

@@ -159,7 +159,7 @@ static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t
     if (step_arguments(args, nargs, kwnames, parsed) < 0)
         return NULL;
     PyObject *dt_obj = parsed[0], *steps_obj = parsed[1], *method_obj = parsed[2];
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     if (!PyFloat_CheckExact(dt_obj) && !PyLong_Check(dt_obj) && !PyNumber_Check(dt_obj)) {
@@ -202,12 +202,15 @@ static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t
     if ((size_t)steps * (sys->num_nodes + sys->num_springs) < SS_KEEP_GIL_BELOW) {
         st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, NULL);
     } else {
-        self->busy = 1;
+        /* Owned for the step: every other thread's call on this system waits. */
+        if (ss_py_own(self, -1) < 0)
+            return NULL;
         PyThreadState *released = PyEval_SaveThread();
         const ss_poll poll = {poll_signals, &released};
         st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, &poll);
         PyEval_RestoreThread(released);
-        self->busy = 0;
+        if (ss_py_disown(self) < 0)
+            return NULL;
     }
     if (st == SS_ERR_INTERRUPTED)
         return NULL; /* KeyboardInterrupt (or the signal handler's error) is set */

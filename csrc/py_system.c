@@ -8,25 +8,21 @@
 
 /* ---- The System object ------------------------------------------------- */
 
-/* The system, or NULL with RuntimeError when it is not initialised or is busy in
- * another thread's step. */
-ss_system *ss_py_writable_system(SystemObject *self) {
+/* The system, once no other thread owns it (py_owner.c: the call waits, with the GIL
+ * released, for the owner to let go); NULL with an exception when it is not
+ * initialised or the wait was interrupted. The caller then holds the GIL until it is
+ * done with the system, so no other thread's call can begin meanwhile. */
+ss_system *ss_py_system(SystemObject *self) {
     if (!self->sys) {
         PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
         return NULL;
     }
-    if (self->busy) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "this System is being stepped in another thread; a System may be "
-                        "stepped or resized by one thread at a time");
+    if (ss_py_wait_turn(self) < 0)
+        return NULL;
+    if (!self->sys) { /* freed while we waited? (never: a waiter holds a reference) */
+        PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
         return NULL;
     }
-    return self->sys;
-}
-
-ss_system *ss_py_readable_system(SystemObject *self) {
-    if (!self->sys)
-        PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
     return self->sys;
 }
 
@@ -36,7 +32,7 @@ PyObject *ss_py_remove_by_id(SystemObject *self, PyObject *arg,
     long id = PyLong_AsLong(arg);
     if (id == -1 && PyErr_Occurred())
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_status st = remove(sys, id);
@@ -51,8 +47,11 @@ static PyObject *System_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     SystemObject *self = (SystemObject *)type->tp_alloc(type, 0);
     if (self) {
         self->sys = NULL;
-        self->busy = 0;
         self->driven = 0;
+        if (ss_py_owner_init(self) < 0) {
+            Py_DECREF(self);
+            return NULL;
+        }
     }
     return (PyObject *)self;
 }
@@ -91,18 +90,24 @@ static int System_init(SystemObject *self, PyObject *args, PyObject *kwds) {
 
 static void System_dealloc(SystemObject *self) {
     ss_system_free(self->sys);
+    ss_py_owner_free(self);
     Py_TYPE(self)->tp_free((PyObject *)self);
 }
 
 static PyObject *System_copy(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     SystemObject *dup = (SystemObject *)Py_TYPE(self)->tp_alloc(Py_TYPE(self), 0);
     if (!dup)
         return NULL;
-    dup->busy = 0;
+    dup->sys = NULL;
+    dup->driven = 0;
+    if (ss_py_owner_init(dup) < 0) {
+        Py_DECREF(dup);
+        return NULL;
+    }
     dup->sys = ss_system_copy(sys);
     if (!dup->sys) {
         Py_DECREF(dup);
@@ -115,19 +120,19 @@ static PyObject *System_copy(SystemObject *self, PyObject *unused) {
 
 static PyObject *get_dim(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyLong_FromLong(sys->dim) : NULL;
 }
 
 /* Number of rows of the array group the closure names: nodes, springs or faces. */
 static PyObject *get_count(SystemObject *self, void *closure) {
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyLong_FromSize_t(ss_array_rows(sys, (ss_array)(intptr_t)closure)) : NULL;
 }
 
 static PyObject *get_nbytes(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyLong_FromSize_t(ss_system_nbytes(sys)) : NULL;
 }
 
@@ -145,12 +150,12 @@ static int *flag_field(ss_system *sys, const char *name) {
 }
 
 static PyObject *get_flag(SystemObject *self, void *closure) {
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyBool_FromLong(*flag_field(sys, closure)) : NULL;
 }
 
 static int set_flag(SystemObject *self, PyObject *value, void *closure) {
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return -1;
     int truth = value ? PyObject_IsTrue(value) : -1;
@@ -179,13 +184,13 @@ static double *scalar_field(ss_system *sys, const char *name) {
 }
 
 static PyObject *get_scalar(SystemObject *self, void *closure) {
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyFloat_FromDouble(*scalar_field(sys, closure)) : NULL;
 }
 
 static int set_scalar(SystemObject *self, PyObject *value, void *closure) {
     const char *name = closure;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return -1;
     if (!value) {
@@ -228,13 +233,13 @@ static int set_scalar(SystemObject *self, PyObject *value, void *closure) {
 
 static PyObject *get_method(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyUnicode_FromString(ss_method_name(sys->method)) : NULL;
 }
 
 static int set_method(SystemObject *self, PyObject *value, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return -1;
     if (!value) {
@@ -250,7 +255,7 @@ static int set_method(SystemObject *self, PyObject *value, void *closure) {
 
 static PyObject *get_iterations(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyLong_FromLong(sys->iterations) : NULL;
 }
 
@@ -276,7 +281,7 @@ static int int_setting(PyObject *value, const char *name, long low, long high, i
 
 static int set_iterations(SystemObject *self, PyObject *value, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? int_setting(value, "iterations", 1, 100000, &sys->iterations) : -1;
 }
 
@@ -292,7 +297,7 @@ static double *optional_field(ss_system *sys, const char *name, double *off) {
 }
 
 static PyObject *get_optional(SystemObject *self, void *closure) {
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     double off;
@@ -304,7 +309,7 @@ static PyObject *get_optional(SystemObject *self, void *closure) {
 
 static int set_optional(SystemObject *self, PyObject *value, void *closure) {
     const char *name = closure;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return -1;
     if (!value) {
@@ -336,13 +341,13 @@ static int set_optional(SystemObject *self, PyObject *value, void *closure) {
 
 static PyObject *get_books(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyLong_FromLong(sys->books_mode) : NULL;
 }
 
 static int set_books(SystemObject *self, PyObject *value, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? int_setting(value, "_books", 0, 7, &sys->books_mode) : -1;
 }
 
@@ -365,13 +370,13 @@ static int set_driven(SystemObject *self, PyObject *value, void *closure) {
 
 static PyObject *get_cg_tolerance(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyFloat_FromDouble(sys->cg_tolerance) : NULL;
 }
 
 static int set_cg_tolerance(SystemObject *self, PyObject *value, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return -1;
     if (!value || PyBool_Check(value) || !(PyFloat_Check(value) || PyLong_Check(value))) {
@@ -394,13 +399,13 @@ static int set_cg_tolerance(SystemObject *self, PyObject *value, void *closure) 
 
 static PyObject *get_cg_max_iterations(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? PyLong_FromLong(sys->cg_max_iterations) : NULL;
 }
 
 static int set_cg_max_iterations(SystemObject *self, PyObject *value, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     return sys ? int_setting(value, "cg_max_iterations", 1, 10000000, &sys->cg_max_iterations) : -1;
 }
 
@@ -463,6 +468,8 @@ static PyMethodDef System_methods[] = {
      "Turn self-collision on (thickness, stiffness, friction) or off (thickness 0)."},
     {"_self_collision", (PyCFunction)ss_py_system_self_collision, METH_NOARGS,
      "(thickness, stiffness, friction, crossings), or None when off."},
+    {"_set_self_collision_crossings", (PyCFunction)ss_py_system_set_self_collision_crossings,
+     METH_O, "Restore self-collision's crossing count (files, pickles)."},
     {"_validate", (PyCFunction)ss_py_system_validate, METH_NOARGS,
      "Raise ValueError if any value a step relies on is out of its domain."},
     {"_add_faces", (PyCFunction)ss_py_system_add_faces, METH_O,
@@ -500,6 +507,11 @@ static PyMethodDef System_methods[] = {
 };
 
 static PyGetSetDef System_getset[] = {
+    {"lock", (getter)ss_py_system_lock, NULL,
+     "The System's lock (re-entrant, like threading.RLock). Every call on the System holds "
+     "it for its duration, and a call made while another thread holds it waits for it; hold "
+     "it yourself (``with sim.lock:``) so that several calls see no other thread's in between.",
+     NULL},
     {"dim", (getter)get_dim, NULL, "Spatial dimension, 2 or 3.", NULL},
     {"num_nodes", (getter)get_count, NULL, "Number of nodes N.", (void *)SS_POSITIONS},
     {"num_springs", (getter)get_count, NULL, "Number of springs M.", (void *)SS_SPRINGS},

@@ -25,6 +25,7 @@
 
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <pythread.h>
 
 /* NumPy's C API is one table of pointers for the whole extension, under this name:
  * module.c defines it and fills it (import_array() in PyInit__core); every other file
@@ -38,19 +39,34 @@
 
 typedef struct {
     PyObject_HEAD ss_system *sys;
-    /* Set while a step runs without the GIL: any other call that would step or
-     * resize this system raises RuntimeError instead of racing it. */
-    int busy;
+    /* Its owner (py_owner.c): `mutex` is held by the thread that owns the system,
+     * `owner` is that thread's id (0: none) and `depth` how often it acquired. */
+    PyThread_type_lock mutex;
+    unsigned long owner;
+    Py_ssize_t depth;
     /* Nodes are driven (system.py sets it): step() hands over to _driven_step. */
     int driven;
 } SystemObject;
 
 extern PyTypeObject ss_py_system_type;
 
-ss_system *ss_py_writable_system(SystemObject *self);
-ss_system *ss_py_readable_system(SystemObject *self);
+ss_system *ss_py_system(SystemObject *self);
 PyObject *ss_py_remove_by_id(SystemObject *self, PyObject *arg,
                              ss_status (*remove)(ss_system *, long));
+
+/* ---- One owner at a time (py_owner.c) ---------------------------------- */
+
+extern PyTypeObject ss_py_lock_type;
+
+int ss_py_owner_init(SystemObject *self);
+void ss_py_owner_free(SystemObject *self);
+/* Own the system: 1 when owned, 0 when timeout_us (< 0: none) ran out, -1 with an
+ * exception (a signal's). Re-entrant. */
+int ss_py_own(SystemObject *self, long long timeout_us);
+int ss_py_disown(SystemObject *self);
+/* Wait, with the GIL released, until no other thread owns the system: 0, or -1. */
+int ss_py_wait_turn(SystemObject *self);
+PyObject *ss_py_system_lock(SystemObject *self, void *closure);
 
 /* ---- Errors (py_errors.c) ---------------------------------------------- */
 
@@ -78,6 +94,7 @@ PyObject *ss_py_system_set_array(SystemObject *self, PyObject *args);
 /* py_self_contact.c */
 PyObject *ss_py_system_set_self_collision(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_self_collision(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_set_self_collision_crossings(SystemObject *self, PyObject *arg);
 
 /* py_topology.c */
 PyObject *ss_py_system_add_nodes(SystemObject *self, PyObject *args);

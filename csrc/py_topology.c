@@ -11,7 +11,7 @@ PyObject *ss_py_system_add_nodes(SystemObject *self, PyObject *args) {
     PyObject *x, *v, *m, *pinned;
     if (!PyArg_ParseTuple(args, "OOOO:_add_nodes", &x, &v, &m, &pinned))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     npy_intp count = ss_py_leading_dim(x);
@@ -35,7 +35,7 @@ PyObject *ss_py_system_add_springs(SystemObject *self, PyObject *args) {
     PyObject *pairs, *k, *c, *rest;
     if (!PyArg_ParseTuple(args, "OOOO:_add_springs", &pairs, &k, &c, &rest))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     npy_intp count = ss_py_leading_dim(pairs);
@@ -56,7 +56,7 @@ PyObject *ss_py_system_add_springs(SystemObject *self, PyObject *args) {
 }
 
 PyObject *ss_py_system_add_faces(SystemObject *self, PyObject *tri) {
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     npy_intp count = ss_py_leading_dim(tri);
@@ -82,7 +82,7 @@ static int index_array(PyObject *arr, const int64_t **data, size_t *count) {
 }
 
 PyObject *ss_py_system_remove_springs(SystemObject *self, PyObject *arr) {
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     const int64_t *idx;
     size_t count;
     if (!sys || index_array(arr, &idx, &count) < 0)
@@ -94,7 +94,7 @@ PyObject *ss_py_system_remove_springs(SystemObject *self, PyObject *arr) {
 }
 
 PyObject *ss_py_system_remove_nodes(SystemObject *self, PyObject *arr) {
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     const int64_t *idx;
     size_t count;
     if (!sys || index_array(arr, &idx, &count) < 0)
@@ -113,7 +113,7 @@ PyObject *ss_py_system_remove_nodes(SystemObject *self, PyObject *arr) {
 
 PyObject *ss_py_system_validate(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_status st = ss_system_validate(sys);
@@ -127,7 +127,7 @@ PyObject *ss_py_system_set_pinned(SystemObject *self, PyObject *args) {
     int value;
     if (!PyArg_ParseTuple(args, "Op:_set_pinned", &arr, &value))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     const int64_t *idx;
     size_t count;
     if (!sys || index_array(arr, &idx, &count) < 0)
@@ -143,7 +143,7 @@ PyObject *ss_py_system_set_pinned(SystemObject *self, PyObject *args) {
 /* broken_springs() -> (K, 2) int32 node pairs torn since the last call; clears them. */
 PyObject *ss_py_system_broken_springs(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     npy_intp dims[2] = {(npy_intp)sys->num_broken, 2};
@@ -160,7 +160,7 @@ PyObject *ss_py_system_broken_springs(SystemObject *self, PyObject *unused) {
 /* _tear(): remove the springs cut by earlier calls while tearing was deferred. */
 PyObject *ss_py_system_tear(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_status st = ss_system_tear(sys);
@@ -172,7 +172,7 @@ PyObject *ss_py_system_tear(SystemObject *self, PyObject *unused) {
 /* _settle_cuts(keep): end a run of calls made with _hold_cuts set: keep their cuts, or
  * give the springs they cut their k and c back (a driven step that failed part-way). */
 PyObject *ss_py_system_settle_cuts(SystemObject *self, PyObject *keep) {
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     const int truth = PyObject_IsTrue(keep);

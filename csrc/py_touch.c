@@ -7,7 +7,7 @@
 /* _contact_law() -> (radius, stiffness, restitution, friction) */
 PyObject *ss_py_system_contact_law(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     const ss_touch *t = sys->touch;
@@ -17,7 +17,7 @@ PyObject *ss_py_system_contact_law(SystemObject *self, PyObject *unused) {
 /* _has_radii() -> bool: some node has a contact radius > 0 (makes no array). */
 PyObject *ss_py_system_has_radii(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     return PyBool_FromLong(ss_touch_active(sys));
@@ -29,7 +29,7 @@ PyObject *ss_py_system_set_contact_law(SystemObject *self, PyObject *args) {
     if (!PyArg_ParseTuple(args, "dddd:_set_contact_law", &radius, &stiffness, &restitution,
                           &friction))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_status st = ss_touch_set_law(sys, radius, stiffness, restitution, friction);
@@ -43,7 +43,7 @@ PyObject *ss_py_system_set_contact_filter(SystemObject *self, PyObject *args) {
     int a, b, enabled;
     if (!PyArg_ParseTuple(args, "iip:_set_contact_filter", &a, &b, &enabled))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_status st = ss_touch_set_filter(sys, (int32_t)a, (int32_t)b, enabled);
@@ -55,7 +55,7 @@ PyObject *ss_py_system_set_contact_filter(SystemObject *self, PyObject *args) {
 /* _contact_filter() -> [(a, b), ...] the group pairs switched off, a <= b, sorted. */
 PyObject *ss_py_system_contact_filter(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_readable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     const ss_touch *t = sys->touch;
@@ -79,7 +79,7 @@ PyObject *ss_py_system_contact_filter(SystemObject *self, PyObject *unused) {
  * positions, in the order the forces are summed. */
 PyObject *ss_py_system_contact_pairs(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
     ss_status st = ss_system_validate(sys);

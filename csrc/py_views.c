@@ -122,7 +122,7 @@ static PyObject *make_view(SystemObject *self, const ArraySpec *spec) {
 }
 
 PyObject *ss_py_system_view(SystemObject *self, PyObject *name) {
-    if (!ss_py_readable_system(self))
+    if (!ss_py_system(self))
         return NULL;
     const ArraySpec *spec = find_spec(name);
     return spec ? make_view(self, spec) : NULL;
@@ -132,7 +132,7 @@ PyObject *ss_py_system_set_array(SystemObject *self, PyObject *args) {
     PyObject *name, *arr;
     if (!PyArg_ParseTuple(args, "OO:_set_array", &name, &arr))
         return NULL;
-    ss_system *sys = ss_py_writable_system(self);
+    ss_system *sys = ss_py_system(self);
     const ArraySpec *spec = sys ? find_spec(name) : NULL;
     if (!spec)
         return NULL;

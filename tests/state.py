@@ -39,6 +39,9 @@ SCALARS = (
     "contact_stiffness",
     "contact_restitution",
     "contact_friction",
+    "dissipated",
+    "track_energy",
+    "self_collision_crossings",
 )
 
 

@@ -1,10 +1,12 @@
 """Determinism, and what happens when two threads touch systems at once.
 
-``step`` releases the GIL. A second thread that steps or resizes the *same* system
-meanwhile gets a RuntimeError (and the running step is unaffected); threads working
-on *different* systems run side by side and get exactly the sequential results.
+``step`` releases the GIL. A System has one owner at a time (its ``lock``): a second
+thread's call on the *same* system meanwhile waits for the step to end, then acts as
+if the two ran in turn; threads working on *different* systems run side by side and get
+exactly the sequential results.
 """
 
+import pickle
 import threading
 import time
 
@@ -102,62 +104,134 @@ def steps_lasting(sim, seconds):
     return max(20, int(20 * seconds / elapsed))
 
 
+def _saved(sim, path):
+    sim.save(path)
+    return snapshot(ss.load(path))
+
+
+#: Calls a second thread makes while the first steps: each returns what to compare.
 OPS = {
-    "step": lambda sim: sim.step(CHAIN_DT),
-    "add_nodes": lambda sim: sim.add_nodes(np.ones((1, 3))),
-    "add_springs": lambda sim: sim.add_springs([[0, 2]], stiffness=1.0),
-    "remove_springs": lambda sim: sim.remove_springs([0]),
+    "step": lambda sim, tmp: sim.step(CHAIN_DT),
+    "add_nodes": lambda sim, tmp: sim.add_nodes(np.ones((1, 3))).tolist(),
+    "add_springs": lambda sim, tmp: sim.add_springs([[0, 2]], stiffness=1.0).tolist(),
+    "remove_springs": lambda sim, tmp: sim.remove_springs([0]),
+    "energy": lambda sim, tmp: sim.energy(),
+    "critical_dt": lambda sim, tmp: sim.critical_dt(),
+    "momentum": lambda sim, tmp: sim.momentum().tolist(),
+    "spring_tensions": lambda sim, tmp: sim.spring_tensions().tobytes(),
+    "positions": lambda sim, tmp: sim.positions.tobytes(),
+    "set time": lambda sim, tmp: setattr(sim, "time", 1.0),
+    "save": lambda sim, tmp: _saved(sim, tmp / "saved.npz"),
+    "pickle": lambda sim, tmp: snapshot(pickle.loads(pickle.dumps(sim))),
+    "copy": lambda sim, tmp: snapshot(sim.copy()),
 }
 
 
 @pytest.mark.parametrize("op", list(OPS))
-def test_second_thread_on_same_system_gets_runtime_error(op):
+def test_a_call_during_another_threads_step_waits_for_it(op, tmp_path):
+    """One owner at a time: the call waits until the step is over (it never races it,
+    and never fails), then acts on the stepped system: as if the two ran in turn."""
     sim = make_chain()
     steps = steps_lasting(sim, 0.4)
-    for _attempt in range(3):
-        expected = sim.copy()
-        started = threading.Event()
-        failure = []
+    expected = sim.copy()
+    started = threading.Event()
+    failure = []
 
-        def run_long_step(sim=sim, steps=steps, started=started, failure=failure):
-            started.set()
-            try:
-                sim.step(CHAIN_DT, steps=steps)
-            except BaseException as error:  # reported by the main thread
-                failure.append(error)
+    def run_long_step():
+        started.set()
+        try:
+            sim.step(CHAIN_DT, steps=steps)
+        except BaseException as error:  # reported by the main thread
+            failure.append(error)
 
-        runner = threading.Thread(target=run_long_step)
-        runner.start()
-        started.wait()
-        time.sleep(0.05)  # let the runner get into the C loop
-        outcome = None
-        if runner.is_alive():
-            try:
-                OPS[op](sim)
-                outcome = "succeeded"
-            except RuntimeError as error:
-                outcome = error
-            still_running = runner.is_alive()
-        runner.join()
+    runner = threading.Thread(target=run_long_step)
+    runner.start()
+    started.wait()
+    deadline = time.monotonic() + 5.0
+    while not sim.lock.locked() and runner.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.001)  # until the step owns the system
+    held = sim.lock.locked()
+    result = OPS[op](sim, tmp_path)
+    runner_alive_after_call = runner.is_alive()
+    runner.join()
 
-        assert not failure, f"the running step failed: {failure[0]!r}"
-        if outcome == "succeeded":
-            assert not still_running, f"{op} succeeded while another thread was stepping"
-        if isinstance(outcome, RuntimeError):
-            assert not isinstance(outcome, ss.UnstableError)
-            # The refused call changed nothing and the running step completed normally.
-            expected.step(CHAIN_DT, steps=steps)
-            assert_same(snapshot(expected), snapshot(sim))
-            # Once the step is over, the same call is allowed again.
-            OPS[op](sim)
-            return
-        # The runner finished before we could try (a slow machine): try a longer step.
-        sim = make_chain()
-        steps *= 3
-    pytest.fail(
-        f"{op} never raised RuntimeError during another thread's step: it waited for the"
-        " step to end, or step holds the GIL"
-    )
+    assert not failure, f"the running step failed: {failure[0]!r}"
+    assert held, "the step never held the system's lock"
+    assert not runner_alive_after_call, f"{op} returned while the other thread was stepping"
+    expected.step(CHAIN_DT, steps=steps)
+    expected_result = OPS[op](expected, tmp_path)
+    if isinstance(result, dict):
+        assert_same(result, expected_result)
+    else:
+        assert result == expected_result
+    assert_same(snapshot(expected), snapshot(sim))
+
+
+def test_a_call_while_another_thread_holds_the_lock_waits_then_sees_its_changes():
+    sim = make_chain(n=50)
+    inside, let_go = threading.Event(), threading.Event()
+
+    def holder():
+        with sim.lock:
+            sim.velocities[:] = 0.0
+            inside.set()
+            let_go.wait(5.0)
+            sim.velocities[:, 1] = 2.0  # a second write, which the waiter must not miss
+
+    thread = threading.Thread(target=holder)
+    thread.start()
+    inside.wait(5.0)
+    assert sim.lock.locked() and not sim.lock._is_owned()
+    timer = threading.Timer(0.1, let_go.set)
+    timer.start()
+    began = time.monotonic()
+    momentum = sim.momentum()  # waits for the holder's second write
+    waited = time.monotonic() - began
+    thread.join()
+    timer.join()
+    assert waited >= 0.05
+    assert momentum.tolist() == pytest.approx([0.0, 2.0 * 0.01 * 50, 0.0], rel=1e-12)
+
+
+def test_the_lock_is_reentrant_like_an_rlock():
+    sim = make_chain(n=10)
+    lock = sim.lock
+    assert not lock.locked()
+    with sim.lock:
+        with sim.lock:  # re-entrant, and every call of the owner goes through
+            sim.step(CHAIN_DT)
+            assert lock.locked() and lock._is_owned()
+        assert lock.locked()
+    assert not lock.locked()
+    with pytest.raises(RuntimeError, match="does not hold"):
+        lock.release()
+    assert lock.acquire(blocking=False) is True
+    lock.release()
+    with pytest.raises(ValueError, match="non-blocking"):
+        lock.acquire(blocking=False, timeout=1.0)
+    with pytest.raises(ValueError, match="non-negative"):
+        lock.acquire(timeout=-2.0)
+
+
+def test_another_thread_times_out_and_a_condition_waits_on_the_lock():
+    sim = make_chain(n=10)
+    outcome = []
+    with sim.lock:
+        thread = threading.Thread(
+            target=lambda: outcome.append((sim.lock.acquire(timeout=0.05), sim.lock.locked()))
+        )
+        thread.start()
+        thread.join()
+    assert outcome == [(False, True)]
+    # threading.Condition lets go of every level while it waits
+    condition = threading.Condition(sim.lock)
+    with condition:
+        with sim.lock:
+            other = threading.Thread(target=lambda: outcome.append(sim.energy().total))
+            other.start()
+            condition.wait(0.2)  # the other thread's call runs meanwhile
+            other.join(5.0)
+    assert len(outcome) == 2 and not sim.lock.locked()
 
 
 def test_two_threads_two_systems_match_sequential_results():

@@ -32,6 +32,7 @@ VERSION_5 = ("drives", "drive_t0", "drive_nodes", "drive_values")
 VERSION_6 = ("collider_ends", "mesh_counts", "mesh_vertices", "mesh_faces")
 VERSION_6 += ("radii", "groups", "contact_law", "contact_off")
 VERSION_6 += ("self_collision",)
+VERSION_7 = ("dissipated", "track_energy", "crossings")
 
 
 def assert_identical(a, b):
@@ -146,7 +147,7 @@ def test_save_replaces_a_file_and_is_plain_npz(tmp_path):
     assert_identical(load(path), sim)
     with np.load(path, allow_pickle=False) as entries:
         assert entries["format"] == "springsim.System"
-        assert entries["version"] == FORMAT_VERSION == 6
+        assert entries["version"] == FORMAT_VERSION == 7
         assert entries["dim"] == 2
 
 
@@ -548,7 +549,7 @@ def test_colliders_round_trip_and_version_1_files_load_without_them(tmp_path):
         entries = {
             key: npz[key]
             for key in npz.files
-            if key not in VERSION_2 + VERSION_3 + VERSION_4 + VERSION_5 + VERSION_6
+            if key not in VERSION_2 + VERSION_3 + VERSION_4 + VERSION_5 + VERSION_6 + VERSION_7
         }
     entries["version"] = np.array(1, dtype=np.int64)
     old = tmp_path / "version1.npz"
@@ -665,7 +666,7 @@ def test_version_1_and_2_files_load_without_gas_bodies(tmp_path, version):
     sim = two_gas_bodies_after_a_removed_one()
     path = tmp_path / "gas.npz"
     save(sim, path)
-    dropped = VERSION_3 + VERSION_4 + VERSION_5 + VERSION_6
+    dropped = VERSION_3 + VERSION_4 + VERSION_5 + VERSION_6 + VERSION_7
     if version == 1:
         dropped += VERSION_2
     with np.load(path) as npz:
@@ -796,7 +797,7 @@ def test_version_3_files_load_with_the_default_divergence_factor(tmp_path):
     save(sim, path)
     with np.load(path) as npz:
         entries = {
-            key: npz[key] for key in npz.files if key not in VERSION_4 + VERSION_5 + VERSION_6
+            key: npz[key] for key in npz.files if key not in VERSION_4 + VERSION_5 + VERSION_6 + VERSION_7
         }
     entries["version"] = np.array(3, dtype=np.int64)
     np.savez(tmp_path / "v3.npz", **entries)

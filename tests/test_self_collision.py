@@ -13,7 +13,7 @@ import pytest
 
 import springsim as ss
 from springsim import io, reference
-from springsim._npz import _KEYS_BY_VERSION
+from springsim._npz import _KEYS_BY_VERSION, FORMAT_VERSION
 
 
 def crossings(x0: np.ndarray, x1: np.ndarray, faces: np.ndarray) -> int:
@@ -306,7 +306,7 @@ def test_save_load_copy_and_pickle_keep_the_setting(tmp_path):
         assert other.self_collision == expected
     # A version 5 file (before self-collision) loads with it off.
     arrays = io.state_arrays(sim)
-    for key in _KEYS_BY_VERSION[6] - _KEYS_BY_VERSION[5]:  # (every entry version 6 added)
+    for key in _KEYS_BY_VERSION[FORMAT_VERSION] - _KEYS_BY_VERSION[5]:  # (entries since 5)
         del arrays[key]
     arrays["version"] = np.array(5, dtype=np.int64)
     np.savez(tmp_path / "old.npz", **arrays)

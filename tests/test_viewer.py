@@ -252,6 +252,21 @@ def test_set_changes_speed_and_colour(viewer, rope):
         ({"type": "set", "name": "mass", "value": 1}, ValueError, "dt, substeps or color_by"),
         ({"type": "set", "name": "color_by", "value": "speed"}, ValueError, "color_by must be"),
         ({"type": "slider", "name": "drag", "value": float("nan")}, ValueError, "finite"),
+        # hostile or broken front ends: every field is checked before any is used
+        ({"type": "ack", "frame": float("inf")}, TypeError, "frame must be an int"),
+        ({"type": "ack", "frame": 1e300}, TypeError, "frame must be an int"),
+        ({"type": "ack", "frame": 10**300}, ValueError, "frame must be in"),
+        ({"type": "ack", "frame": -1}, ValueError, "frame must be in"),
+        ({"type": "ack", "frame": 99}, ValueError, "frame 99 was never sent"),
+        ({"type": "grab", "node": -1}, ValueError, "node must be in"),
+        ({"type": "grab", "node": 1, "extra": 0}, ValueError, "unknown keys extra"),
+        ({"type": 3}, ValueError, "unknown viewer message type 3"),
+        ({"type": "slider", "name": "drag", "value": 1e400}, ValueError, "finite"),
+        ({"type": "drag", "node": 1, "position": [0, float("nan")]}, ValueError, "finite"),
+        ({"type": "drag", "node": 1, "position": "far"}, ValueError, "list of 2 or 3"),
+        ({"type": "set", "name": "substeps", "value": float("inf")}, ValueError, "finite"),
+        ({"type": "set", "name": "color_by", "value": 1}, TypeError, "str or null"),
+        ({"type": "set", "name": ["dt"], "value": 1}, TypeError, "name must be a str"),
     ],
 )
 def test_bad_messages_raise_and_change_nothing(viewer, rope, message, error, match):
@@ -260,6 +275,20 @@ def test_bad_messages_raise_and_change_nothing(viewer, rope, message, error, mat
         viewer._handle(message)
     assert np.array_equal(rope.positions, before[0]) and np.array_equal(rope.pinned, before[1])
     assert (viewer.dt, viewer.color_by) == before[2:]
+
+
+def test_a_hostile_message_is_answered_with_an_error_and_changes_nothing(viewer, rope):
+    """Through the comm's handler, as the browser's messages arrive: no exception
+    escapes it (an ack of frame Infinity raised OverflowError), and an ack from the far
+    future does not turn off the wait for the browser's acknowledgements."""
+    tap = Tap(viewer)
+    viewer._on_msg(viewer, {"type": "hello"}, [])
+    for frame in (float("inf"), 1e300, 10**300, viewer._frame + 5):
+        viewer._on_msg(viewer, {"type": "ack", "frame": frame}, [])
+        assert "frame" in tap.last("error")[0]["message"]
+    assert viewer._acked == 0
+    viewer._on_msg(viewer, {"type": "ack", "frame": viewer._frame}, [])
+    assert viewer._acked == viewer._frame
 
 
 def test_a_failed_step_pauses_and_reports(rope):

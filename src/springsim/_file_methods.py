@@ -23,8 +23,9 @@ class FilesMixin(SystemHost):
     def __reduce__(
         self,
     ) -> tuple[Callable[..., System], tuple[type[System], dict[str, np.ndarray], dict[str, Any]]]:
-        # Pickle as the save format's arrays (pickle protocol 5 ships them as buffers)
-        # plus what the file does not hold: the energy bookkeeping and driven nodes.
+        # Pickle as the save format's arrays (pickle protocol 5 ships them as buffers,
+        # the energy books and crossing count among them) plus what the file does not
+        # hold: drives that follow a function.
         from springsim import io
         from springsim._drive_files import check_picklable
 
@@ -32,11 +33,7 @@ class FilesMixin(SystemHost):
         io._check_savable(sim, "this System")
         drives = self.__dict__.get("_drives")
         check_picklable(drives or [])
-        extras = {
-            "dissipated": self.dissipated,
-            "track_energy": self.track_energy,
-            "drives": drives,
-        }
+        extras = {"drives": drives}
         return (_unpickle, (type(sim), io.state_arrays(sim, drives=False), extras))
 
     def save(self, path: StrPath) -> None:
@@ -63,8 +60,9 @@ def _unpickle(cls: type[System], arrays: dict[str, np.ndarray], extras: dict[str
     from springsim import io
 
     sim = io.system_from_arrays(arrays, "pickled System", cls)
-    sim.dissipated = extras["dissipated"]
-    sim.track_energy = extras["track_energy"]
+    if "dissipated" in extras:  # pickles of format 6 kept the books here
+        sim.dissipated = extras["dissipated"]
+        sim.track_energy = extras["track_energy"]
     if extras["drives"]:
         sim._set_drives(extras["drives"])
     return sim

@@ -15,7 +15,7 @@ import numpy as np
 #: The ``format`` entry of a springsim save file.
 FORMAT = "springsim.System"
 #: The version of the save format this springsim writes, and the newest it reads.
-FORMAT_VERSION = 6
+FORMAT_VERSION = 7
 
 # Per-node and per-spring arrays: name -> (dtype, columns), columns "dim" or an int
 # (None for one value per row). Their order is the order they are written in.
@@ -71,6 +71,11 @@ _KEYS_BY_VERSION[6] = _KEYS_BY_VERSION[5] | {
     "contact_law",
     "contact_off",
     "self_collision",
+}
+_KEYS_BY_VERSION[7] = _KEYS_BY_VERSION[6] | {
+    "dissipated",
+    "track_energy",
+    "crossings",
 }
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 

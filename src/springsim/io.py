@@ -69,6 +69,9 @@ key                   shape, dtype          meaning
 ``contact_off``       (K, 2) int32          the group pairs that do not touch
 ``self_collision``    (3,) or (0,) float64  thickness, stiffness, friction of
                                             :meth:`System.enable_self_collision`; empty: off
+``dissipated``        (), float64           :attr:`System.dissipated`, J
+``track_energy``      (), bool              :attr:`System.track_energy`
+``crossings``         (), int64             :attr:`System.self_collision_crossings`
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
@@ -79,8 +82,9 @@ and the default CG settings. Files before version 4 (no ``air_density``,
 default divergence factor. Files before version 5 (no ``drives`` entries) load with no
 driven nodes. Files before version 6 (no ``collider_ends``, ``mesh_*`` or
 ``self_collision`` entries) hold planes and spheres only, and load with no node–node
-contact (no radii, the default law) and self-collision off; a loaded system counts its
-crossings from 0.
+contact (no radii, the default law) and self-collision off. Files before version 7 (no
+``dissipated``, ``track_energy`` or ``crossings``) load with the energy
+books at 0, untracked, and the crossings counted from 0.
 
 A drive whose path is a function cannot be kept (it is code, and the file holds no
 pickle): :func:`save` warns and leaves it out, and the loaded system holds those nodes
@@ -281,6 +285,9 @@ def state_arrays(sim: System, drives: bool = True) -> dict[str, np.ndarray]:
     arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
     setting = sim.self_collision
     arrays["self_collision"] = np.array([] if setting is None else setting[:3], dtype=np.float64)
+    arrays["dissipated"] = np.array(sim.dissipated, dtype=np.float64)
+    arrays["track_energy"] = np.array(sim.track_energy, dtype=np.bool_)
+    arrays["crossings"] = np.array(sim.self_collision_crossings, dtype=np.int64)
     arrays.update(_pressure_entries(sim))
     arrays.update(touch_entries(sim))
     kept = sim.__dict__.get("_drives", []) if drives else []
@@ -447,6 +454,10 @@ def _read_entries(
     data["self_collision"] = entry("self_collision") if version >= 6 else np.zeros(0)
     if data["self_collision"].shape not in ((0,), (3,)) or data["self_collision"].dtype.kind != "f":
         raise invalid("entry 'self_collision' must be float64 of shape (3,) or (0,)")
+    if version >= 7:
+        data["dissipated"] = scalar("dissipated", "f")
+        data["track_energy"] = scalar("track_energy", "b")
+        data["crossings"] = scalar("crossings", "iu")
     return data
 
 
@@ -574,6 +585,10 @@ def system_from_arrays(
             if drives:
                 sim._set_drives(drives)
         apply_touch_entries(sim, data)
+        if "dissipated" in data:  # (files before version 7: the books start at 0)
+            sim.dissipated = float(data["dissipated"])
+            sim.track_energy = bool(data["track_energy"])
+            sim._set_self_collision_crossings(int(data["crossings"]))
         sim._verlet_valid = bool(data["_verlet_valid"])  # last: adding nodes resets it
     except (ValueError, TypeError) as error:
         if str(error).startswith(name):

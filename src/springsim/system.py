@@ -5,7 +5,9 @@ every value it will rely on, so a bad argument raises before anything changes.
 """
 
 import difflib
+import functools
 import inspect
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -25,6 +27,13 @@ from springsim._touch import TouchMixin
 __all__ = ["Energy", "SelfCollision", "Solve", "System"]
 
 
+def _one_kernel_call(function: Callable[..., Any]) -> Callable[..., Any]:
+    """Mark ``function`` as a single call of the kernel, which waits for the System's
+    lock by itself (see :func:`_hold_during_calls`): the hot view getters stay cheap."""
+    function.__dict__["_one_kernel_call"] = True
+    return function
+
+
 def _view_property(name: str, doc: str, vector: bool = False) -> property:
     """A property returning a fresh zero-copy view; assignment copies into it.
 
@@ -35,6 +44,7 @@ def _view_property(name: str, doc: str, vector: bool = False) -> property:
     """
     convert = _as_vectors if vector else _as_numbers
 
+    @_one_kernel_call
     def get(self: _core.System) -> np.ndarray:
         return self._view(name)
 
@@ -222,11 +232,13 @@ class System(
     )
 
     @property
+    @_one_kernel_call
     def springs(self) -> np.ndarray:
         """Spring node pairs, (M, 2) int32, read-only (the kernel trusts these indices)."""
         return self._view("springs")
 
     @property
+    @_one_kernel_call
     def faces(self) -> np.ndarray:
         """Triangles, (F, 3) int32, read-only; outward by the right-hand rule."""
         return self._view("faces")
@@ -245,6 +257,51 @@ class System(
         )
 
 
+def _holding(function: Callable[..., Any]) -> Callable[..., Any]:
+    """``function``, holding the System's lock (:attr:`System.lock`) for the call."""
+    if function.__dict__.get("_one_kernel_call"):
+        return function
+
+    @functools.wraps(function)
+    def held(self: Any, *args: Any, **kwargs: Any) -> Any:
+        with self.lock:
+            return function(self, *args, **kwargs)
+
+    return held
+
+
+#: Methods that run before the system exists or touch no kernel state.
+_UNHELD = frozenset({"__init__", "__init_subclass__", "__setattr__"})
+
+
+def _hold_during_calls(cls: type) -> None:
+    """One owner at a time: every method and property of ``cls`` written in Python (its
+    own and its mixins') holds the System's lock for its whole call, so that a method
+    made of several kernel calls (``save``, pickling, ``copy``, ``add``, ``run``, a
+    driven step, ...) sees no other thread's call in between. The kernel's own methods
+    (``step``, ``momentum``, ...) wait for the lock in C."""
+    for klass in cls.__mro__:
+        if klass is _core.System or klass is object:
+            continue
+        for name, attribute in list(vars(klass).items()):
+            if name in _UNHELD:
+                continue
+            if inspect.isfunction(attribute):
+                setattr(klass, name, _holding(attribute))
+            elif isinstance(attribute, property):
+                setattr(
+                    klass,
+                    name,
+                    property(
+                        _holding(attribute.fget) if attribute.fget else None,
+                        _holding(attribute.fset) if attribute.fset else None,
+                        attribute.fdel,
+                        attribute.__doc__,
+                    ),
+                )
+
+
+_hold_during_calls(System)
 System._SETTABLE, System._METHODS = _settable(System)
 
 

@@ -187,6 +187,10 @@ def decode_positions(buffer: bytes | memoryview, dim: int) -> np.ndarray:
     return np.frombuffer(buffer, dtype="<f4").reshape(-1, dim)
 
 
+#: The largest frame number a message may carry: exact in a JavaScript number.
+MAX_FRAME: Final = 2**53
+
+
 def _number(message: dict[str, Any], key: str) -> float:
     value = message[key]
     if isinstance(value, bool) or not isinstance(value, (int, float)):
@@ -194,6 +198,16 @@ def _number(message: dict[str, Any], key: str) -> float:
     if not math.isfinite(value):
         raise ValueError(f"message {message['type']!r}: {key} must be finite, not {value}")
     return float(value)
+
+
+def _count(message: dict[str, Any], key: str, high: int) -> int:
+    """``message[key]`` as an int in [0, high] (JSON integers arrive as ints)."""
+    value = message[key]
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"message {message['type']!r}: {key} must be an int, not {value!r}")
+    if not 0 <= value <= high:
+        raise ValueError(f"message {message['type']!r}: {key} must be in [0, {high}], not {value}")
+    return value
 
 
 def node_index(message: dict[str, Any], num_nodes: int) -> int:
@@ -228,23 +242,56 @@ def parse(message: Any) -> dict[str, Any]:
     ...
     ValueError: message 'grab' lacks node
 
+    Every field is checked before any is used: a frame or node number is a whole
+    number in range, a position and a slider's (or dt's, substeps') value finite
+    numbers, a name a str. What the values must also satisfy that depends on the
+    system (a node below its count, a frame already sent, a slider's range) the viewer
+    checks when it acts.
+
+    Returns
+    -------
+    dict
+        A checked copy: numbers as Python ints and floats.
+
     Raises
     ------
     TypeError
         Not a dict, or a value of the wrong type.
     ValueError
-        An unknown type (the message lists the known ones) or a missing key.
+        An unknown type (the message lists the known ones), a missing or unknown key,
+        or a value out of range (not finite, a negative or too large frame number).
     """
     if not isinstance(message, dict):
         raise TypeError(f"a viewer message is a dict, not {type(message).__name__}")
     kind = message.get("type")
-    if kind not in ACTIONS:
+    if not isinstance(kind, str) or kind not in ACTIONS:
         raise ValueError(f"unknown viewer message type {kind!r}; known: {', '.join(ACTIONS)}")
     missing = [key for key in ACTIONS[kind] if key not in message]
     if missing:
         raise ValueError(f"message {kind!r} lacks {', '.join(missing)}")
-    if kind in ("set", "slider") and not isinstance(message["name"], str):
+    extra = sorted(str(key) for key in message if key != "type" and key not in ACTIONS[kind])
+    if extra:
+        raise ValueError(f"message {kind!r} has unknown keys {', '.join(extra)}")
+    checked = dict(message)
+    if "frame" in checked:
+        checked["frame"] = _count(message, "frame", MAX_FRAME)
+    if "node" in checked:
+        checked["node"] = _count(message, "node", MAX_FRAME)
+    if "position" in checked:
+        value = message["position"]
+        if not isinstance(value, (list, tuple)) or not 2 <= len(value) <= 3:
+            raise ValueError(
+                f"message {kind!r}: position must be a list of 2 or 3 numbers, not {value!r}"
+            )
+        checked["position"] = [_number({"type": kind, "position": v}, "position") for v in value]
+    if "name" in checked and not isinstance(message["name"], str):
         raise TypeError(f"message {kind!r}: name must be a str, not {message['name']!r}")
-    if kind in ("set", "slider") and message["name"] != "color_by":
-        _number(message, "value")
-    return message
+    if kind == "set" and message["name"] not in ("dt", "substeps", "color_by"):
+        raise ValueError(
+            f"message 'set': name must be dt, substeps or color_by, not {message['name']!r}"
+        )
+    if kind == "slider" or (kind == "set" and message["name"] in ("dt", "substeps")):
+        checked["value"] = _number(message, "value")
+    elif kind == "set" and message["value"] is not None and not isinstance(message["value"], str):
+        raise TypeError(f"message 'set': value must be a str or null, not {message['value']!r}")
+    return checked

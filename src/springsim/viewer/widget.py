@@ -72,7 +72,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             raise ValueError(f"record must be an int >= 2 (frames kept), not {record!r}")
         super().__init__()
         self._sim = sim
-        self._lock = threading.RLock()
+        self._lock = sim.lock  # one lock: the viewer's state and the system's turn
         self._sliders = {name: controls.make_slider(sim, name) for name in sliders}
         self._dt = 0.0
         self._substeps = 1
@@ -113,8 +113,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         return self._sim
 
     @property
-    def lock(self) -> threading.RLock:
-        """Hold it to change the system from Python while the viewer may be stepping."""
+    def lock(self) -> Any:
+        """The system's own lock (:attr:`springsim.System.lock`), which the viewer holds
+        while it steps and draws. Each call on the system waits for it by itself; hold
+        it to make several calls one, with no frame stepped in between."""
         return self._lock
 
     @property
@@ -337,7 +339,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         # a bad message from the browser is shown there, not raised into the comm
         try:
             self._handle(content, buffers)
-        except (TypeError, ValueError, IndexError, RuntimeError) as err:
+        except (TypeError, ValueError, IndexError, OverflowError, RuntimeError) as err:
             self._emit({"type": "error", "message": f"{type(err).__name__}: {err}"}, [])
 
     def _handle(self, message: Any, buffers: Sequence[bytes] | None = None) -> None:
@@ -356,7 +358,12 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                     return
                 raise RuntimeError("this viewer is closed")
             if kind == "ack":
-                self._acked = max(self._acked, int(message["frame"]))
+                if message["frame"] > self._frame:
+                    raise ValueError(
+                        f"message 'ack': frame {message['frame']} was never sent (the last "
+                        f"is {self._frame})"
+                    )
+                self._acked = max(self._acked, message["frame"])
                 self._wake.notify_all()
                 return
             if kind == "hello":
