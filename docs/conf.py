@@ -1,10 +1,10 @@
 """Sphinx configuration of springsim's documentation site.
 
 Build it with ``pip install ".[docs]"`` and ``sphinx-build -W -b html docs docs/_build/html``
-(from the root of a clone). The pages are Markdown (MyST); the user guide includes the
-README's sections rather than copying them, the API reference is generated from the
-numpydoc docstrings of the installed package, and the notebooks are rendered with
-their outputs (see "Notebooks" below).
+(from the root of a clone). The pages are Markdown (MyST): the front page is the README,
+included whole; the user guide is its own pages in docs/guide/; the API reference is
+generated from the numpydoc docstrings of the installed package, and the notebooks are
+rendered with their outputs (see "Notebooks" below).
 """
 
 import json
@@ -24,11 +24,13 @@ extensions = [
 ]
 
 # Pages: docs/*.md, docs/guide/*.md and the notebooks (docs/notebooks links to
-# ../notebooks). The README is included piecewise by the guide, never built alone.
+# ../notebooks). The README is the front page (docs/index.md includes it), never built
+# alone.
 exclude_patterns = ["_build", "notebooks/.ipynb_checkpoints", "**/.ipynb_checkpoints"]
 source_suffix = {".md": "myst-nb", ".ipynb": "myst-nb"}
 
-# MyST: anchors for headings down to ###, so the README's "#pins"-style links resolve;
+# MyST: anchors for headings down to ###, so that the guide's "page.md#heading" links
+# resolve;
 # $...$ maths in the notebooks' Markdown.
 myst_heading_anchors = 3
 myst_enable_extensions = ["dollarmath"]

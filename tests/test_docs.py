@@ -1,9 +1,9 @@
-"""The documentation is tested: README examples, docstring examples, the demo command."""
+"""The documentation is tested: the examples of the README and of the user guide
+(docs/guide/), docstring examples, the demo command, the site's wiring and links."""
 
 import contextlib
 import doctest
 import io
-import itertools
 import pathlib
 import pkgutil
 import re
@@ -17,39 +17,68 @@ import springsim
 import springsim.__main__ as demo
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-README = (ROOT / "README.md").read_text()
-PYTHON_BLOCKS = re.findall(r"```python\n(.*?)```", README, flags=re.S)
+README_PATH = ROOT / "README.md"
+README = README_PATH.read_text()
+DOCS = ROOT / "docs"
+GUIDE = sorted((DOCS / "guide").glob("*.md"))
+
+# A Python example, and what it prints when the page shows it: a plain fence headed
+# "prints" right after the example.
+EXAMPLE = re.compile(r"```python\n(.*?)```(?:\n\nprints\n\n```\n(.*?)```)?", re.S)
 
 
-def test_readme_has_examples():
-    assert len(PYTHON_BLOCKS) >= 3
+def _examples(path: pathlib.Path) -> list[tuple[str, str, str | None]]:
+    """(where, code, printed) for each Python example of a Markdown page."""
+    text = path.read_text()
+    name = path.relative_to(ROOT).as_posix()
+    return [
+        (f"{name}:{text.count(chr(10), 0, m.start()) + 2}", m[1], m[2])
+        for m in EXAMPLE.finditer(text)
+    ]
 
 
-@pytest.mark.parametrize("block", PYTHON_BLOCKS, ids=lambda b: b.splitlines()[0][:40])
-def test_readme_example_runs(block, tmp_path, monkeypatch):
+README_EXAMPLES = _examples(README_PATH)
+GUIDE_EXAMPLES = [example for page in GUIDE for example in _examples(page)]
+EXAMPLES = README_EXAMPLES + GUIDE_EXAMPLES
+
+
+def _run(where: str, code: str) -> tuple[str, dict]:
+    out = io.StringIO()
+    namespace = {"__name__": "__main__"}  # as a script
+    with contextlib.redirect_stdout(out):
+        exec(compile(code, where.rpartition(":")[0], "exec"), namespace)
+    return out.getvalue(), namespace
+
+
+def test_readme_and_guide_have_examples():
+    assert len(README_EXAMPLES) >= 1, "the README's first simulation"
+    assert len(GUIDE) >= 10 and len(GUIDE_EXAMPLES) >= 30
+    assert sum(printed is not None for _, _, printed in GUIDE_EXAMPLES) >= 3
+
+
+@pytest.mark.parametrize("where, code, printed", EXAMPLES, ids=[e[0] for e in EXAMPLES])
+def test_example_runs(where, code, printed, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # examples that write files write them here
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(block, "README.md", "exec"), {"__name__": "__main__"})  # as a script
-    assert out.getvalue().strip(), "every README example prints what it shows"
+    out, _ = _run(where, code)
+    assert out.strip(), "every example prints what it shows"
+    if printed is not None:  # the page shows what it prints: exactly that
+        assert out == printed
 
 
-def test_readme_sweep_reports_twice_the_critical_step_unstable():
+def test_sweep_example_reports_twice_the_critical_step_unstable(tmp_path, monkeypatch):
     # It used to print "2.0 ok" for a run whose energy reached 3.4e44 J.
-    (block,) = [b for b in PYTHON_BLOCKS if "ss.sweep(" in b]
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(block, "README.md", "exec"), {"__name__": "__main__"})
-    assert out.getvalue().split() == ["0.5", "ok", "2.0", "unstable"]
+    monkeypatch.chdir(tmp_path)
+    ((where, code, _),) = [e for e in GUIDE_EXAMPLES if "ss.sweep(" in e[1]]
+    out, _ = _run(where, code)
+    assert out.split() == ["0.5", "ok", "2.0", "unstable"]
 
 
 def test_readme_first_simulation_is_the_documented_one():
     # The first example: a 0.5 kg mass on a damped spring (k = 100 N/m) below a pin.
     # After 1 s of lightly damped oscillation about the equilibrium 1 + m g / k, the
     # length lies within the first amplitude m g / k of it.
-    namespace = {}
-    with contextlib.redirect_stdout(io.StringIO()):
-        exec(compile(PYTHON_BLOCKS[0], "README.md", "exec"), namespace)
+    where, code, _ = README_EXAMPLES[0]
+    _, namespace = _run(where, code)
     sim = namespace["sim"]
     sag = 0.5 * 9.81 / 100.0
     assert abs(sim.time - 1.0) < 1e-12
@@ -142,7 +171,6 @@ def test_plain_command_and_help(tmp_path):
 
 # The documentation site (docs/) is built by .ci/run, warnings as errors; these checks
 # keep its wiring honest without building it.
-DOCS = ROOT / "docs"
 
 
 def test_api_reference_documents_every_public_name():
@@ -152,26 +180,70 @@ def test_api_reference_documents_every_public_name():
     assert set(springsim.__all__) <= documented, set(springsim.__all__) - documented
 
 
-def test_user_guide_includes_every_readme_section_once():
-    # The guide's pages include the README between markers ("<!-- docs: name -->" before
-    # a "## " heading); taken together, their ranges must cover the README from the
-    # first section to the end, each part once.
-    markers = re.findall(r"^<!-- docs: ([\w-]+) -->\n## ", README, flags=re.M)
-    assert README.count("<!-- docs: ") == len(markers) == len(set(markers))
-    assert README.index("<!-- docs: ") < README.index("\n## "), "a section before the first"
-    ranges = []
-    for page in sorted((DOCS / "guide").glob("*.md")):
-        for block in re.findall(
-            r"```\{include\} ../../README.md\n(.*?)```", page.read_text(), re.S
-        ):
-            after = re.search(r":start-after: <!-- docs: ([\w-]+) -->", block)
-            before = re.search(r":end-before: <!-- docs: ([\w-]+) -->", block)
-            ranges.append((after[1], before[1] if before else None))
-    order = {name: k for k, name in enumerate(markers)}
-    ranges.sort(key=lambda r: order[r[0]])
-    assert ranges[0][0] == markers[0] and ranges[-1][1] is None
-    for (_, end), (start, _) in itertools.pairwise(ranges):
-        assert end == start, f"the guide skips or repeats the README from {end!r} to {start!r}"
+def test_readme_fits_on_a_screen():
+    # The README is the landing page; the user guide is docs/guide/ (issue 25, item 6).
+    assert len(README.splitlines()) <= 250
+
+
+def test_the_guide_is_pages_not_slices_of_the_readme():
+    # The guide's pages are written for the site: none includes the README, which has
+    # no slicing markers; the front page (docs/index.md) includes it whole, and its
+    # toctree lists every page of the guide.
+    assert "<!--" not in README
+    for page in GUIDE:
+        assert "{include}" not in page.read_text(), page.name
+    index = (DOCS / "index.md").read_text()
+    assert re.search(r"```\{include\} \.\./README\.md\n(:[\w-]+:.*\n)*```", index)
+    assert not re.search(r":(start|end)-(after|before|line):", index)
+    listed = set(re.findall(r"^guide/([\w-]+)$", index, flags=re.M))
+    assert listed == {page.stem for page in GUIDE}
+
+
+def _fenced(path: pathlib.Path, language: str) -> list[str]:
+    return re.findall(rf"^```{language}\n(.*?)^```$", path.read_text(), flags=re.S | re.M)
+
+
+def test_the_guide_repeats_the_readmes_commands_exactly():
+    # .ci/run runs the README's commands; the guide's copies must be the same commands.
+    def section(heading):
+        return README.split(f"\n{heading}\n")[1].split("\n## ")[0]
+
+    set_up = re.findall(r"^```bash\n(.*?)```$", section("## Set up"), flags=re.S | re.M)
+    documentation = re.findall(r"^```bash\n(.*?)```$", section("## Documentation"), re.S | re.M)
+    assert len(set_up) == 2 and len(documentation) == 1
+    assert _fenced(DOCS / "guide" / "getting-started.md", "bash") == set_up
+    assert documentation[0] in _fenced(DOCS / "guide" / "development.md", "bash")
+
+
+def _slug(heading: str) -> str:
+    """The anchor GitHub (and MyST's heading anchors) give a Markdown heading."""
+    text = re.sub(r"\[([^]]*)\]\([^)]*\)", r"\1", heading).replace("`", "").strip().lower()
+    return re.sub(r"[^\w\- ]", "", text).replace(" ", "-")
+
+
+def _anchors(path: pathlib.Path) -> set[str]:
+    text = re.sub(r"^```.*?^```$", "", path.read_text(), flags=re.S | re.M)
+    return {_slug(h) for h in re.findall(r"^#{1,6} (.+)$", text, flags=re.M)}
+
+
+MARKDOWN = [README_PATH, *sorted(p for p in DOCS.rglob("*.md") if "_build" not in p.parts)]
+
+
+@pytest.mark.parametrize("page", MARKDOWN, ids=lambda p: p.relative_to(ROOT).as_posix())
+def test_relative_links_resolve(page):
+    # Links and images as GitHub shows them: relative to the page, to a file of the
+    # checkout, and an anchor to one of the target page's headings.
+    text = re.sub(r"^```.*?^```$", "", page.read_text(), flags=re.S | re.M)
+    text = re.sub(r"`[^`\n]*`", "", text)
+    for target in re.findall(r"\]\(([^)\s]+)\)", text):
+        if re.match(r"[a-z]+:", target):
+            continue  # a web address
+        path, _, anchor = target.partition("#")
+        resolved = (page.parent / path).resolve() if path else page
+        assert resolved.exists(), f"{page.name}: {target} does not exist"
+        if anchor:
+            assert resolved.suffix == ".md", f"{page.name}: {target}"
+            assert anchor in _anchors(resolved), f"{page.name}: no heading for {target}"
 
 
 def test_nothing_refers_to_files_outside_the_repository():
