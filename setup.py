@@ -16,7 +16,7 @@ The flags depend on the compiler (setuptools' compiler_type):
 
 Set SPRINGSIM_OPENMP=0 at build time for a serial build, and SPRINGSIM_SANITIZE=1
 (GCC or clang) to compile with AddressSanitizer and UndefinedBehaviorSanitizer (see
-README, "Testing under sanitizers").
+docs/guide/development.md, "Testing under sanitizers").
 """
 
 import glob

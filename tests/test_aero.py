@@ -9,11 +9,7 @@ deflection of a banner in wind against the flat plate's analytic values (and 10Ã
 against 40Ã—40 meshes of the same size and mass), the energy books, bad values refused.
 """
 
-import contextlib
-import io
 import math
-import pathlib
-import re
 
 import numpy as np
 import pytest
@@ -386,13 +382,3 @@ def test_settings_survive_copy_save_and_load(tmp_path):
     np.savez(tmp_path / "version3.npz", **entries)
     old = ss.load(tmp_path / "version3.npz")
     assert (old.air_density, old.drag_coefficient) == (1.2, 0.0)
-
-
-def test_the_readme_example_prints_what_the_readme_shows():
-    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("\n## Air:")[1].split("\n## ")[0]
-    ((code, shown),) = re.findall(r"```python\n(.*?)```\n\nprints\n\n```\n(.*?)```", section, re.S)
-    out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
-    assert out.getvalue() == shown

@@ -1,11 +1,11 @@
 """Contacts keep the books: what a collider takes is counted in `dissipated`, exactly.
 
-The rule (csrc/collide.c, README "How contact energy is counted"): a node found inside
-a collider, moving in with normal speed v_n, is put back on the surface, which costs
-potential energy dU (gravity, its springs, the gas) less the work its dampers and drag
-do meanwhile; it meets the surface with 1/2 m v_s^2 = 1/2 m v_n^2 - dU and leaves with
-e v_s, the impact dissipating 1/2 m (1 - e^2) v_s^2; friction dissipates the kinetic
-energy it takes. So:
+The rule (csrc/collide.c; docs/guide/colliders.md, "How contact energy is counted"): a
+node found inside a collider, moving in with normal speed v_n, is put back on the
+surface, which costs potential energy dU (gravity, its springs, the gas) less the work
+its dampers and drag do meanwhile; it meets the surface with 1/2 m v_s^2 = 1/2 m v_n^2 -
+dU and leaves with e v_s, the impact dissipating 1/2 m (1 - e^2) v_s^2; friction
+dissipates the kinetic energy it takes. So:
 
 - one free particle (dU = 0 without gravity) dissipates 1/2 m (1 - e^2) v_n^2 per
   impact, and a dropped ball m g h (1 - e^2) e^(2k) at its k-th bounce;

@@ -1,4 +1,4 @@
-"""The C sources keep their two layers apart (README, "Layout").
+"""The C sources keep their two layers apart (docs/architecture.md, "Where each concern lives").
 
 The kernel (springsim.h and every other .c file) is pure C11 and knows nothing of
 Python; only the binding (module.c and the py_*.c files) includes Python's and NumPy's

@@ -18,7 +18,7 @@ STABLE = ("symplectic_euler", "verlet", "velocity_verlet", "rk4", "implicit_eule
 
 
 def chain(stiffness=100.0):
-    """The README's sweep chain: 12 masses of 10 g, pinned at one end, horizontal."""
+    """The sweep chain of docs/guide/sweeps.md: 12 masses of 10 g, pinned at one end, horizontal."""
     return ss.string(12, length=1.0, mass=0.12, stiffness=stiffness, dim=2)
 
 
@@ -67,7 +67,7 @@ def test_a_step_beyond_the_limit_diverges_long_before_overflow_and_rolls_back():
 
 
 def test_the_readme_sweep_point_is_caught_within_a_few_steps():
-    # The README's sweep: 25 substeps at twice critical_dt(). It overflowed nothing
+    # The sweep of docs/guide/sweeps.md: 25 substeps at twice critical_dt(). It overflowed nothing
     # (3.4e44 J at the end) and used to report "ok".
     sim = chain()
     dt = 2.0 * sim.critical_dt()
@@ -414,10 +414,10 @@ def test_implicit_euler_fails_instead_of_dropping_forces_it_cannot_solve():
 
 
 def test_xpbd_rigid_pendulum_damping_is_first_order_as_documented():
-    # The README's figures: released at 170 degrees, the first period comes out 6.9%,
-    # 4.0% and 2.2% short of 4 sqrt(L/g) K(sin^2 85 deg) = 4.894 s at dt = 1e-4, 5e-5
-    # and 2.5e-5 s (the error halves with dt), the swing back reaching 168.8 degrees at
-    # 5e-5 s.
+    # The figures of docs/guide/integrators.md: released at 170 degrees, the first period
+    # comes out 6.9%, 4.0% and 2.2% short of 4 sqrt(L/g) K(sin^2 85 deg) = 4.894 s at dt =
+    # 1e-4, 5e-5 and 2.5e-5 s (the error halves with dt), the swing back reaching 168.8
+    # degrees at 5e-5 s.
     errors, back = [], []
     for dt in (1e-4, 5e-5, 2.5e-5):
         sim = ss.System(dim=2)

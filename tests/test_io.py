@@ -797,7 +797,9 @@ def test_version_3_files_load_with_the_default_divergence_factor(tmp_path):
     save(sim, path)
     with np.load(path) as npz:
         entries = {
-            key: npz[key] for key in npz.files if key not in VERSION_4 + VERSION_5 + VERSION_6 + VERSION_7
+            key: npz[key]
+            for key in npz.files
+            if key not in VERSION_4 + VERSION_5 + VERSION_6 + VERSION_7
         }
     entries["version"] = np.array(3, dtype=np.int64)
     np.savez(tmp_path / "v3.npz", **entries)

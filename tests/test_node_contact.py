@@ -12,11 +12,7 @@ kernel derives from the restitution e. Its deepest overlap is at tan(ω_d t*) =
 √(1 − ζ²)/ζ (ω t* = π/2 undamped: δ_max = v0 √(m_eff / k_c)).
 """
 
-import contextlib
 import gc
-import io
-import pathlib
-import re
 import tracemalloc
 
 import numpy as np
@@ -518,18 +514,6 @@ def test_draw_and_animate_show_the_radii():
     assert radii_artists(draw(plain)) == []
     plain.radii = 0.2
     assert len(radii_artists(draw(plain))) == 1
-
-
-def test_the_readme_examples_print_what_the_readme_shows():
-    readme = (pathlib.Path(__file__).resolve().parent.parent / "README.md").read_text()
-    section = readme.split("\n## Bodies that touch")[1].split("\n## ")[0]
-    found = re.findall(r"```python\n(.*?)```\n\nprints\n\n```\n(.*?)```", section, re.S)
-    assert len(found) == 2
-    for code, shown in found:
-        out = io.StringIO()
-        with contextlib.redirect_stdout(out):
-            exec(compile(code, "README.md", "exec"), {"__name__": "__main__"})
-        assert out.getvalue() == shown
 
 
 def test_radii_and_groups_follow_their_nodes_through_add_and_remove():

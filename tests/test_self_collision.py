@@ -91,8 +91,8 @@ def run_counting(sim: ss.System, dt: float, steps: int) -> tuple[int, float, flo
 
 
 def within_bound(sim: ss.System, dt: float, fastest: float) -> bool:
-    """The README's bound: relative speed v (at most twice the fastest node) with
-    v dt < h and v < h sqrt(k / m), m the heaviest node."""
+    """The bound of docs/guide/self-collision.md: relative speed v (at most twice the
+    fastest node) with v dt < h and v < h sqrt(k / m), m the heaviest node."""
     setting = sim.self_collision
     assert setting is not None
     v = 2 * fastest

@@ -70,9 +70,10 @@ def large_swing_period(dt):
 
 
 def test_xpbd_damping_shortens_a_large_swing_at_first_order():
-    # The README's documented limit: XPBD loses amplitude, so a 170-degree pendulum's
-    # period, T = 4 sqrt(L/g) K(sin^2(theta0/2)) (complete elliptic integral of the first
-    # kind), comes out short, and the error halves with dt (first order).
+    # The documented limit (docs/guide/integrators.md): XPBD loses amplitude, so a
+    # 170-degree pendulum's period, T = 4 sqrt(L/g) K(sin^2(theta0/2)) (complete elliptic
+    # integral of the first kind), comes out short, and the error halves with dt (first
+    # order).
     from scipy.special import ellipk
 
     exact = 4.0 * np.sqrt(1.0 / 9.81) * ellipk(np.sin(np.radians(85.0)) ** 2)

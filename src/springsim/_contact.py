@@ -37,8 +37,8 @@ class ContactMixin(SystemHost):
         tangential velocity by μ times the normal velocity change (about
         (1 + e)|v·n|), at most to zero. A node that friction stops stays where it
         touched the plane: static friction holds without creeping. What contacts
-        take goes into :attr:`dissipated` (the README's "How contact energy is
-        counted"). Pinned nodes are left alone.
+        take goes into :attr:`dissipated` (docs/guide/colliders.md, "How contact energy
+        is counted"). Pinned nodes are left alone.
 
         Parameters
         ----------

@@ -72,7 +72,7 @@ class SelfContactMixin(SystemHost):
         evaluation, ``"implicit_euler"`` and ``"xpbd"`` as an explicit force (like
         gravity and gas).
 
-        The guarantee (README, "Self-collision"): a node meeting a triangle at relative
+        The guarantee (docs/guide/self-collision.md): a node meeting a triangle at relative
         speed v is stopped before it crosses if v·dt < h and v < h·√(k / m), m the
         larger of the node's mass and the triangle's nodes' masses. Beyond that it can
         go through; such crossings are counted in :attr:`self_collision_crossings`

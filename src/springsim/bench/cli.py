@@ -10,6 +10,7 @@ from typing import Any
 import springsim as ss
 from springsim.bench.kernel import REPEATS, SECONDS, measure
 from springsim.bench.machine import machine, set_threads, thread_note, threading_available
+from springsim.bench.ownership import ownership_cost, ownership_line
 from springsim.bench.peers import VALIDATION_STEPS, VALIDATION_TOLERANCE, compare, peer_version
 from springsim.bench.report import (
     busy_lines,
@@ -36,7 +37,6 @@ from springsim.bench.scenes import (
     peer_scene,
     scene,
 )
-from springsim.bench.ownership import ownership_cost, ownership_line
 from springsim.bench.selfcol import self_collision_cost, self_collision_line
 from springsim.bench.targets import check_targets
 
