@@ -35,8 +35,7 @@ PyObject *ss_py_system_set_self_collision_crossings(SystemObject *self, PyObject
     if (crossings == -1 && PyErr_Occurred())
         return NULL;
     if (crossings < 0) {
-        PyErr_Format(PyExc_ValueError, "self_collision_crossings must be >= 0, got %zd",
-                     crossings);
+        PyErr_Format(PyExc_ValueError, "self_collision_crossings must be >= 0, got %zd", crossings);
         return NULL;
     }
     ss_system *sys = ss_py_system(self);
@@ -44,8 +43,7 @@ PyObject *ss_py_system_set_self_collision_crossings(SystemObject *self, PyObject
         return NULL;
     if (crossings && !ss_self_contact_get(sys, (double[3]){0}))
         return PyErr_Format(PyExc_ValueError,
-                            "self_collision_crossings = %zd, but self-collision is off",
-                            crossings);
+                            "self_collision_crossings = %zd, but self-collision is off", crossings);
     ss_self_contact_set_crossings(sys, (size_t)crossings);
     Py_RETURN_NONE;
 }

@@ -114,8 +114,8 @@ static int step_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
 /* Implicit Euler with springs far stiffer than the step resolves: moving sideways by
  * v dt stretches a spring by about (v dt)^2 / 2L, which the backward step resists with
  * all of k, so a swing freezes (a 1 m pendulum: 14 % of its drop in 0.5 s at
- * omega dt = 1000, 50 % at 100; docs/guide/integrators.md, "Stiff springs"). Warn past RIGID_OMEGA_DT, where
- * the springs act as rods; 0, or -1 with an exception set. */
+ * omega dt = 1000, 50 % at 100; docs/guide/integrators.md, "Stiff springs"). Warn past
+ * RIGID_OMEGA_DT, where the springs act as rods; 0, or -1 with an exception set. */
 #define RIGID_OMEGA_DT 1000.0
 static int warn_if_rigid(ss_system *sys, double dt) {
     double omega;

@@ -6,20 +6,7 @@
  * done by springsim/system.py; the glue checks every argument again for exactly the
  * type, shape and layout the kernel reads, because the kernel trusts them.
  *
- * Where each part lives:
- *   module.c          the module: init, its functions (threads, SIMD paths, FP mode)
- *   py_system.c       the System type: creation, copy, scalar attributes, the tables
- *   py_errors.c       kernel statuses as Python exceptions; UnstableError and
- *                     ConvergenceWarning
- *   py_args.c         argument checks: exact arrays, integrator names
- *   py_views.c        zero-copy array views and the capsules that own their memory
- *   py_topology.c     adding, removing and pinning nodes, springs, faces; tearing
- *   py_colliders.c    planes and spheres
- *   py_gas.c          gas bodies
- *   py_touch.c        node-node contact: law, group filter, pairs
- *   py_self_contact.c self-collision of surfaces
- *   py_step.c         step() and _step()
- *   py_diagnostics.c  energies, momentum, spring lengths and tensions, solves */
+ * docs/architecture.md says which file holds which of the System's methods. */
 #ifndef SPRINGSIM_PY_SYSTEM_H
 #define SPRINGSIM_PY_SYSTEM_H
 
