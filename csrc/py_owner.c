@@ -100,6 +100,24 @@ int ss_py_wait_turn(SystemObject *self) {
     return 0;
 }
 
+/* The system, once no other thread owns it (py_owner.c: the call waits, with the GIL
+ * released, for the owner to let go); NULL with an exception when it is not
+ * initialised or the wait was interrupted. The caller then holds the GIL until it is
+ * done with the system, so no other thread's call can begin meanwhile. */
+ss_system *ss_py_system(SystemObject *self) {
+    if (!self->sys) {
+        PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
+        return NULL;
+    }
+    if (ss_py_wait_turn(self) < 0)
+        return NULL;
+    if (!self->sys) { /* freed while we waited? (never: a waiter holds a reference) */
+        PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
+        return NULL;
+    }
+    return self->sys;
+}
+
 /* _check_turns(count): make `count` of the checks every call makes (for the bench,
  * which times it: what one owner at a time costs a one-substep step()). */
 PyObject *ss_py_system_check_turns(SystemObject *self, PyObject *arg) {

@@ -8,24 +8,6 @@
 
 /* ---- The System object ------------------------------------------------- */
 
-/* The system, once no other thread owns it (py_owner.c: the call waits, with the GIL
- * released, for the owner to let go); NULL with an exception when it is not
- * initialised or the wait was interrupted. The caller then holds the GIL until it is
- * done with the system, so no other thread's call can begin meanwhile. */
-ss_system *ss_py_system(SystemObject *self) {
-    if (!self->sys) {
-        PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
-        return NULL;
-    }
-    if (ss_py_wait_turn(self) < 0)
-        return NULL;
-    if (!self->sys) { /* freed while we waited? (never: a waiter holds a reference) */
-        PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
-        return NULL;
-    }
-    return self->sys;
-}
-
 /* Remove the collider or gas body with the id `arg` by `remove`. */
 PyObject *ss_py_remove_by_id(SystemObject *self, PyObject *arg,
                              ss_status (*remove)(ss_system *, long)) {

@@ -134,7 +134,7 @@ def test_tearing_does_not_depend_on_how_steps_are_grouped():
     assert sorted(single.broken_springs().tolist()) == sorted(torn)
     np.testing.assert_allclose(single.positions, whole.positions, rtol=0, atol=1e-9)
     assert ran.broken_springs().tolist() == torn
-    assert_same(snapshot(whole), snapshot(ran))
+    assert_same(snapshot(whole, books=False), snapshot(ran, books=False))
 
 
 def test_a_rolled_back_step_tears_nothing():

@@ -1,7 +1,7 @@
-"""The source tree stays in order (issue 15, item 1).
+"""The source tree stays in order (issue 15, item 1; files split by concern, never by
+size: issue 25, item 5).
 
-No source file is longer than MAX_LINES; the module-level imports of the ``springsim``
-package form no circle (a feature module receives a system, or imports lazily inside a
+The module-level imports of the ``springsim`` package form no circle (a feature module receives a system, or imports lazily inside a
 function, instead of importing back a module that imports it); and the kernel's files
 call each other in one direction only (a file calls only functions of files below it).
 """
@@ -12,29 +12,9 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "springsim"
-MAX_LINES = 600
-
-# Files still over the limit, to be split; the test fails when one is split (or grows
-# past its size here) so that this list only shrinks.
-PENDING: dict[str, int] = {}
-
-
 def source_files():
     for pattern in ("src/**/*.py", "src/**/*.pyi", "csrc/*.[ch]"):
         yield from sorted(ROOT.glob(pattern))
-
-
-def test_no_source_file_is_over_the_limit():
-    sizes = {
-        p.relative_to(ROOT).as_posix(): len(p.read_text().splitlines()) for p in source_files()
-    }
-    over = {name: n for name, n in sizes.items() if n > MAX_LINES and name not in PENDING}
-    assert not over, f"over {MAX_LINES} lines: " + ", ".join(f"{k} ({v})" for k, v in over.items())
-    for name, limit in PENDING.items():
-        assert name in sizes, f"{name} is gone: remove it from PENDING"
-        assert MAX_LINES < sizes[name] <= limit, (
-            f"{name} has {sizes[name]} lines: update PENDING ({limit}) or remove it"
-        )
 
 
 def module_name(path: pathlib.Path) -> str:
