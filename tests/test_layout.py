@@ -1,9 +1,10 @@
 """The source tree stays in order (issue 15, item 1; files split by concern, never by
 size: issue 25, item 5).
 
-The module-level imports of the ``springsim`` package form no circle (a feature module receives a system, or imports lazily inside a
-function, instead of importing back a module that imports it); and the kernel's files
-call each other in one direction only (a file calls only functions of files below it).
+The module-level imports of the ``springsim`` package form no circle (a feature module
+receives a system, or imports lazily inside a function, instead of importing back a
+module that imports it); and the kernel's files call each other in one direction only (a
+file calls only functions of files below it).
 """
 
 import ast
@@ -12,9 +13,6 @@ import re
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 PACKAGE = ROOT / "src" / "springsim"
-def source_files():
-    for pattern in ("src/**/*.py", "src/**/*.pyi", "csrc/*.[ch]"):
-        yield from sorted(ROOT.glob(pattern))
 
 
 def module_name(path: pathlib.Path) -> str:
