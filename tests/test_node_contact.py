@@ -21,7 +21,7 @@ from state import assert_same, snapshot
 
 import springsim as ss
 from springsim import reference
-from springsim._reference_contact import contact_energy, contact_power, pairs
+from springsim.reference import contact_energy, contact_pairs, contact_power
 
 
 def zeta(e):
@@ -286,7 +286,7 @@ def test_kernel_finds_the_pairs_and_forces_of_the_brute_force_oracle(dim, seed, 
         sim.positions[-1] += 1e3
     ref = reference.State.from_system(sim)
     found = sim.contact_pairs()
-    expected = pairs(ref, ref.x)
+    expected = contact_pairs(ref, ref.x)
     assert len(expected) > 5
     assert sorted(map(tuple, found.tolist())) == sorted(map(tuple, expected.tolist()))
     dt = 0.05 * sim.critical_dt()

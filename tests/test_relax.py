@@ -304,7 +304,7 @@ def test_volume_hessian_is_the_derivative_of_the_volume_gradient(dim):
     # relax()'s Newton matrix for gas: checked against central differences of the
     # oracle's ∂V/∂x (exact for V quadratic in 2D, cubic in 3D: differences of a
     # quadratic gradient are exact up to rounding).
-    from springsim._reference_forces import volume_gradient
+    from springsim.reference import volume_gradient
     from springsim.statics import _volume_hessian
 
     count = {"nodes": 10} if dim == 2 else {"subdivisions": 1}

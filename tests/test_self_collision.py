@@ -282,7 +282,7 @@ def test_kernel_agrees_with_the_reference(seed):
     mu = 0.5 if seed % 2 else 0.0
     sim.enable_self_collision(0.19, stiffness=k, friction=mu)
     x, v = sim.positions.copy(), sim.velocities.copy()
-    f, energy, _ = reference.self_contact_forces(x, v, sim.faces, 0.19, k, mu)
+    f, energy, _ = reference.self_collision_forces(x, v, sim.faces, 0.19, k, mu)
     assert energy > 0.0 and np.count_nonzero(np.abs(f).sum(1)) > 3  # contacts to compare
     # Explicit Euler with m = 1, dt = 1, no gravity: v' - v is the force at (x, v).
     sim.step(1.0, method="euler")

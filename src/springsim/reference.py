@@ -19,28 +19,14 @@ Examples
 from __future__ import annotations
 
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-if TYPE_CHECKING:
-    from springsim.system import System
-
-# The forces, one function each, and the shortest spring (read here by the tests).
-from springsim._reference_contact import Contact, contact_forces, contact_matrices
-from springsim._reference_forces import (
-    MIN_SPRING_LENGTH as MIN_SPRING_LENGTH,  # (re-exported: obj.py and the tests read it)
-)
-from springsim._reference_forces import (
-    aero_forces,
-    aero_power,
-    enclosed_volume,
-    pressure_forces,
-    self_contact_forces,  # noqa: F401  (not used here: tests/test_self_collision.py reads it)
-    spring_forces,
-    volume_gradient,  # noqa: F401  (not used here: tests/test_pressure.py reads it)
-)
+if TYPE_CHECKING:  # the oracle never runs the kernel: it only reads a System's arrays
+    from springsim import _core
 
 METHODS = (
     "euler",
@@ -90,7 +76,7 @@ class State:
     air_density, drag_coefficient : float
         ρ (kg/m³, default 1.2) and C_d (default 0: no air on faces).
     contact : Contact, optional
-        Node–node contact: radii, groups and law (see ``_reference_contact``).
+        Node–node contact: radii, groups and law (see :class:`Contact`).
     """
 
     def __init__(
@@ -152,20 +138,21 @@ class State:
         self.contact = contact
 
     @classmethod
-    def from_system(cls, sim: System) -> State:
+    def from_system(cls, sim: _core.System) -> State:
         """Copy a :class:`springsim.System` into a reference state."""
+        view = sim._view
         return cls(
-            positions=sim.positions,
-            masses=sim.masses,
-            springs=sim.springs,
-            rest_lengths=sim.rest_lengths,
-            stiffness=sim.stiffness,
-            damping=sim.damping,
-            velocities=sim.velocities,
-            external_forces=sim.external_forces,
-            pinned=sim.pinned,
-            gravity=sim.gravity,
-            wind=sim.wind,
+            positions=view("positions"),
+            masses=view("masses"),
+            springs=view("springs"),
+            rest_lengths=view("rest_lengths"),
+            stiffness=view("stiffness"),
+            damping=view("damping"),
+            velocities=view("velocities"),
+            external_forces=view("external_forces"),
+            pinned=view("pinned"),
+            gravity=view("gravity"),
+            wind=view("wind"),
             drag=sim.drag,
             energy_loss=sim.energy_loss,
             time=sim.time,
@@ -174,11 +161,376 @@ class State:
                 (sim._pressure_elements(body), nrt, ambient)
                 for body, nrt, ambient, _volume in sim._pressure_bodies()
             ],
-            faces=sim.faces,
+            faces=view("faces"),
             air_density=sim.air_density,
             drag_coefficient=sim.drag_coefficient,
             contact=Contact.from_system(sim) if sim._has_radii() else None,
         )
+
+
+# ---------------------------------------------------------------- the forces
+
+#: Springs shorter than this (metres) exert no force: their direction is undefined.
+MIN_SPRING_LENGTH = 1e-12
+
+
+def spring_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Force on each node from every spring, (N, dim).
+
+    For spring (i, j) with ``d = x_j - x_i``, ``l = |d|``, ``u = d / l``:
+    ``F_i = (k (l - L) + c (v_j - v_i)·u) u`` and ``F_j = -F_i``.
+    A spring shorter than ``MIN_SPRING_LENGTH`` exerts no force.
+    """
+    i, j = s.springs[:, 0], s.springs[:, 1]
+    d = x[j] - x[i]
+    length = np.sqrt(np.sum(d * d, axis=1))
+    live = length >= MIN_SPRING_LENGTH
+    u = np.zeros_like(d)
+    u[live] = d[live] / length[live, None]
+    closing_speed = np.sum((v[j] - v[i]) * u, axis=1)
+    magnitude = np.where(live, s.k * (length - s.L) + s.c * closing_speed, 0.0)
+    f_i = magnitude[:, None] * u
+    f = np.zeros_like(x)
+    np.add.at(f, i, f_i)
+    np.add.at(f, j, -f_i)
+    return f
+
+
+def enclosed_volume(elements: np.ndarray, x: np.ndarray) -> float:
+    """Signed area (2D: directed edges) or volume (3D: triangles) inside a closed
+    boundary, positive when it faces outward.
+
+    Measured from the first element's first node r (for accuracy far from the
+    origin): ``A = ½ Σ (a − r) × (b − r)``, ``V = ⅙ Σ (a − r)·((b − r) × (c − r))``.
+    """
+    r = x[elements[0, 0]]
+    corners = [x[elements[:, c]] - r for c in range(elements.shape[1])]
+    if elements.shape[1] == 2:
+        a, b = corners
+        return float(0.5 * np.sum(a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]))
+    a, b, c = corners
+    return float(np.sum(a * np.cross(b, c)) / 6.0)
+
+
+def volume_gradient(elements: np.ndarray, x: np.ndarray) -> np.ndarray:
+    """∂V/∂x of a closed boundary, (N, dim): each element's length (2D) or area (3D)
+    times its outward normal, shared equally by its nodes.
+
+    2D edge (a, b), d = b − a: each node gets ½ (d_y, −d_x). 3D triangle (a, b, c):
+    each node gets ⅙ (b − a) × (c − a).
+    """
+    g = np.zeros_like(x)
+    if elements.shape[1] == 2:
+        d = x[elements[:, 1]] - x[elements[:, 0]]
+        share = 0.5 * np.stack([d[:, 1], -d[:, 0]], axis=1)
+    else:
+        a, b, c = (x[elements[:, k]] for k in range(3))
+        share = np.cross(b - a, c - a) / 6.0
+    for column in range(elements.shape[1]):
+        np.add.at(g, elements[:, column], share)
+    return g
+
+
+def pressure_forces(s: State, x: np.ndarray) -> np.ndarray:
+    """Gas force on each node, (N, dim): Σ over bodies of (nrt / V − ambient) ∂V/∂x.
+
+    This is −∂E/∂x of the gas energy E = −nrt ln V + ambient V (isothermal ideal
+    gas, P V = nrt). A body with V <= 0 is inside out: its nodes get NaN.
+    """
+    f = np.zeros_like(x)
+    for elements, nrt, ambient in s.pressure:
+        volume = enclosed_volume(elements, x)
+        if not volume > 0.0:
+            f[np.unique(elements)] = np.nan
+            continue
+        f += (nrt / volume - ambient) * volume_gradient(elements, x)
+    return f
+
+
+def aero_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Air on the faces, (N, dim): each triangle's pressure drag as a flat plate.
+
+    Triangle with area A and unit normal n, moving through the air at u (its nodes'
+    mean velocity minus the wind): ``F = −½ ρ C_d A |u·n| (u·n) n``, a third on each
+    of its nodes. A degenerate triangle (A = 0) feels nothing. 3D only (zero in 2D,
+    where the kernel refuses C_d > 0).
+    """
+    f = np.zeros_like(x)
+    if s.dim != 3 or s.air_density * s.drag_coefficient == 0.0 or len(s.faces) == 0:
+        return f
+    a, b, c = (x[s.faces[:, k]] for k in range(3))
+    normal = np.cross(b - a, c - a)
+    twice_area = np.linalg.norm(normal, axis=1)
+    flat = twice_area == 0.0
+    n = normal / np.where(flat, 1.0, twice_area)[:, None]
+    u = v[s.faces].mean(axis=1) - s.wind
+    un = np.sum(u * n, axis=1)
+    area = 0.5 * twice_area
+    force = (-0.5 * s.air_density * s.drag_coefficient * area * np.abs(un) * un)[:, None] * n
+    force[flat] = 0.0
+    for k in range(3):
+        np.add.at(f, s.faces[:, k], force / 3.0)
+    return f
+
+
+def aero_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
+    """Power the air on faces takes out of the free nodes' motion, W: −Σ f·v over
+    free nodes (as ``drag``'s ``drag (v − wind)·v``: negative while a wind pushes)."""
+    f = aero_forces(s, x, v)
+    free = ~s.pinned
+    return float(-np.sum(f[free] * v[free]))
+
+
+#: m/s: self-contact friction is smoothed below this sliding speed (csrc/self_contact.c).
+SELF_COLLISION_SLIP = 1e-3
+
+
+def _closest_on_triangle(p: np.ndarray, tri: np.ndarray) -> np.ndarray:
+    """Barycentric weights (3,) of the point of triangle ``tri`` (3, 3) closest to p: the
+    projection on its plane when that is inside, else the closest of its three edges'
+    closest points (a different route from the kernel's region tests)."""
+    a, b, c = tri
+    e1, e2 = b - a, c - a
+    normal = np.cross(e1, e2)
+    nn = float(normal @ normal)
+    if nn > 0.0:
+        r = p - a
+        u = float(np.cross(r, e2) @ normal) / nn
+        v = float(np.cross(e1, r) @ normal) / nn
+        if u >= 0.0 and v >= 0.0 and u + v <= 1.0:
+            return np.array([1.0 - u - v, u, v])
+    best, weights = np.inf, np.zeros(3)
+    for i, j in ((0, 1), (1, 2), (2, 0)):
+        d = tri[j] - tri[i]
+        dd = float(d @ d)
+        t = 0.0 if dd == 0.0 else min(max(float((p - tri[i]) @ d) / dd, 0.0), 1.0)
+        q = tri[i] + t * d
+        if float((p - q) @ (p - q)) < best:
+            best = float((p - q) @ (p - q))
+            weights = np.zeros(3)
+            weights[i], weights[j] = 1.0 - t, t
+    return weights
+
+
+def self_collision_forces(
+    x: np.ndarray,
+    v: np.ndarray,
+    faces: np.ndarray,
+    thickness: float,
+    stiffness: float,
+    friction: float = 0.0,
+) -> tuple[np.ndarray, float, float]:
+    """Self-collision forces (N, 3), their energy (J) and friction power (W), by brute
+    force over every (node, triangle) pair with the node not a vertex of the triangle,
+    nor the far vertex of a triangle sharing one of its edges.
+
+    A node p at distance d < h from its closest point q = Σ w_i x_i of the triangle is
+    pushed along n = (p − q)/d with F = k (h − d) n plus friction −μ k (h − d) u_t /
+    √(|u_t|² + s²) (u_t: the sliding part of v_p − Σ w_i v_i, s = SELF_COLLISION_SLIP);
+    each vertex i gets −w_i F. Energy Σ ½ k (h − d)²; friction power Σ μ k (h − d)
+    |u_t|² / √(|u_t|² + s²).
+    """
+    f = np.zeros_like(x)
+    energy = power = 0.0
+
+    # Left out, as in the kernel: the far vertex of a triangle across an edge.
+    def edge(a: int, b: int) -> tuple[int, int]:
+        return (a, b) if a < b else (b, a)
+
+    by_edge: dict[tuple[int, int], list[int]] = {}
+    for t, tri in enumerate(faces.tolist()):
+        for k in range(3):
+            by_edge.setdefault(edge(tri[k], tri[(k + 1) % 3]), []).append(t)
+    for t, tri in enumerate(faces):
+        corners = x[tri]
+        far: set[int] = set()
+        for k in range(3):
+            sharing = by_edge[edge(int(tri[k]), int(tri[(k + 1) % 3]))]
+            if len(sharing) == 2:  # a third triangle on an edge pairs with none
+                other = faces[sharing[0] if sharing[1] == t else sharing[1]]
+                far.update(int(v) for v in other if v not in tri)
+        for p in range(len(x)):
+            if p in tri or p in far:
+                continue
+            w = _closest_on_triangle(x[p], corners)
+            diff = x[p] - w @ corners
+            d = float(np.linalg.norm(diff))
+            if not d < thickness or d == 0.0:
+                continue
+            n = diff / d
+            fn = stiffness * (thickness - d)
+            force = fn * n
+            energy += 0.5 * stiffness * (thickness - d) ** 2
+            if friction > 0.0:
+                u = v[p] - w @ v[tri]
+                ut = u - (u @ n) * n
+                scale = friction * fn / np.sqrt(ut @ ut + SELF_COLLISION_SLIP**2)
+                force = force - scale * ut
+                power += float(scale * (ut @ ut))
+            f[p] += force
+            f[tri] -= w[:, None] * force[None, :]
+    return f, energy, power
+
+
+# ---------------------------------------------------------------- node–node contact
+# Every pair tried, no grid: the kernel (csrc/contact.c) finds the touching pairs with a
+# hashed grid, so a pair the grid missed (or found twice) shows as a disagreement in the
+# tests. The law is the same linear spring–dashpot with regularised Coulomb friction
+# (see :attr:`springsim.System.contact_stiffness`).
+
+#: Nodes closer than this (metres) exert no contact force: no direction.
+MIN_DISTANCE = 1e-12
+
+
+@dataclass
+class Contact:
+    """Node–node contact of a reference state: radii, groups and the law.
+
+    ``off`` holds the group pairs (a <= b) that do not touch.
+    """
+
+    radii: np.ndarray
+    groups: np.ndarray
+    stiffness: float = 1e4
+    restitution: float = 0.5
+    friction: float = 0.0
+    off: set[tuple[int, int]] = field(default_factory=set)
+
+    @classmethod
+    def from_system(cls, sim: _core.System) -> Contact:
+        """The contact settings of a :class:`springsim.System`."""
+        _radius, stiffness, restitution, friction = sim._contact_law()
+        return cls(
+            radii=np.array(sim._view("radii"), dtype=np.float64),
+            groups=np.array(sim._view("groups"), dtype=np.int64),
+            stiffness=stiffness,
+            restitution=restitution,
+            friction=friction,
+            off={(int(a), int(b)) for a, b in sim._contact_filter()},
+        )
+
+    def zeta(self) -> float:
+        """The dashpot's damping ratio: −ln e / √(π² + ln² e), 1 at e = 0."""
+        if self.restitution == 0.0:
+            return 1.0
+        log_e = np.log(self.restitution)
+        return float(-log_e / np.sqrt(np.pi**2 + log_e**2))
+
+
+def contact_pairs(s: State, x: np.ndarray) -> np.ndarray:
+    """Every touching pair (i < j), (P, 2), by i then j: overlapping, allowed by the
+    groups' filter and, within a group, not joined by a spring. Every pair of nodes
+    with radii is tried (one row of distances at a time: O(K²) work, O(K) memory)."""
+    c = s.contact
+    empty = np.zeros((0, 2), np.int64)
+    if c is None:
+        return empty
+    idx = np.flatnonzero(c.radii > 0)
+    if len(idx) < 2:
+        return empty
+    joined = {(min(i, j), max(i, j)) for i, j in s.springs.tolist()}
+    xs, rs = x[idx], c.radii[idx]
+    found = []
+    for a in range(len(idx) - 1):
+        d2 = np.sum((xs[a + 1 :] - xs[a]) ** 2, axis=1)
+        reach = rs[a] + rs[a + 1 :]
+        for b in np.flatnonzero(d2 < reach * reach) + a + 1:
+            i, j = int(idx[a]), int(idx[b])
+            g, h = int(c.groups[i]), int(c.groups[j])
+            if g == h and (i, j) in joined:
+                continue
+            if (min(g, h), max(g, h)) in c.off:
+                continue
+            found.append((i, j))
+    return np.array(found, dtype=np.int64).reshape(-1, 2)
+
+
+def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
+    """Per pair: the pairs, the force on j (−force on i), the overlap, the power lost."""
+    c = s.contact
+    p = contact_pairs(s, x)
+    if c is None or len(p) == 0:
+        return p, np.zeros((0, s.dim)), np.zeros(0), np.zeros(0)
+    i, j = p[:, 0], p[:, 1]
+    d = x[j] - x[i]
+    dist = np.sqrt(np.sum(d * d, axis=1))
+    delta = c.radii[i] + c.radii[j] - dist
+    live = (dist >= MIN_DISTANCE) & ~(s.pinned[i] & s.pinned[j])
+    n = d / np.where(live, dist, 1.0)[:, None]
+    mi, mj = s.m[i], s.m[j]
+    m_eff = np.where(s.pinned[i], mj, np.where(s.pinned[j], mi, mi * mj / (mi + mj)))
+    root = np.sqrt(c.stiffness * m_eff)
+    damping = 2.0 * c.zeta() * root
+    vrel = v[j] - v[i]
+    vn = np.sum(vrel * n, axis=1)
+    fn = c.stiffness * delta - damping * vn
+    force = fn[:, None] * n
+    power = damping * vn**2
+    if c.friction > 0:
+        vt = vrel - vn[:, None] * n
+        speed = np.sqrt(np.sum(vt * vt, axis=1))
+        ft = np.minimum(2.0 * root * speed, c.friction * np.abs(fn))
+        moving = speed > 0
+        force[moving] -= (ft[moving] / speed[moving])[:, None] * vt[moving]
+        power = power + np.where(moving, ft * speed, 0.0)
+    force[~live] = 0.0
+    return p, force, np.where(live, delta, 0.0), np.where(live, power, 0.0)
+
+
+def contact_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Contact force on each node, (N, dim)."""
+    p, force, _delta, _power = _contact_law(s, x, v)
+    f = np.zeros_like(x)
+    np.add.at(f, p[:, 1], force)
+    np.add.at(f, p[:, 0], -force)
+    return f
+
+
+def contact_energy(s: State, x: np.ndarray) -> float:
+    """½ k_c Σ δ² over the touching pairs, J."""
+    if s.contact is None:
+        return 0.0
+    _p, _force, delta, _power = _contact_law(s, x, np.zeros_like(x))
+    return float(0.5 * s.contact.stiffness * np.sum(delta**2))
+
+
+def contact_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
+    """Power, W, the dashpots and friction take out of the motion."""
+    return float(np.sum(_contact_law(s, x, v)[3]))
+
+
+def contact_matrices(s: State, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Implicit Euler's contact terms at ``x``, dense (dim·N)²: the stiffness Σ k_c u uᵀ
+    and the damping Σ c u uᵀ of the touching pairs (each a compressed spring along its
+    normal u, whose projected sideways term is 0), assembled ±block as springs are."""
+    n, dim = x.shape
+    stiffness, damping = np.zeros((n * dim, n * dim)), np.zeros((n * dim, n * dim))
+    c = s.contact
+    if c is None:
+        return stiffness, damping
+    for i, j in contact_pairs(s, x).tolist():
+        d = x[j] - x[i]
+        dist = float(np.sqrt(d @ d))
+        if (
+            dist < MIN_DISTANCE
+            or c.radii[i] + c.radii[j] - dist <= 0
+            or (s.pinned[i] and s.pinned[j])
+        ):
+            continue
+        u = d / dist
+        mi, mj = s.m[i], s.m[j]
+        m_eff = mj if s.pinned[i] else mi if s.pinned[j] else mi * mj / (mi + mj)
+        uu = np.outer(u, u)
+        for matrix, coefficient in (
+            (stiffness, c.stiffness),
+            (damping, 2.0 * c.zeta() * np.sqrt(c.stiffness * m_eff)),
+        ):
+            for a, b, sign in ((i, i, 1), (j, j, 1), (i, j, -1), (j, i, -1)):
+                matrix[a * dim : (a + 1) * dim, b * dim : (b + 1) * dim] += sign * coefficient * uu
+    return stiffness, damping
+
+
+# ---------------------------------------------------------------- the integrators
 
 
 def accelerations(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:

@@ -51,14 +51,14 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import numpy as np
 
 from springsim import _core
-from springsim._reference_forces import (
+from springsim.reference import (
     MIN_SPRING_LENGTH,
+    State,
     enclosed_volume,
     pressure_forces,
     spring_forces,
     volume_gradient,
 )
-from springsim.reference import State
 
 if TYPE_CHECKING:
     import scipy.sparse
