@@ -606,7 +606,7 @@ def segment_distance(points, a, b):
 
 @pytest.mark.parametrize("dim", [2, 3])
 def test_the_triangles_drawn_are_the_colliders_surfaces(dim):
-    from springsim._plot_colliders import collider_triangles
+    from springsim.colliders import collider_triangles
 
     sim = ss.System(dim=dim)
     sim.add_nodes([np.zeros(dim)])

@@ -439,7 +439,7 @@ def scenes(tap):
 
 
 def test_the_scene_carries_collider_triangles_and_radii_as_float32():
-    from springsim._plot_colliders import collider_triangles
+    from springsim.colliders import collider_triangles
 
     sim = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=50.0)
     sim.add_box([0.5, -1.0, 0.5], [0.3, 0.2, 0.1])

@@ -13,9 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from springsim._plot_colliders import add_collider_triangles, collider_triangles
-from springsim._plot_radii import add_radii, move_radii
-from springsim.colliders import PLANE, collider_rows
+from springsim.colliders import PLANE, collider_rows, collider_triangles
 
 if TYPE_CHECKING:
     from matplotlib.animation import FuncAnimation
@@ -124,6 +122,73 @@ def _spread(axis: Any, dim: int) -> None:
     if pad < _TICKPAD_3D:
         axis.set_tick_params(pad=_TICKPAD_3D)
     axis.labelpad = max(axis.labelpad, _LABELPAD_3D)
+
+
+def _add_collider_triangles(ax: Axes, triangles: np.ndarray, dim: int) -> None:
+    """Draw triangles from :func:`collider_triangles` (already in matplotlib's axes
+    order) in the colliders' grey, under the rest."""
+    if len(triangles) == 0:
+        return
+    style: dict[str, Any] = {"facecolor": "0.55", "alpha": 0.3, "gid": "springsim-shape"}
+    if dim == 3:
+        from mpl_toolkits.mplot3d.art3d import Poly3DCollection
+
+        ax.add_collection(Poly3DCollection(triangles, edgecolor="0.45", linewidth=0.2, **style))
+    else:
+        from matplotlib.collections import PolyCollection
+
+        ax.add_collection(PolyCollection(triangles, edgecolor="none", zorder=0.5, **style))
+
+
+#: The contact radii: 2D, a translucent disc of the node's radius, in data units (it
+#: zooms with the view); 3D, a translucent marker whose size is the radius at the view's
+#: scale when drawn (matplotlib's 3D markers are in points: they do not follow a later
+#: zoom).
+_RADII_STYLE = {"color": "tab:orange", "alpha": 0.3, "zorder": 2}
+
+
+def _points_per_metre(ax: Axes, half: float) -> float:
+    """About how many points one metre spans in a 3D view 2·``half`` wide (the 3D box
+    fills about 70 % of the Axes' width at matplotlib's default view)."""
+    width = ax.get_window_extent().width * 72.0 / ax.figure.dpi
+    return 0.7 * width / (2.0 * half)
+
+
+def _add_radii(ax: Axes, x: np.ndarray, radii: np.ndarray, dim: int, half: float) -> Any:
+    """Draw a disc (2D) or a ball-sized marker (3D) for each node with a radius > 0;
+    returns the artist to move (:func:`_move_radii`), or None when no node has one."""
+    shown = radii > 0
+    if not shown.any():
+        return None
+    if dim == 2:
+        from matplotlib.collections import EllipseCollection
+
+        widths = 2.0 * radii[shown]
+        discs = EllipseCollection(
+            widths,
+            widths,
+            np.zeros_like(widths),
+            units="xy",
+            offsets=x[shown],
+            offset_transform=ax.transData,
+            gid="springsim-radii",
+            **_RADII_STYLE,
+        )
+        ax.add_collection(discs)
+        return discs
+    size = (2.0 * radii[shown] * _points_per_metre(ax, half)) ** 2
+    return ax.scatter(*x[shown].T, s=size, depthshade=False, gid="springsim-radii", **_RADII_STYLE)
+
+
+def _move_radii(artist: Any, x: np.ndarray, radii: np.ndarray, dim: int) -> None:
+    """Move what :func:`_add_radii` drew to positions ``x``."""
+    if artist is None:
+        return
+    these = x[radii > 0]
+    if dim == 3:
+        artist._offsets3d = tuple(these.T)
+    else:
+        artist.set_offsets(these)
 
 
 def _shown(x: np.ndarray, dim: int) -> np.ndarray:
@@ -394,7 +459,7 @@ def draw(
     center, half = _fit_limits(ax, _shown(view, dim), dim)
     _label(ax, dim, 2 * half)
     _add_colliders(ax, rows, dim, center, half)
-    add_collider_triangles(ax, _shown(shapes, dim), dim)
+    _add_collider_triangles(ax, _shown(shapes, dim), dim)
     if faces:
         _add_faces(ax, x, np.asarray(sim.faces), dim)
     values = None
@@ -421,7 +486,7 @@ def draw(
     size, pin_size = _sizes(ax, x, pairs, half, dim, node_size)
     _add_nodes(ax, x, np.asarray(sim.pinned), size, pin_size)
     if sim._has_radii():  # (asking makes no array)
-        add_radii(ax, x, np.asarray(sim.radii), dim, half)
+        _add_radii(ax, x, np.asarray(sim.radii), dim, half)
     return ax
 
 
@@ -555,13 +620,13 @@ def animate(
     center, half = _fit_limits(ax, _shown(view, dim), dim)
     _label(ax, dim, 2 * half)
     _add_colliders(ax, rows, dim, center, half)
-    add_collider_triangles(ax, _shown(shapes, dim), dim)
+    _add_collider_triangles(ax, _shown(shapes, dim), dim)
     surface = _add_faces(ax, shown[0], history.faces, dim) if faces else None
     lines = _line_collection(shown[0][edges], dim, linewidths=0.8, color="tab:blue")
     ax.add_collection(lines)
     size, pin_size = _sizes(ax, shown[0], edges, half, dim, node_size)
     free, pins = _add_nodes(ax, shown[0], pinned[0], size, pin_size)
-    discs = add_radii(ax, shown[0], history.radii, dim, half)
+    discs = _add_radii(ax, shown[0], history.radii, dim, half)
     if interval is None:
         step = float(np.mean(np.diff(history.frame_times))) if len(frames) > 1 else 0.05
         interval = max(1000.0 * step, 20.0)
@@ -576,7 +641,7 @@ def animate(
                 dots._offsets3d = tuple(these.T)
             else:
                 dots.set_offsets(these)
-        move_radii(discs, x, history.radii, dim)
+        _move_radii(discs, x, history.radii, dim)
         ax.set_title(f"t = {history.frame_times[k]:.3f} s")
         return lines, free, pins
 

@@ -14,9 +14,8 @@ import numpy.typing as npt
 
 from springsim import divergence
 from springsim._checks import _as_indices
-from springsim._plot_colliders import collider_triangles
 from springsim._warn import warn
-from springsim.colliders import collider_rows
+from springsim.colliders import collider_rows, collider_triangles
 from springsim.history import ENERGY_TERMS, History
 
 if TYPE_CHECKING:

@@ -8,7 +8,7 @@ numbers in JSON):
   float32 (T, 3, dim)]`` and, when ``radii`` is true, ``radii float32 (N,)``: the
   topology, the planes and spheres (``colliders``, rows of
   :func:`springsim.colliders.collider_rows`), the boxes, capsules and meshes as
-  triangles (:func:`springsim._plot_colliders.collider_triangles`) and the nodes'
+  triangles (:func:`springsim.colliders.collider_triangles`) and the nodes'
   contact radii; sent when the front end says hello and whenever one of them changes
   (springs torn, nodes added, a collider moved, radii set: :func:`scene_key`).
 - ``{"type": "frame", "frame", "time", "energy", "color_by", "range"}`` with buffers
@@ -29,8 +29,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from springsim._plot_colliders import collider_triangles
-from springsim.colliders import BOX, CAPSULE, MESH, collider_rows
+from springsim.colliders import BOX, CAPSULE, MESH, collider_rows, collider_triangles
 
 #: The messages the front end may send, with the keys each needs.
 ACTIONS: Final[dict[str, tuple[str, ...]]] = {
