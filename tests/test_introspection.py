@@ -145,7 +145,7 @@ def test_dir_lists_the_public_names_only():
         "np",
         "io",
         "shapes",
-        "_openmp_env",
+        "runtime",
         "_set_default_at_import",
     ):
         assert hidden not in names, hidden

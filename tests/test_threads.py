@@ -148,7 +148,7 @@ print(json.dumps({
     "threads": ss.get_num_threads(),
     "warnings": [(w.category.__name__, str(w.message)) for w in caught],
     "explicit": explicit,
-    "default": ss.threads._cores() if ss.threading_available() else 1,
+    "default": ss.runtime.threads._cores() if ss.threading_available() else 1,
 }))
 """
 

@@ -10,10 +10,11 @@
 1.0
 """
 
-from springsim import (
-    _openmp_env,  # noqa: F401  (before the kernel loads libgomp)
-    reference,
-)
+# First: OpenMP's waiting policy is read when the kernel loads libgomp.
+from springsim.runtime import openmp_env  # noqa: F401
+
+# isort: split
+from springsim import reference
 from springsim._core import (
     METHODS,
     ConvergenceWarning,
@@ -23,17 +24,17 @@ from springsim._core import (
     threading_available,
 )
 from springsim._warn import DuplicateSpringWarning
-from springsim.build import _choose_simd_at_import, build_info, set_simd, simd_paths
 from springsim.gas import Gas
 from springsim.history import History
 from springsim.io import load, read_mesh, read_obj
 from springsim.modes import Modes
 from springsim.obj import MeshWarning
+from springsim.runtime.build import _choose_simd_at_import, build_info, set_simd, simd_paths
+from springsim.runtime.threads import _set_default_at_import, set_num_threads
 from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 from springsim.statics import Relaxed
 from springsim.sweep import SweepResult, sweep
 from springsim.system import Energy, SelfCollision, Solve, System
-from springsim.threads import _set_default_at_import, set_num_threads
 from springsim.viewer import view
 
 #: The force-based integrators (every method but "xpbd", which solves constraints).
