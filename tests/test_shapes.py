@@ -17,7 +17,7 @@ import pytest
 from state import MODEL_ARRAYS as ARRAYS
 from state import SPRING_ARRAYS
 
-from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
+from springsim import ball, balloon, cloth, cluster, jelly, mesh, string
 
 K, C = 100.0, 0.5  # stiffness N/m and damping N·s/m used where the value does not matter
 

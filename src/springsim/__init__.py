@@ -24,6 +24,9 @@ from springsim._core import (
     threading_available,
 )
 from springsim._warn import DuplicateSpringWarning
+from springsim.builders.bodies import ball, cluster, mesh
+from springsim.builders.lattices import cloth, jelly
+from springsim.builders.strings import balloon, string
 from springsim.gas import Gas
 from springsim.history import History
 from springsim.io import load, read_mesh, read_obj
@@ -31,7 +34,6 @@ from springsim.modes import Modes
 from springsim.obj import MeshWarning
 from springsim.runtime.build import _choose_simd_at_import, build_info, set_simd, simd_paths
 from springsim.runtime.threads import _set_default_at_import, set_num_threads
-from springsim.shapes import ball, balloon, cloth, cluster, jelly, mesh, string
 from springsim.statics import Relaxed
 from springsim.sweep import SweepResult, sweep
 from springsim.system import Energy, SelfCollision, Solve, System

@@ -10,9 +10,10 @@ from typing import NamedTuple
 import numpy as np
 import numpy.typing as npt
 
-from springsim._shape_args import _node_masses
+from springsim.builders.arguments import _node_masses
+from springsim.builders.bodies import mesh
+from springsim.builders.geometry import bend_pairs, unique_edges
 from springsim.reference import MIN_SPRING_LENGTH
-from springsim.shapes import bend_pairs, mesh, unique_edges
 from springsim.system import System
 from springsim.weld import weld_polygons, weld_vertices
 

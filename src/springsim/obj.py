@@ -23,8 +23,8 @@ from springsim._files import StrPath, path_name, write_atomically
 from springsim._files import quote as _quote
 from springsim._welded import LARGEST_COORDINATE as _LARGEST_COORDINATE
 from springsim._welded import MeshWarning, build_welded, weld_fraction
+from springsim.builders.geometry import unique_edges
 from springsim.reference import MIN_SPRING_LENGTH
-from springsim.shapes import unique_edges
 from springsim.system import System
 
 __all__ = ["MeshWarning", "read_obj", "write_obj"]
@@ -202,7 +202,7 @@ def read_obj(
     colours after it are ignored), ``vt u [v [w]]``, ``vn``, and faces ``f`` whose
     corners are ``v``, ``v/vt``, ``v//vn`` or ``v/vt/vn``, with 1-based or negative
     (relative: -1 is the last defined so far) indices. Quads and n-gons are
-    fan-triangulated (:func:`springsim.shapes.triangulate`). Comments, blank lines,
+    fan-triangulated (:func:`springsim.builders.geometry.triangulate`). Comments, blank lines,
     lines continued with a trailing backslash (joined in linear time, however many),
     and every other statement (``o``, ``g``, ``s``, ``usemtl``, ``mtllib``, ``l``,
     ...) are accepted and ignored.

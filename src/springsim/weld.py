@@ -134,7 +134,7 @@ def weld_polygons(
 
     Each polygon's corners become nodes; a run of corners on one node (an edge welded
     to nothing) becomes one corner, then the polygon is fan-triangulated as
-    :func:`springsim.shapes.triangulate` does and the triangles with two equal corners
+    :func:`springsim.builders.geometry.triangulate` does and the triangles with two equal corners
     (a polygon pinched at a welded vertex) are dropped. A polygon left with fewer than
     3 corners gives no triangle.
 

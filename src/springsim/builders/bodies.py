@@ -1,5 +1,5 @@
 """Bodies from points, meshes and spheres: :func:`mesh`, :func:`ball`, :func:`cluster`
-(re-exported by :mod:`springsim.shapes`, whose conventions they follow).
+(following the conventions of :mod:`springsim.builders`).
 """
 
 from __future__ import annotations
@@ -10,15 +10,7 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 import numpy.typing as npt
 
-from springsim._geometry import (
-    MAX_LEVEL,
-    _icosphere,
-    bend_pairs,
-    triangulate,
-    unique_edges,
-)
-from springsim._materials import _rotation
-from springsim._shape_args import (
+from springsim.builders.arguments import (
     _damping,
     _dimension,
     _integer,
@@ -27,6 +19,14 @@ from springsim._shape_args import (
     _system,
     _vector,
 )
+from springsim.builders.geometry import (
+    MAX_LEVEL,
+    _icosphere,
+    bend_pairs,
+    triangulate,
+    unique_edges,
+)
+from springsim.builders.materials import _rotation
 from springsim.system import System
 
 

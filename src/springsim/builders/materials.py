@@ -1,5 +1,5 @@
 """The builders' physical units: placement (rotations), material constants turned into
-springs and masses, and damping from a damping ratio (see :mod:`springsim.shapes`).
+springs and masses, and damping from a damping ratio (see :mod:`springsim.builders`).
 """
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from springsim._shape_args import _vector
+from springsim.builders.arguments import _vector
 
 #: How far from orthonormal a rotation matrix may be (round-off of a user's matrix).
 ROTATION_TOLERANCE = 1e-9

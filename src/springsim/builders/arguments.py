@@ -1,4 +1,4 @@
-"""The builders' argument checks and the System they fill (see :mod:`springsim.shapes`)."""
+"""The builders' argument checks and the System they fill (see :mod:`springsim.builders`)."""
 
 from __future__ import annotations
 

@@ -1,53 +1,12 @@
-"""Builders: one call for each model of the source articles, each returning a System.
-
-Counts (nodes, cells) come first, positionally; everything else is a keyword.
-Mass is the body's total mass, spread equally over its nodes, unless per-node
-masses are given. Stiffness (N/m) and damping (N·s/m) are those of each spring, not
-of the whole body: :func:`mesh` also takes per-spring arrays; the other builders
-take one number per spring family (vary them afterwards by writing ``sim.stiffness``
-— each builder documents its spring order). ``damping_ratio`` ζ may replace
-``damping``: c = 2 ζ √(k m_eff) per spring, m_eff the reduced mass of its two nodes.
-:func:`string` and :func:`cloth` also take a material in physical units (a linear or
-areal density, EA and a tension, a 2D Young's modulus and Poisson ratio). Every
-builder makes each spring once, never a zero-length one, with rest lengths equal to
-the initial distances (but a string built under ``tension``).
-
-Placement: each builder takes where its shape sits — an anchor point (``start`` of a
-string, ``origin`` of a cloth or jelly, ``center`` of a ball or balloon) — and how it
-is turned about that point: ``rotation``, a rotation matrix (dim × dim, or SciPy's
-``Rotation``; in 2D also an angle in radians), or the shape's own direction
-(``direction`` of a string, ``normal`` of a cloth). :func:`mesh` and
-:func:`cluster` take their points where they are.
-
-Conventions: y is up (the default gravity pulls along −y), so strings and cloth
-hang along −y; faces are counter-clockwise seen from outside (outward normals by
-the right-hand rule); ``pin`` takes a name, ``None``/``"none"``, or node indices.
-"""
+"""Builders of lattices: :func:`cloth` (a sheet) and :func:`jelly` (a block), following
+the conventions of :mod:`springsim.builders`."""
 
 from __future__ import annotations
 
 import numpy as np
 import numpy.typing as npt
 
-from springsim._bodies import ball, cluster, mesh
-from springsim._geometry import (
-    MAX_LEVEL,
-    _box_triangles,
-    _lattice_pairs,
-    _quad_triangles,
-    bend_pairs,
-    triangulate,
-    unique_edges,
-)
-from springsim._materials import (
-    _either,
-    _from_normal,
-    _placement,
-    _rotation,
-    cloth_springs,
-    edge_weights,
-)
-from springsim._shape_args import (
+from springsim.builders.arguments import (
     _choice,
     _damping,
     _dimension,
@@ -58,22 +17,20 @@ from springsim._shape_args import (
     _system,
     _vector,
 )
-from springsim._string import balloon, string
+from springsim.builders.geometry import (
+    _box_triangles,
+    _lattice_pairs,
+    _quad_triangles,
+)
+from springsim.builders.materials import (
+    _either,
+    _from_normal,
+    _placement,
+    _rotation,
+    cloth_springs,
+    edge_weights,
+)
 from springsim.system import System
-
-__all__ = [
-    "MAX_LEVEL",
-    "ball",
-    "balloon",
-    "bend_pairs",
-    "cloth",
-    "cluster",
-    "jelly",
-    "mesh",
-    "string",
-    "triangulate",
-    "unique_edges",
-]
 
 
 def cloth(

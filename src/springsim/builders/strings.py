@@ -1,5 +1,5 @@
 """Builders of one-dimensional bodies: :func:`string`, and :func:`balloon` (a ball on a
-string); re-exported by :mod:`springsim.shapes`, whose conventions they follow.
+string), following the conventions of :mod:`springsim.builders`.
 """
 
 from __future__ import annotations
@@ -7,16 +7,7 @@ from __future__ import annotations
 import numpy as np
 import numpy.typing as npt
 
-from springsim._bodies import ball
-from springsim._materials import (
-    _either,
-    _placement,
-    _rotation,
-    _unit,
-    edge_weights,
-    string_springs,
-)
-from springsim._shape_args import (
+from springsim.builders.arguments import (
     _damping,
     _dimension,
     _integer,
@@ -25,6 +16,15 @@ from springsim._shape_args import (
     _pin_nodes,
     _system,
     _vector,
+)
+from springsim.builders.bodies import ball
+from springsim.builders.materials import (
+    _either,
+    _placement,
+    _rotation,
+    _unit,
+    edge_weights,
+    string_springs,
 )
 from springsim.system import System
 
