@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 import springsim as ss
-from springsim.modes import stiffness_matrix
+from springsim.analysis.modes import stiffness_matrix
 
 
 def textbook_limit(w2, gamma):

@@ -335,7 +335,7 @@ def test_free_stable_jelly_has_only_rigid_zero_modes(dim, rigid):
 def test_sparse_and_dense_normal_modes_agree():
     # Above DENSE_LIMIT free coordinates SciPy's shift-invert Lanczos is used: force it
     # on a small cloth and compare with the dense solution.
-    from springsim import modes
+    from springsim.analysis import modes
 
     cloth = ss.cloth(12, 12, width=1.0, height=1.0, mass=0.2, stiffness=100.0)
     cloth.step(1e-3, steps=200)  # a hanging, stretched state

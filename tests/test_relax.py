@@ -304,8 +304,8 @@ def test_volume_hessian_is_the_derivative_of_the_volume_gradient(dim):
     # relax()'s Newton matrix for gas: checked against central differences of the
     # oracle's ∂V/∂x (exact for V quadratic in 2D, cubic in 3D: differences of a
     # quadratic gradient are exact up to rounding).
+    from springsim.analysis.statics import _volume_hessian
     from springsim.reference import volume_gradient
-    from springsim.statics import _volume_hessian
 
     count = {"nodes": 10} if dim == 2 else {"subdivisions": 1}
     body = ss.ball(**count, radius=1.0, mass=1.0, stiffness=1.0, dim=dim, nrt=1.0)

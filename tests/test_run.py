@@ -11,7 +11,7 @@ import pytest
 from state import assert_same, snapshot
 
 import springsim as ss
-from springsim import run as run_module
+from springsim.stepping import run as run_module
 
 
 def hanging_string(damping=0.05, n=20):

@@ -8,7 +8,7 @@ import pytest
 from state import ARRAYS, assert_same, snapshot
 
 import springsim as ss
-from springsim.sweep import points_of
+from springsim.stepping.sweep import points_of
 
 GRID = {"stiffness": [50.0, 100.0, 400.0], "dt": [2e-4, 1e-3, 0.05]}
 

@@ -24,18 +24,18 @@ from springsim._core import (
     threading_available,
 )
 from springsim._warn import DuplicateSpringWarning
+from springsim.analysis.modes import Modes
+from springsim.analysis.statics import Relaxed
 from springsim.builders.bodies import ball, cluster, mesh
 from springsim.builders.lattices import cloth, jelly
 from springsim.builders.strings import balloon, string
 from springsim.gas import Gas
-from springsim.history import History
 from springsim.io import load, read_mesh, read_obj
-from springsim.modes import Modes
 from springsim.obj import MeshWarning
 from springsim.runtime.build import _choose_simd_at_import, build_info, set_simd, simd_paths
 from springsim.runtime.threads import _set_default_at_import, set_num_threads
-from springsim.statics import Relaxed
-from springsim.sweep import SweepResult, sweep
+from springsim.stepping.history import History
+from springsim.stepping.sweep import SweepResult, sweep
 from springsim.system import Energy, SelfCollision, Solve, System
 from springsim.viewer import view
 

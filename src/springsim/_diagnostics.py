@@ -17,8 +17,8 @@ from springsim._system_host import SystemHost
 if TYPE_CHECKING:
     import scipy.sparse
 
-    from springsim.modes import Modes
-    from springsim.statics import Relaxed
+    from springsim.analysis.modes import Modes
+    from springsim.analysis.statics import Relaxed
 
 
 class Energy(NamedTuple):
@@ -300,7 +300,7 @@ class DiagnosticsMixin(SystemHost):
                [-10.,   0.,  10.,   0.],
                [  0.,  -5.,   0.,   5.]])
         """
-        from springsim.modes import stiffness_matrix
+        from springsim.analysis.modes import stiffness_matrix
 
         return stiffness_matrix(self)
 
@@ -332,7 +332,7 @@ class DiagnosticsMixin(SystemHost):
         -------
         Modes
             ``frequencies`` (k,) in rad/s, ascending, and mass-normalised ``shapes``
-            (k, N, dim); see :class:`springsim.modes.Modes` for negative frequencies.
+            (k, N, dim); see :class:`springsim.analysis.modes.Modes` for negative frequencies.
 
         Raises
         ------
@@ -363,7 +363,7 @@ class DiagnosticsMixin(SystemHost):
         >>> bool(chain.normal_modes(1, about="equilibrium").frequencies[0] > 0)
         True
         """
-        from springsim.modes import normal_modes
+        from springsim.analysis.modes import normal_modes
 
         if about not in ("current", "equilibrium"):
             raise ValueError(f'about must be "current" or "equilibrium", got {about!r}')
@@ -381,7 +381,7 @@ class DiagnosticsMixin(SystemHost):
         Minimises the potential energy (the springs' ½ k (l − L)², gravity, external
         forces, the gas's −nrt ln V + ambient V) over the free nodes' positions by a
         modified Newton method with a line search, which converges from slack,
-        compressed or crumpled starts as from taut ones (:mod:`springsim.statics`
+        compressed or crumpled starts as from taut ones (:mod:`springsim.analysis.statics`
         says how). Pinned nodes stay where they are. Planes and spheres are
         frictionless supports: a node inside one is put on its surface, and one
         pressed onto it slides along it; friction plays no part, so a body on a slope
@@ -442,6 +442,6 @@ class DiagnosticsMixin(SystemHost):
         >>> result.converged, round(float(-sim.positions[1, 1] - 1), 12)  # 2 · 9.81 / 500
         (True, 0.03924)
         """
-        from springsim.statics import relax
+        from springsim.analysis.statics import relax
 
         return relax(cast("System", self), tolerance, max_iterations)

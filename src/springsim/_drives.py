@@ -13,10 +13,10 @@ import numpy.typing as npt
 
 from springsim._checks import _as_indices, _as_vectors
 from springsim._system_host import SystemHost
-from springsim.divergence import substep_books as _substep_books
+from springsim.stepping.divergence import substep_books as _substep_books
 
 if TYPE_CHECKING:
-    from springsim.history import History
+    from springsim.stepping.history import History
     from springsim.system import System
 
 
@@ -443,7 +443,7 @@ class DrivesMixin(SystemHost):
         >>> bool(h.dissipated[-1] > 0), bool(abs(books).max() < 1e-4 * abs(h.total).max())
         (True, True)
         """
-        from springsim.run import run
+        from springsim.stepping.run import run
 
         return run(
             cast("System", self),  # (a mixin: self is always a System)

@@ -21,7 +21,7 @@ if TYPE_CHECKING:
     from matplotlib.collections import Collection, LineCollection
     from matplotlib.figure import Figure
 
-    from springsim.history import History
+    from springsim.stepping.history import History
     from springsim.system import System
 
 #: The colour bar's label for each ``color_by``.

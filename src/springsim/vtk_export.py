@@ -36,7 +36,7 @@ import numpy as np
 from springsim._files import StrPath, path_name, write_atomically
 
 if TYPE_CHECKING:
-    from springsim.history import History
+    from springsim.stepping.history import History
 
 __all__ = ["write_vtk"]
 
@@ -175,7 +175,7 @@ def write_vtk(history: History, path: StrPath, faces: bool = False) -> list[str]
     </Collection>
     </VTKFile>
     """
-    from springsim.history import History
+    from springsim.stepping.history import History
 
     if not isinstance(history, History):
         raise TypeError(f"history must be a springsim.History, not {type(history).__name__}")

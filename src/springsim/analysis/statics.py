@@ -10,7 +10,7 @@ so an equilibrium is a stationary point of E over the free coordinates, and a st
 one a minimum. :func:`relax` minimises E by Newton's method made global:
 
 * **Modified Hessian.** The exact Hessian of a spring, k [u uᵀ + (1 − L/l)(I − u uᵀ)]
-  (see :mod:`springsim.modes`), is indefinite for a compressed spring (l < L), whose
+  (see :mod:`springsim.analysis.modes`), is indefinite for a compressed spring (l < L), whose
   sideways term is negative: it can buckle, and Newton's step on an indefinite matrix
   can climb to a saddle (a slack chain arched upward). Each iteration therefore uses
   the exact Hessian only where it is positive definite, or becomes so with a shift of

@@ -19,7 +19,7 @@ import numpy as np
 if TYPE_CHECKING:
     import pandas as pd
 
-    from springsim.history import History
+    from springsim.stepping.history import History
     from springsim.system import System
 
 # A point's parameters, or its row of results; a task for a worker; what comes back

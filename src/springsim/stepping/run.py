@@ -12,11 +12,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from springsim import divergence
 from springsim._checks import _as_indices
 from springsim._warn import warn
 from springsim.colliders import collider_rows, collider_triangles
-from springsim.history import ENERGY_TERMS, History
+from springsim.stepping import divergence
+from springsim.stepping.history import ENERGY_TERMS, History
 
 if TYPE_CHECKING:
     from springsim.system import System
