@@ -54,8 +54,8 @@ from hypothesis.stateful import (
 from state import ARRAYS, SCALARS
 
 import springsim as ss
-from springsim._drives import _Line
 from springsim.colliders import Sphere
+from springsim.model.pins import _Line
 
 #: Sequences and operations per sequence of the default (short) run.
 DEFAULT_EXAMPLES, DEFAULT_STEPS = 40, 30

@@ -144,7 +144,9 @@ def test_dir_lists_the_public_names_only():
         "_core",
         "np",
         "io",
-        "shapes",
+        "builders",
+        "files",
+        "model",
         "runtime",
         "_set_default_at_import",
     ):

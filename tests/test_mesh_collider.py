@@ -19,9 +19,8 @@ import pytest
 from state import assert_same, snapshot
 
 import springsim as ss
-from springsim._collider_files import COLLIDER_KEYS
-from springsim._npz import _KEYS_BY_VERSION, FORMAT_VERSION
 from springsim.colliders import MeshCollider
+from springsim.files.npz import _KEYS_BY_VERSION, COLLIDER_KEYS, FORMAT_VERSION
 from springsim.io import load, save
 
 G = 9.81

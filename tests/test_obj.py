@@ -314,7 +314,7 @@ def test_springs_off_the_faces_are_lines_next_to_the_faces(tmp_path):
 
 
 def test_polylines_use_each_pair_once_and_join_chains():
-    from springsim.obj import _polylines
+    from springsim.files.obj import _polylines
 
     assert _polylines([[0, 1], [1, 2], [2, 3]]) == [[0, 1, 2, 3]]
     assert _polylines([[2, 3], [1, 2], [0, 1]]) == [[0, 1, 2, 3]]  # grown both ways
@@ -554,7 +554,7 @@ def weld_by_definition(x, distance):
 
 @pytest.mark.parametrize("seed", range(6))
 def test_weld_vertices_follows_its_definition(seed):
-    from springsim.weld import weld_vertices
+    from springsim.files.weld import weld_vertices
 
     rng = np.random.default_rng(seed)
     base = rng.uniform(-1.0, 1.0, (300, 3)) * [1.0, 1.0, 1e-3 if seed % 2 else 1.0]
@@ -570,7 +570,7 @@ def test_weld_vertices_follows_its_definition(seed):
 def test_welding_takes_linear_time_on_a_mesh_of_copies(tmp_path):
     # Every vertex written four times (the worst case: all are candidates): 4 times
     # the vertices, about 4 times the time (16 if it compared all pairs).
-    from springsim.weld import weld_vertices
+    from springsim.files.weld import weld_vertices
 
     times = []
     for n in (5_000, 20_000):

@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 import springsim as ss
-from springsim import io, reference
-from springsim._npz import _KEYS_BY_VERSION, FORMAT_VERSION
+from springsim import reference
+from springsim.files import npz
+from springsim.files.npz import _KEYS_BY_VERSION, FORMAT_VERSION
 
 
 def crossings(x0: np.ndarray, x1: np.ndarray, faces: np.ndarray) -> int:
@@ -305,7 +306,7 @@ def test_save_load_copy_and_pickle_keep_the_setting(tmp_path):
     for other in (ss.load(path), sim.copy(), pickle.loads(pickle.dumps(sim))):
         assert other.self_collision == expected
     # A version 5 file (before self-collision) loads with it off.
-    arrays = io.state_arrays(sim)
+    arrays = npz.state_arrays(sim)
     for key in _KEYS_BY_VERSION[FORMAT_VERSION] - _KEYS_BY_VERSION[5]:  # (entries since 5)
         del arrays[key]
     arrays["version"] = np.array(5, dtype=np.int64)

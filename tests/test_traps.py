@@ -27,7 +27,7 @@ import pytest
 
 import springsim as ss
 import springsim.__main__ as demo
-from springsim._topology import _warn_duplicates
+from springsim.model.topology import _warn_duplicates
 
 # ---------------------------------------------------------------- numbers into vectors
 

@@ -12,7 +12,11 @@ steps it a little, and writes
   names the private modules of that version: ``springsim._file_methods._unpickle``,
   ``springsim._drives._Drive``);
 - ``legacy_v6_after.npz``: positions, velocities and time after ``STEPS`` more substeps
-  of ``DT`` with ``METHOD``, computed by that version.
+  of ``DT`` with ``METHOD``, computed by that version;
+- ``legacy_v6_records.pickle`` (written at commit 40b5b92, whose modules were still those
+  of b1c5c95): the records a notebook pickles, each naming the module it lived in then
+  (``springsim.history.History``, ``springsim._diagnostics.Energy``,
+  ``springsim.sweep.SweepResult``, ...), from :func:`records`.
 """
 
 import pathlib
@@ -42,6 +46,27 @@ def legacy_system() -> ss.System:
     return sim
 
 
+def records() -> dict:
+    """A run's History, an Energy, a Solve, Modes, a Relaxed, a SelfCollision setting, a
+    SweepResult and a reference State with node-node contact, of one small system."""
+    sim = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=100.0)
+    sim.radii = 0.01
+    sim.enable_self_collision(0.05)
+    history = sim.run(0.01, 1e-3, frames=3, progress=False)
+    sim.step(1e-3, steps=2, method="implicit_euler")
+    hanging = ss.string(4, length=1.0, mass=0.1, stiffness=50.0, dim=2)
+    return {
+        "history": history,
+        "energy": sim.energy(),
+        "solve": sim.last_solve(),
+        "self_collision": sim.self_collision,
+        "modes": hanging.normal_modes(2),
+        "relaxed": hanging.copy().relax(),
+        "sweep": ss.SweepResult([{"k": 1.0}], [{"k": 1.0, "status": "ok"}], [history]),
+        "state": ss.reference.State.from_system(sim),
+    }
+
+
 def main(folder: pathlib.Path) -> None:
     sim = legacy_system()
     sim.save(folder / "legacy_v6.npz")
@@ -53,6 +78,7 @@ def main(folder: pathlib.Path) -> None:
         velocities=sim.velocities,
         time=np.array(sim.time),
     )
+    (folder / "legacy_v6_records.pickle").write_bytes(pickle.dumps(records()))
 
 
 if __name__ == "__main__":

@@ -23,15 +23,17 @@ from springsim._core import (
     get_num_threads,
     threading_available,
 )
+from springsim._version import __version__ as __version__
 from springsim._warn import DuplicateSpringWarning
 from springsim.analysis.modes import Modes
 from springsim.analysis.statics import Relaxed
 from springsim.builders.bodies import ball, cluster, mesh
 from springsim.builders.lattices import cloth, jelly
 from springsim.builders.strings import balloon, string
+from springsim.files import legacy
+from springsim.files.weld import MeshWarning
 from springsim.gas import Gas
 from springsim.io import load, read_mesh, read_obj
-from springsim.obj import MeshWarning
 from springsim.runtime.build import _choose_simd_at_import, build_info, set_simd, simd_paths
 from springsim.runtime.threads import _set_default_at_import, set_num_threads
 from springsim.stepping.history import History
@@ -82,7 +84,6 @@ __all__ = [
     "threading_available",
     "view",
 ]
-__version__ = "0.1.0"
 
 #: What ``dir(springsim)`` (and so tab completion) lists besides ``__all__``.
 _DIR_EXTRAS = ("__all__", "__doc__", "__file__", "__name__", "__path__", "__version__")
@@ -94,5 +95,6 @@ def __dir__() -> list[str]:
     return sorted({*__all__, *_DIR_EXTRAS})
 
 
+legacy.register()  # the module paths that files saved by springsim 0.1.0 name
 _set_default_at_import()  # SPRINGSIM_NUM_THREADS (a bad one warns), else every core
 _choose_simd_at_import()  # SPRINGSIM_SIMD (a bad one warns), else the fastest path

@@ -14,6 +14,7 @@ import sys
 import numpy as np
 
 import springsim as ss
+from springsim.plot import draw
 
 
 def swinging_string() -> ss.System:
@@ -92,8 +93,6 @@ def save_png(sim: ss.System, path: str, title: str) -> None:
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-
-    from springsim.plot import draw
 
     ax = draw(sim, color_by="strain")
     ax.set_title(title)

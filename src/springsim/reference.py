@@ -281,7 +281,7 @@ def aero_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
     return float(-np.sum(f[free] * v[free]))
 
 
-#: m/s: self-contact friction is smoothed below this sliding speed (csrc/self_contact.c).
+#: m/s: self-collision friction is smoothed below this sliding speed (csrc/self_contact.c).
 SELF_COLLISION_SLIP = 1e-3
 
 
@@ -326,9 +326,9 @@ def self_collision_forces(
 
     A node p at distance d < h from its closest point q = Σ w_i x_i of the triangle is
     pushed along n = (p − q)/d with F = k (h − d) n plus friction −μ k (h − d) u_t /
-    √(|u_t|² + s²) (u_t: the sliding part of v_p − Σ w_i v_i, s = SELF_COLLISION_SLIP);
+    √(u_t·u_t + s²) (u_t: the sliding part of v_p − Σ w_i v_i, s = SELF_COLLISION_SLIP);
     each vertex i gets −w_i F. Energy Σ ½ k (h − d)²; friction power Σ μ k (h − d)
-    |u_t|² / √(|u_t|² + s²).
+    (u_t·u_t) / √(u_t·u_t + s²).
     """
     f = np.zeros_like(x)
     energy = power = 0.0
@@ -755,8 +755,8 @@ def _implicit_euler(s: State, dt: float) -> None:
     u, blocks = spring_blocks(s, x0, projected=True)
     stiffness = assemble(s, blocks)
     damping = assemble(s, s.c[:, None, None] * u[:, :, None] * u[:, None, :])
-    touch_stiffness, touch_damping = contact_matrices(s, x0)
-    stiffness, damping = stiffness + touch_stiffness, damping + touch_damping
+    contact_stiffness, contact_damping = contact_matrices(s, x0)
+    stiffness, damping = stiffness + contact_stiffness, damping + contact_damping
     masses = np.repeat(s.m, dim)
     force = accelerations(s, x0, v0).reshape(-1) * masses
     free = np.repeat(~s.pinned, dim)

@@ -1,7 +1,15 @@
-"""The Python face of the kernel: :class:`System` and its conveniences.
+"""The Python face of the kernel: :class:`System`, one facade.
 
-Arrays are converted and broadcast here; the C kernel (``springsim._core``) checks
-every value it will rely on, so a bad argument raises before anything changes.
+The class body lists every method and property a System has beyond the kernel's own,
+grouped by concern, each bound to the module that implements it: a function assigned as
+a class attribute is a method (its signature and docstring are the function's), a
+``property`` of module functions a property. Those modules take the kernel's
+``_core.System`` and never import this one. Here are only the rules of the class itself:
+which attributes may be assigned (a typo is refused), and the lock each call holds.
+
+Arrays are converted and broadcast in the concerns' modules; the C kernel
+(``springsim._core``) checks every value it will rely on, so a bad argument raises
+before anything changes.
 """
 
 import difflib
@@ -10,54 +18,19 @@ import inspect
 from collections.abc import Callable
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
-from springsim import _core
-from springsim._checks import _as_numbers, _as_vectors
-from springsim._contact import ContactMixin
-from springsim._diagnostics import DiagnosticsMixin, Energy, Solve
-from springsim._drives import DrivesMixin
-from springsim._file_methods import FilesMixin
-from springsim._gas_methods import GasMixin
-from springsim._self_contact import SelfCollision, SelfContactMixin
-from springsim._topology import TopologyMixin
-from springsim._touch import TouchMixin
+from springsim import _core, colliders, contact, gas, self_collision
+from springsim.analysis import diagnostics, modes, statics
+from springsim.analysis.diagnostics import Energy, Solve
+from springsim.files import npz, obj, pickling
+from springsim.model import arrays, pins, topology
+from springsim.self_collision import SelfCollision
+from springsim.stepping import driven, run
 
 __all__ = ["Energy", "SelfCollision", "Solve", "System"]
 
 
-def _one_kernel_call(function: Callable[..., Any]) -> Callable[..., Any]:
-    """Mark ``function`` as a single call of the kernel, which waits for the System's
-    lock by itself (see :func:`_hold_during_calls`): the hot view getters stay cheap."""
-    function.__dict__["_one_kernel_call"] = True
-    return function
-
-
-def _view_property(name: str, doc: str, vector: bool = False) -> property:
-    """A property returning a fresh zero-copy view; assignment copies into it.
-
-    ``vector``: each row is a vector (a position, a velocity, gravity), so a value must
-    give all of its components (a scalar other than 0 is refused, see
-    :func:`springsim._checks._as_vectors`); otherwise a scalar is broadcast to every
-    node or spring (``sim.masses = 0.1``).
-    """
-    convert = _as_vectors if vector else _as_numbers
-
-    @_one_kernel_call
-    def get(self: _core.System) -> np.ndarray:
-        return self._view(name)
-
-    def set(self: _core.System, value: npt.ArrayLike) -> None:
-        current = self._view(name)
-        dtype = current.dtype if current.dtype != np.bool_ else np.bool_
-        self._set_array(name, convert(value, name, dtype, current.shape))
-
-    return property(get, set, doc=doc)
-
-
 #: Attributes a System keeps in its instance dictionary (set through ``__dict__`` by
-#: the mixins; listed so that plain assignment of them is allowed too).
+#: the modules of its concerns; listed so that plain assignment of them is allowed too).
 _PRIVATE_STATE = frozenset({"_drives"})
 
 
@@ -78,17 +51,7 @@ def _settable(cls: type) -> tuple[frozenset[str], frozenset[str]]:
     return frozenset(names), frozenset(methods - names)
 
 
-class System(
-    TopologyMixin,
-    DrivesMixin,
-    DiagnosticsMixin,
-    ContactMixin,
-    TouchMixin,
-    SelfContactMixin,
-    GasMixin,
-    FilesMixin,
-    _core.System,
-):
+class System(_core.System):
     """A mass-spring system: N nodes and M springs in 2D or 3D.
 
     Every array attribute is a zero-copy NumPy view of the kernel's memory: write
@@ -196,65 +159,107 @@ class System(
         memo[id(self)] = new = self.copy()
         return new
 
-    positions = _view_property("positions", "Node positions, (N, dim) float64, m.", vector=True)
-    velocities = _view_property(
-        "velocities", "Node velocities, (N, dim) float64, m/s.", vector=True
-    )
-    masses = _view_property("masses", "Node masses, (N,) float64, kg > 0.")
-    pinned = _view_property("pinned", "Pinned flags, (N,) bool.")
-    external_forces = _view_property(
-        "external_forces",
-        "User forces, (N, dim) float64, N, added at every evaluation.",
-        vector=True,
-    )
-    rest_lengths = _view_property("rest_lengths", "Spring rest lengths, (M,) float64, m.")
-    stiffness = _view_property("stiffness", "Spring stiffness, (M,) float64, N/m >= 0.")
-    damping = _view_property("damping", "Axial spring damping, (M,) float64, N·s/m >= 0.")
-    gravity = _view_property(
-        "gravity", "Gravitational acceleration, (dim,) float64, m/s².", vector=True
-    )
-    wind = _view_property("wind", "Wind velocity, (dim,) float64, m/s.", vector=True)
-
-    break_strains = _view_property(
-        "break_strains",
-        "Per-spring tearing strain, (M,) float64 >= 0: a spring longer than (1 + b) times "
-        "its rest length after a substep is cut (it pulls no more) and removed when the "
-        "step call ends; inf (the default) never breaks.",
-    )
-    uvs = _view_property(
-        "uvs", "Texture coordinates, (N, 2) float64 (zero unless set).", vector=True
-    )
-    rest_positions = _view_property(
-        "rest_positions",
-        "The rest shape :meth:`rigid_frame` fits against, (N, dim) float64, m; "
-        "the positions the nodes were added at unless you set it.",
-        vector=True,
-    )
-
-    @property
-    @_one_kernel_call
-    def springs(self) -> np.ndarray:
-        """Spring node pairs, (M, 2) int32, read-only (the kernel trusts these indices)."""
-        return self._view("springs")
-
-    @property
-    @_one_kernel_call
-    def faces(self) -> np.ndarray:
-        """Triangles, (F, 3) int32, read-only; outward by the right-hand rule."""
-        return self._view("faces")
-
-    def copy(self) -> "System":
-        """A deep copy (driven anchors included, each with its own progress)."""
-        new = super().copy()
-        if self.__dict__.get("_drives"):
-            new._set_drives([d.copy() for d in self._drives])
-        return new
-
     def __repr__(self) -> str:
         return (
             f"<springsim.System dim={self.dim} nodes={self.num_nodes} springs={self.num_springs}"
             f" method={self.method!r} t={self.time:g}s>"
         )
+
+    # The kernel's own (springsim._core.System, csrc/): step, momentum, center_of_mass,
+    # spring_lengths, spring_tensions, broken_springs, lock; the counts dim, num_nodes,
+    # num_springs, num_faces, nbytes; the settings method, time, drag, air_density,
+    # drag_coefficient, energy_loss, iterations, max_strain, cg_tolerance,
+    # cg_max_iterations, divergence_factor, dissipated, track_energy.
+    #
+    # Where a member has its module's name (colliders, self_collision, gas, run), it comes
+    # last in its group: from there on, in this body, the name means the member.
+
+    # The arrays: zero-copy views of the kernel's memory (model/arrays.py)
+    positions = arrays.positions
+    velocities = arrays.velocities
+    masses = arrays.masses
+    pinned = arrays.pinned
+    external_forces = arrays.external_forces
+    rest_lengths = arrays.rest_lengths
+    stiffness = arrays.stiffness
+    damping = arrays.damping
+    gravity = arrays.gravity
+    wind = arrays.wind
+    break_strains = arrays.break_strains
+    uvs = arrays.uvs
+    rest_positions = arrays.rest_positions
+    springs = arrays.springs
+    faces = arrays.faces
+
+    # Topology: nodes, springs and faces, composing systems, tearing (model/topology.py)
+    add_nodes = topology.add_nodes
+    add_springs = topology.add_springs
+    add_faces = topology.add_faces
+    add = topology.add
+    connect = topology.connect
+    remove_nodes = topology.remove_nodes
+    remove_springs = topology.remove_springs
+    break_strain = property(topology.break_strain, topology.set_break_strain)
+
+    # Pins and drives, and the copy that gives each drive its own progress (model/pins.py)
+    pin = pins.pin
+    unpin = pins.unpin
+    drive = pins.drive
+    copy = pins.copy
+
+    # Stepping beyond one kernel call (stepping/): the step of a system with driven nodes,
+    # which the kernel's step calls by this name, and runs with records
+    _driven_step = driven.driven_step
+    run = run.run
+
+    # Colliders (colliders.py)
+    add_plane = colliders.add_plane
+    add_sphere = colliders.add_sphere
+    add_box = colliders.add_box
+    add_capsule = colliders.add_capsule
+    add_mesh_collider = colliders.add_mesh_collider
+    remove_collider = colliders.remove_collider
+    colliders = property(colliders.colliders)
+
+    # Node–node contact (contact.py)
+    radii = property(contact.radii, contact.set_radii)
+    groups = property(contact.groups, contact.set_groups)
+    contact_radius = property(contact.contact_radius, contact.set_contact_radius)
+    contact_stiffness = property(contact.contact_stiffness, contact.set_contact_stiffness)
+    contact_restitution = property(contact.contact_restitution, contact.set_contact_restitution)
+    contact_friction = property(contact.contact_friction, contact.set_contact_friction)
+    set_contact = contact.set_contact
+    contact_enabled = contact.contact_enabled
+    contact_pairs = contact.contact_pairs
+
+    # Self-collision of surfaces (self_collision.py)
+    enable_self_collision = self_collision.enable_self_collision
+    disable_self_collision = self_collision.disable_self_collision
+    self_collision_crossings = property(self_collision.self_collision_crossings)
+    self_collision = property(self_collision.self_collision)
+
+    # Gas: enclosed bodies under pressure (gas.py)
+    add_pressure = gas.add_pressure
+    remove_pressure = gas.remove_pressure
+    gases = property(gas.gases)
+    gas = gas.gas
+
+    # Diagnostics: energy, the stable step, the solver's report, normals, the rigid frame
+    # (analysis/diagnostics.py), normal modes (analysis/modes.py), the equilibrium
+    # (analysis/statics.py)
+    energy = diagnostics.energy
+    critical_dt = diagnostics.critical_dt
+    last_solve = diagnostics.last_solve
+    normals = diagnostics.normals
+    rigid_frame = diagnostics.rigid_frame
+    stiffness_matrix = modes.stiffness_matrix
+    normal_modes = modes.normal_modes
+    relax = statics.relax
+
+    # Files: the save format, OBJ export and pickling (files/)
+    save = npz.save
+    write_obj = obj.write_obj
+    __reduce__ = pickling.reduce
 
 
 def _holding(function: Callable[..., Any]) -> Callable[..., Any]:
@@ -275,30 +280,28 @@ _UNHELD = frozenset({"__init__", "__init_subclass__", "__setattr__"})
 
 
 def _hold_during_calls(cls: type) -> None:
-    """One owner at a time: every method and property of ``cls`` written in Python (its
-    own and its mixins') holds the System's lock for its whole call, so that a method
-    made of several kernel calls (``save``, pickling, ``copy``, ``add``, ``run``, a
-    driven step, ...) sees no other thread's call in between. The kernel's own methods
-    (``step``, ``momentum``, ...) wait for the lock in C."""
-    for klass in cls.__mro__:
-        if klass is _core.System or klass is object:
+    """One owner at a time: every method and property of ``cls`` written in Python holds
+    the System's lock for its whole call, so that a method made of several kernel calls
+    (``save``, pickling, ``copy``, ``add``, ``run``, a driven step, ...) sees no other
+    thread's call in between. The kernel's own methods (``step``, ``momentum``, ...)
+    wait for the lock in C, and so do the view getters (:func:`arrays.one_kernel_call`),
+    left unwrapped."""
+    for name, attribute in list(vars(cls).items()):
+        if name in _UNHELD:
             continue
-        for name, attribute in list(vars(klass).items()):
-            if name in _UNHELD:
-                continue
-            if inspect.isfunction(attribute):
-                setattr(klass, name, _holding(attribute))
-            elif isinstance(attribute, property):
-                setattr(
-                    klass,
-                    name,
-                    property(
-                        _holding(attribute.fget) if attribute.fget else None,
-                        _holding(attribute.fset) if attribute.fset else None,
-                        attribute.fdel,
-                        attribute.__doc__,
-                    ),
-                )
+        if inspect.isfunction(attribute):
+            setattr(cls, name, _holding(attribute))
+        elif isinstance(attribute, property):
+            setattr(
+                cls,
+                name,
+                property(
+                    _holding(attribute.fget) if attribute.fget else None,
+                    _holding(attribute.fset) if attribute.fset else None,
+                    attribute.fdel,
+                    attribute.__doc__,
+                ),
+            )
 
 
 _hold_during_calls(System)

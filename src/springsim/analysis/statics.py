@@ -51,6 +51,9 @@ from typing import TYPE_CHECKING, Any, NamedTuple, cast
 import numpy as np
 
 from springsim import _core
+from springsim._checks import _scalar
+from springsim._warn import warn
+from springsim.model import arrays
 from springsim.reference import (
     MIN_SPRING_LENGTH,
     State,
@@ -62,8 +65,6 @@ from springsim.reference import (
 
 if TYPE_CHECKING:
     import scipy.sparse
-
-    from springsim.system import System
 
 #: Armijo's constant: a step must lower the energy by this fraction of the decrease its
 #: slope predicts.
@@ -141,7 +142,7 @@ def _volume_hessian(elements: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, ..
 class _Problem:
     """The potential energy of one system over its free coordinates."""
 
-    def __init__(self, sim: System) -> None:
+    def __init__(self, sim: _core.System) -> None:
         s = State.from_system(sim)
         self.s = s
         self.n, self.dim = s.x.shape
@@ -315,8 +316,6 @@ class _Problem:
 
 
 def _check(sim: _core.System, tolerance: object, max_iterations: object) -> tuple[float, int]:
-    from springsim._checks import _scalar
-
     tol = _scalar(tolerance, "tolerance")
     if not 0.0 < tol < 1.0:
         raise ValueError(f"tolerance must be in (0, 1) (relative to the forces), got {tol!r}")
@@ -367,11 +366,76 @@ def _free_bodies(problem: _Problem, csgraph: types.ModuleType, sparse: types.Mod
         )
 
 
-def relax(sim: System, tolerance: float = 1e-10, max_iterations: int = 500) -> Relaxed:
-    """Move the free nodes to equilibrium; see :meth:`springsim.System.relax`."""
-    tol, max_iterations = _check(sim, tolerance, max_iterations)
+def relax(self: _core.System, tolerance: float = 1e-10, max_iterations: int = 500) -> Relaxed:
+    """Move the free nodes to equilibrium: zero net force, in one call (needs SciPy).
+
+    Minimises the potential energy (the springs' ½ k (l − L)², gravity, external
+    forces, the gas's −nrt ln V + ambient V) over the free nodes' positions by a
+    modified Newton method with a line search, which converges from slack,
+    compressed or crumpled starts as from taut ones (:mod:`springsim.analysis.statics`
+    says how). Pinned nodes stay where they are. Planes and spheres are
+    frictionless supports: a node inside one is put on its surface, and one
+    pressed onto it slides along it; friction plays no part, so a body on a slope
+    slides off. Damping, drag, the wind and the air on faces vanish at rest.
+    Springs are not torn and ``max_strain`` is not applied. The clock and
+    :attr:`dissipated` do not change.
+
+    At the end the free nodes' velocities are zero (pinned nodes keep theirs).
+    A state where the energy is stationary but not least (a perfectly straight
+    compressed column) is an equilibrium too, unstable: a start symmetric about
+    it may end there. ``normal_modes(k, about="equilibrium")`` shows it (a
+    negative frequency).
+
+    Parameters
+    ----------
+    tolerance : float
+        In (0, 1): stop when the largest net force on a free node is at most this
+        fraction of the largest single force on one (one spring's tension, one
+        weight, one external or gas force). The default, 1e-10, leaves positions
+        accurate to about that fraction of the springs' stretch.
+    max_iterations : int
+        Newton iterations allowed, >= 1. A hanging chain takes 5 to 40, a
+        cloth that falls far and wrinkles 30 to 150, a stiff chain sliding over
+        a sphere to its place a few hundred.
+
+    Returns
+    -------
+    Relaxed
+        ``residual`` (the largest net force left on a free node, N),
+        ``iterations`` and ``converged``.
+
+    Raises
+    ------
+    ValueError
+        A bad tolerance or max_iterations, a rigid rod (stiffness inf), a value
+        the kernel refuses (a NaN written into a view), or a free body that a net
+        force pulls and nothing holds (no pin, no collider): it has no
+        equilibrium. Nothing changes.
+    ImportError
+        SciPy is not installed (``pip install scipy``).
+
+    Warns
+    -----
+    springsim.ConvergenceWarning
+        Not converged within max_iterations; the state reached (lower in energy
+        than the start) is kept.
+
+    Examples
+    --------
+    A 2 kg mass on a 500 N/m spring hangs m g / k below its rest length:
+
+    >>> import springsim as ss
+    >>> sim = ss.System(dim=2)
+    >>> _ = sim.add_nodes([[0, 0], [0, -1]], masses=[1.0, 2.0])
+    >>> sim.pin(0)
+    >>> _ = sim.add_springs([0, 1], stiffness=500.0)
+    >>> result = sim.relax()
+    >>> result.converged, round(float(-sim.positions[1, 1] - 1), 12)  # 2 · 9.81 / 500
+    (True, 0.03924)
+    """
+    tol, max_iterations = _check(self, tolerance, max_iterations)
     sparse, linalg, csgraph = _scipy()
-    problem = _Problem(sim)
+    problem = _Problem(self)
     free = problem.free
     if len(free) == 0:
         return Relaxed(0.0, 0, True)
@@ -425,16 +489,16 @@ def relax(sim: System, tolerance: float = 1e-10, max_iterations: int = 500) -> R
         raise FloatingPointError("relax() reached a non-finite state; the system is unchanged")
     velocities = problem.s.v
     velocities[problem.free_nodes] = 0.0
-    sim.positions = x  # pinned rows as they were: project() and the steps leave them
-    sim.velocities = velocities
-    sim._verlet_valid = False  # the last acceleration belongs to the old state
+    # (pinned rows as they were: project() and the steps leave them)
+    arrays.assign(self, "positions", x, vector=True)
+    arrays.assign(self, "velocities", velocities, vector=True)
+    self._verlet_valid = False  # the last acceleration belongs to the old state
     if not converged:
-        warnings.warn(
+        warn(
             f"relax() stopped after {iterations} iterations with a net force of "
             f"{residual:.3g} N on a free node ({residual / scale if scale else 0:.2g} of the "
             f"largest force, tolerance {tol:g}); the state it reached is kept",
             _core.ConvergenceWarning,
-            stacklevel=3,
         )
     return Relaxed(residual, iterations, bool(converged))
 

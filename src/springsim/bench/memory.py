@@ -21,6 +21,8 @@ import os
 import subprocess
 import sys
 
+from springsim.bench import scenes
+
 #: Substeps the scene takes before the second reading (its plan and scratch are made).
 STEPS = 10
 
@@ -51,8 +53,6 @@ def growth_here(scene_name: str) -> dict:
 
     Meaningful in a fresh process only (see :func:`process_growth`).
     """
-    from springsim.bench import scenes
-
     warm = scenes.string_10()
     warm.step(1e-4, steps=10)
     del warm

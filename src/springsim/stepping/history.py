@@ -9,7 +9,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import numpy.typing as npt
 
-from springsim._files import StrPath
+from springsim.files import vtk
+from springsim.files.paths import StrPath
+from springsim.viewer.standalone import save_history_html
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -195,9 +197,7 @@ class History:
     def write_vtk(self, path: StrPath, faces: bool = False) -> list[str]:
         """Write the frames as a ParaView time series: a ``.pvd`` index and one VTK
         PolyData file per frame; see :func:`springsim.io.write_vtk`."""
-        from springsim.vtk_export import write_vtk
-
-        return write_vtk(self, path, faces=faces)
+        return vtk.write_vtk(self, path, faces=faces)
 
     def save_html(self, path: StrPath) -> pathlib.Path:
         """Write a standalone HTML file that plays the frames offline (the live viewer's
@@ -213,8 +213,6 @@ class History:
         >>> history.save_html(pathlib.Path(tempfile.mkdtemp()) / "run.html").name
         'run.html'
         """
-        from springsim.viewer.standalone import save_history_html
-
         return save_history_html(self, path)
 
     def _arrays(self) -> dict[str, Any]:

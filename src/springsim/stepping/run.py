@@ -1,5 +1,5 @@
 """Long runs: many steps in C between records, a progress bar, Ctrl-C that keeps what
-was recorded. See :meth:`springsim.System.run`."""
+was recorded: :meth:`springsim.System.run`."""
 
 from __future__ import annotations
 
@@ -7,19 +7,22 @@ import math
 import operator
 import time
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any, TypeVar
 
 import numpy as np
 import numpy.typing as npt
 
+from springsim import _core
 from springsim._checks import _as_indices
 from springsim._warn import warn
+from springsim.analysis import diagnostics
 from springsim.colliders import collider_rows, collider_triangles
+from springsim.model.pins import held
 from springsim.stepping import divergence
 from springsim.stepping.history import ENERGY_TERMS, History
 
-if TYPE_CHECKING:
-    from springsim.system import System
+#: The class of the system a run is called on: springsim.System, or a subclass.
+System = TypeVar("System", bound=_core.System)
 
 #: Target wall time of one call into C, s: short enough that the progress bar moves
 #: and Ctrl-C is answered promptly, long enough that the Python between calls is noise.
@@ -134,14 +137,14 @@ def _spring_rows(start: np.ndarray, rows: np.ndarray, current: np.ndarray) -> np
     return where[ids[: len(rows)]]
 
 
-def _edge_values(sim: System, start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, ...]:
+def _edge_values(sim: _core.System, start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, ...]:
     """Tension (N) and strain (l/L − 1; 0 where L = 0) of the springs ``start[rows]``
     now; NaN for those gone."""
-    found = _spring_rows(start, rows, np.asarray(sim.springs, dtype=np.int64))
+    found = _spring_rows(start, rows, np.asarray(sim._view("springs"), dtype=np.int64))
     now = found[found >= 0]
     tension, strain = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
     tension[found >= 0] = sim.spring_tensions()[now]
-    rest, length = np.asarray(sim.rest_lengths)[now], sim.spring_lengths()[now]
+    rest, length = np.asarray(sim._view("rest_lengths"))[now], sim.spring_lengths()[now]
     strain[found >= 0] = np.divide(length, rest, out=np.ones(len(now)), where=rest > 0) - 1.0
     return tension, strain
 
@@ -160,7 +163,7 @@ def _attach_history(error: BaseException, history: History) -> None:
 
 
 def run(
-    sim: System,
+    self: System,
     duration: float,
     dt: float,
     method: str | None = None,
@@ -170,9 +173,80 @@ def run(
     progress: bool = True,
     callback: Callable[[System], object] | None = None,
 ) -> History:
-    """See :meth:`springsim.System.run`."""
+    """Step for ``duration`` seconds, recording energies, momentum and frames.
+
+    ``round(duration / dt)`` substeps of ``dt`` run in C between records (in calls
+    of about 0.1 s, so that the progress bar moves and Ctrl-C is answered).
+    While it runs, :attr:`track_energy` is on, so the record holds the energy
+    dissipated so far as well as every energy term.
+
+    Parameters
+    ----------
+    duration, dt : float
+        Seconds, > 0; ``duration`` at least ``dt`` (a shorter one raises
+        ValueError rather than run a whole step, longer than asked).
+    method : str, optional
+        The integrator (default: :attr:`method`).
+    record_every : int, optional
+        Substeps between records (default: about 1000 records in all). The start
+        and the end are always recorded.
+    frames : int, optional
+        Frames to keep, at evenly spaced times from start to end (``frames=1``:
+        the start only): positions, velocities and pins of ``frame_nodes``, and
+        the tension and strain of the springs among them (see :class:`History`).
+        None (default): none. A run of n substeps has n + 1 distinct times: asking
+        for more frames than that warns (UserWarning) and keeps one frame per
+        substep.
+    frame_nodes : array_like of int or of bool, optional
+        The nodes the frames hold, or a boolean mask with one entry per node
+        (default: all).
+    progress : bool
+        Show a progress bar (tqdm's: a widget in a notebook that has ipywidgets, a
+        line of text elsewhere) when the run will take longer than about a second.
+    callback : callable, optional
+        ``callback(sim)`` after each record; return True to stop the run there.
+        An exception it raises ends the run and propagates, with the records so
+        far (that record included) on its ``history`` attribute.
+
+    Returns
+    -------
+    History
+        The records; ``interrupted`` is True if the run stopped early: Ctrl-C
+        (KeyboardInterrupt) or the callback. The system stays where it stopped.
+        After a Ctrl-C the last record is where it stopped, and ``steps`` counts
+        every substep taken (``steps * dt`` is the time advanced).
+
+    Raises
+    ------
+    TypeError, ValueError
+        A bad argument or a bad value in the system; nothing has run. A drive path
+        that returns a bad target part-way raises ValueError too, from the step call
+        it spoils: that call is undone, the earlier ones stand, and the records so
+        far are on the error's ``history``.
+    springsim.UnstableError
+        A step blew up: the system is rolled back to the start of that call (see
+        :meth:`step`), and the error's ``history`` attribute holds the records so far.
+    Exception
+        Whatever ``callback`` raised, with the records so far on its ``history``
+        attribute (and a note saying so); the system stays where it stopped.
+
+    Examples
+    --------
+    A string falls from the horizontal; damping takes some of its energy, and
+    ``total + dissipated`` stays where it started:
+
+    >>> import springsim as ss
+    >>> sim = ss.string(20, length=1.0, mass=0.2, stiffness=200.0, damping=0.05, dim=2)
+    >>> h = sim.run(2.0, dt=5e-4, method="rk4", record_every=200, frames=11,
+    ...             progress=False)
+    >>> len(h.times), h.frames.shape, h.steps
+    (21, (11, 20, 2), 4000)
+    >>> books = h.total + h.dissipated - h.total[0]
+    >>> bool(h.dissipated[-1] > 0), bool(abs(books).max() < 1e-4 * abs(h.total).max())
+    (True, True)
+    """
     duration, dt = _seconds(duration, "duration"), _seconds(dt, "dt")
-    method = sim.method if method is None else method
+    method = self.method if method is None else method
     if duration < dt * (1 - 1e-9):  # (a duration of one dt, rounded, is one step)
         raise ValueError(
             f"duration = {duration:g} s is shorter than one step, dt = {dt:g} s: a run "
@@ -193,23 +267,21 @@ def run(
             f"{total + 1} frames, one per step. Use a smaller dt for more"
         )
     nodes = (
-        np.arange(sim.num_nodes)
+        np.arange(self.num_nodes)
         if frame_nodes is None
-        else _as_indices(frame_nodes, "frame_nodes", sim.num_nodes)
+        else _as_indices(frame_nodes, "frame_nodes", self.num_nodes)
     )
-    if nodes.size and (nodes.min() < 0 or nodes.max() >= sim.num_nodes):
+    if nodes.size and (nodes.min() < 0 or nodes.max() >= self.num_nodes):
         raise ValueError(
-            f"frame_nodes must be in [0, {sim.num_nodes}), got {nodes.min()}..{nodes.max()}"
+            f"frame_nodes must be in [0, {self.num_nodes}), got {nodes.min()}..{nodes.max()}"
         )
     nodes = nodes.astype(np.int64)
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, not {type(callback).__name__}")
-    sim._validate()  # a bad value raises here, before anything is recorded
+    self._validate()  # a bad value raises here, before anything is recorded
     # Check the method name the same way step does, without stepping.
-    from springsim import METHODS
-
-    if method not in METHODS:
-        raise ValueError(f"unknown method {method!r}; valid: {', '.join(METHODS)}")
+    if method not in _core.METHODS:
+        raise ValueError(f"unknown method {method!r}; valid: {', '.join(_core.METHODS)}")
 
     stops, record_steps, frame_steps = _schedule(total, record_every, frame_count)
     columns: dict[str, list[Any]] = {
@@ -218,50 +290,57 @@ def run(
     # One tuple per frame (appended whole, so that a Ctrl-C cannot leave half of one):
     # time, positions, velocities, pinned flags, edge tensions, edge strains.
     frame_records: list[tuple[Any, ...]] = []
-    renumber = np.full(sim.num_nodes, -1, dtype=np.int64)
+    renumber = np.full(self.num_nodes, -1, dtype=np.int64)
     renumber[nodes] = np.arange(len(nodes))
-    start_springs = np.array(sim.springs, dtype=np.int64)
+    start_springs = np.array(self._view("springs"), dtype=np.int64)
     springs = renumber[start_springs]
     edge_rows = np.flatnonzero(np.all(springs >= 0, axis=1))
     edges = springs[edge_rows]
-    corners = renumber[np.asarray(sim.faces, dtype=np.int64)]
+    corners = renumber[np.asarray(self._view("faces"), dtype=np.int64)]
     faces = corners[np.all(corners >= 0, axis=1)]
-    colliders, shapes = collider_rows(sim), collider_triangles(sim)
-    radii = np.array(sim.radii[nodes]) if sim._has_radii() else None  # (no array if none)
+    colliders, shapes = collider_rows(self), collider_triangles(self)
+    radii = (
+        np.array(self._view("radii")[nodes]) if self._has_radii() else None
+    )  # (no array if none)
 
     # The first step call would set the held pins' velocities to zero: do it before the
     # first record, so that it holds the energy the run starts with (undone if the run
     # fails before its first substep, which then changes nothing).
-    start_nodes, start_time = sim.num_nodes, sim.time
-    stopped = np.flatnonzero(sim._held() & np.any(sim.velocities != 0.0, axis=1))
-    stopped_velocities = np.array(sim.velocities[stopped])
-    sim.velocities[stopped] = 0.0
-    was_tracking, start_dissipated = sim.track_energy, sim.dissipated
-    sim.track_energy = True
+    start_nodes, start_time = self.num_nodes, self.time
+    velocities = self._view("velocities")
+    stopped = np.flatnonzero(held(self) & np.any(velocities != 0.0, axis=1))
+    stopped_velocities = np.array(velocities[stopped])
+    velocities[stopped] = 0.0
+    was_tracking, start_dissipated = self.track_energy, self.dissipated
+    self.track_energy = True
     # The C calls are sized by the clock; torn springs leave only at the records (the
     # spring order, and so the rounding, then depends on steps alone).
-    sim._defer_tearing = True
+    self._defer_tearing = True
     done, interrupted, bar = 0, False, _Progress(total, progress)
     seconds_per_step = None
 
     def add_row() -> None:
-        energy, momentum = sim.energy(), sim.momentum()
+        energy, momentum = diagnostics.energy(self), self.momentum()
         row = {term: getattr(energy, term) for term in ENERGY_TERMS}
-        row.update(times=sim.time, dissipated=sim.dissipated - start_dissipated)
+        row.update(times=self.time, dissipated=self.dissipated - start_dissipated)
         for name, value in row.items():
             columns[name].append(value)
         columns["momentum"].append(momentum)
 
     def record(step: int) -> bool:
         """Record at `step`; True if the callback asks to stop."""
-        sim._tear()  # springs cut since the last stop go now: at steps, not seconds
+        self._tear()  # springs cut since the last stop go now: at steps, not seconds
         if step in record_steps:
             add_row()
         if step in frame_steps:
-            tension, strain = _edge_values(sim, start_springs, edge_rows)
-            x, v = np.array(sim.positions[nodes]), np.array(sim.velocities[nodes])
-            frame_records.append((sim.time, x, v, np.array(sim.pinned[nodes]), tension, strain))
-        return bool(callback(sim)) if callback is not None and step in record_steps else False
+            tension, strain = _edge_values(self, start_springs, edge_rows)
+            x, v = (
+                np.array(self._view("positions")[nodes]),
+                np.array(self._view("velocities")[nodes]),
+            )
+            pinned = np.array(self._view("pinned")[nodes])
+            frame_records.append((self.time, x, v, pinned, tension, strain))
+        return bool(callback(self)) if callback is not None and step in record_steps else False
 
     def history() -> History:
         # A Ctrl-C inside record() may leave one column a value longer: cut to the rest.
@@ -277,10 +356,10 @@ def run(
             times=columns["times"][:rows],
             **{term: columns[term][:rows] for term in ENERGY_TERMS},
             dissipated=columns["dissipated"][:rows],
-            momentum=np.array(columns["momentum"][:rows]).reshape(-1, sim.dim),
+            momentum=np.array(columns["momentum"][:rows]).reshape(-1, self.dim),
             frame_times=frame_column(0),
-            frames=frame_column(1, len(nodes), sim.dim),
-            frame_velocities=frame_column(2, len(nodes), sim.dim),
+            frames=frame_column(1, len(nodes), self.dim),
+            frame_velocities=frame_column(2, len(nodes), self.dim),
             frame_pinned=frame_column(3, len(nodes), dtype=bool),
             frame_nodes=nodes,
             edges=edges,
@@ -290,22 +369,22 @@ def run(
             colliders=colliders,
             collider_triangles=shapes,
             radii=radii,
-            dim=sim.dim,
+            dim=self.dim,
             dt=dt,
             method=method,
             steps=done,
             interrupted=interrupted,
         )
 
-    # (steps done, sim.time) at one moment, taken together before each call: a Ctrl-C
+    # (steps done, self.time) at one moment, taken together before each call: a Ctrl-C
     # can land after a call's substeps ran but before `done` counts them, so after one
     # the count is rebuilt from the clock (a call runs all its substeps or, rolled
     # back, none).
-    anchor = (0, sim.time)
+    anchor = (0, self.time)
 
     def steps_taken() -> int:
         steps, at = anchor
-        return steps + max(0, round((sim.time - at) / dt))
+        return steps + max(0, round((self.time - at) / dt))
 
     try:
         stop = record(0)
@@ -320,12 +399,12 @@ def run(
                 else:
                     chunk = min(chunk, 16)  # a short first call measures the speed
                 started = time.perf_counter()
-                anchor = (done, sim.time)
+                anchor = (done, self.time)
                 # One set of divergence books over the run, checked at every call's end;
                 # what the callback (or anything between the calls) put in counts.
                 books = divergence.CONTINUE if done else divergence.START
-                sim._books = books | divergence.CHECK_END
-                sim.step(dt, chunk, method=method)
+                self._books = books | divergence.CHECK_END
+                self.step(dt, chunk, method=method)
                 elapsed = time.perf_counter() - started
                 seconds_per_step = elapsed / chunk
                 done += chunk
@@ -341,7 +420,7 @@ def run(
             # End the records where the system stopped (the calls are sized by the
             # clock, so that is rarely at a record); a second Ctrl-C skips this.
             rows = min(len(c) for c in columns.values())
-            if rows == 0 or columns["times"][rows - 1] != sim.time:
+            if rows == 0 or columns["times"][rows - 1] != self.time:
                 for column in columns.values():
                     del column[rows:]
                 add_row()
@@ -350,14 +429,14 @@ def run(
     except Exception as error:
         # A blow-up (UnstableError: step rolled back its call) or a failing callback:
         # the error carries what was recorded.
-        if done == 0 and sim.time == start_time and sim.num_nodes == start_nodes:
-            sim.velocities[stopped] = stopped_velocities  # nothing stepped
+        if done == 0 and self.time == start_time and self.num_nodes == start_nodes:
+            self._view("velocities")[stopped] = stopped_velocities  # nothing stepped
         _attach_history(error, history())
         raise
     finally:
         bar.close()
-        sim._books = divergence.CALL  # a call that never reached the kernel left it set
-        sim._defer_tearing = False
-        sim._tear()
-        sim.track_energy = was_tracking
+        self._books = divergence.CALL  # a call that never reached the kernel left it set
+        self._defer_tearing = False
+        self._tear()
+        self.track_energy = was_tracking
     return history()

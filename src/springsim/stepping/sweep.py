@@ -16,11 +16,13 @@ from typing import TYPE_CHECKING, Any
 import cloudpickle
 import numpy as np
 
+from springsim._core import UnstableError
+from springsim.runtime.threads import set_num_threads
+from springsim.stepping.history import History
+from springsim.system import System
+
 if TYPE_CHECKING:
     import pandas as pd
-
-    from springsim.stepping.history import History
-    from springsim.system import System
 
 # A point's parameters, or its row of results; a task for a worker; what comes back
 # (``{"row": row, "history": History or None}``).
@@ -103,8 +105,6 @@ def run_point(task: _Task) -> _Result:
     """Build, run and measure one point. Runs in a worker; never raises for the
     point's own failures (any Exception): they become its status ("unstable" or
     "error") and message."""
-    from springsim import System, UnstableError
-
     point = task["point"]
     settings = {key: point.get(key, task[key]) for key in RUN_KEYS}
     build_args = {key: value for key, value in point.items() if key not in RUN_KEYS}
@@ -179,8 +179,6 @@ def _unship(blob: bytes, point: Row) -> _Result:
 
 def _init_worker() -> None:
     # One kernel thread per worker process: the pool already uses every core.
-    from springsim import set_num_threads
-
     set_num_threads(1)
 
 

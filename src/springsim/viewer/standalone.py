@@ -17,7 +17,7 @@ from typing import Any
 
 import numpy as np
 
-from springsim._files import path_name, write_atomically
+from springsim.files.paths import path_name, write_atomically
 from springsim.viewer import protocol
 
 #: The front end's files, in the package (``springsim/viewer/static``).

@@ -19,6 +19,8 @@ from typing import Any
 import anywidget
 import numpy as np
 
+from springsim import _core
+from springsim.files.paths import path_name
 from springsim.viewer import controls, protocol
 from springsim.viewer.standalone import front_end, write_html
 
@@ -60,9 +62,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         fps: float = 60.0,
         record: int = 600,
     ) -> None:
-        from springsim.system import System
-
-        if not isinstance(sim, System):
+        if not isinstance(sim, _core.System):
             raise TypeError(f"view() shows a springsim.System, not {type(sim).__name__}")
         if isinstance(sliders, str):
             raise TypeError('sliders is a list of names, such as ["gravity"], not a str')
@@ -71,7 +71,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if isinstance(record, bool) or not isinstance(record, int) or record < 2:
             raise ValueError(f"record must be an int >= 2 (frames kept), not {record!r}")
         super().__init__()
-        self._sim = sim
+        self._sim: Any = sim  # a springsim.System (checked above)
         self._lock = sim.lock  # one lock: the viewer's state and the system's turn
         self._sliders = {name: controls.make_slider(sim, name) for name in sliders}
         self._dt = 0.0
@@ -305,8 +305,6 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         (2, 0.0)
         >>> viewer.close()
         """
-        from springsim._files import path_name
-
         target = pathlib.Path(path_name(path))
         if duration is not None:
             if isinstance(duration, bool) or not isinstance(duration, (int, float)):

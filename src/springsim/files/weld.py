@@ -1,22 +1,34 @@
-"""Welding a mesh's coincident vertices, as :func:`springsim.io.read_obj` does.
+"""Welding a mesh's coincident vertices, as :func:`springsim.read_obj` and
+:func:`springsim.read_mesh` do.
 
 Modelling programs write one vertex per (position, texture coordinate, normal): the
 poles of a sphere or capsule and the vertices along a texture seam come out as several
 vertices at one place. A mass-spring model needs one node there, so
 :func:`weld_vertices` finds which vertices coincide (within a distance), and
 :func:`weld_polygons` rewrites the faces on the welded vertices, dropping the
-triangles that end up with two equal corners.
+triangles that end up with two equal corners. :func:`weld_mesh` does both to a mesh
+read from a file (:class:`MeshFile`) and reports it with a :class:`MeshWarning`; a
+spring that would still join two coincident nodes is an error naming the file's
+polygon (:func:`check_coincident`).
 """
 
 from __future__ import annotations
 
 import itertools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
+from typing import NamedTuple
 
 import numpy as np
 import numpy.typing as npt
 
-__all__ = ["weld_polygons", "weld_vertices"]
+from springsim.builders.geometry import bend_pairs, unique_edges
+from springsim.reference import MIN_SPRING_LENGTH
+
+__all__ = ["MeshWarning", "weld_polygons", "weld_vertices"]
+
+# Vertex coordinates beyond this would give squared distances (rest lengths) that
+# overflow to inf: (2e150)² times 3 is still finite, (2e155)² is not.
+LARGEST_COORDINATE = 1e150
 
 # The cells of the search grid are this many times the weld distance h, and a second
 # grid per axis is shifted by half a cell (1.25 h): two points at most h apart share a
@@ -172,3 +184,138 @@ def weld_polygons(
         triangles += kept
         sources += [k] * len(kept)
     return triangles, sources, degenerate
+
+
+class MeshWarning(UserWarning):
+    """:func:`~springsim.read_obj` or :func:`~springsim.read_mesh` changed the mesh it
+    read: it welded coincident vertices, and dropped the triangles that welding left
+    with two equal corners.
+
+    The numbers are attributes, for a program to check: ``vertices`` (in the file),
+    ``nodes`` (of the system), ``welded`` (vertices merged into others, ``vertices -
+    nodes``), ``degenerate`` (triangles dropped) and ``node_of_vertex`` (ndarray of
+    int64, the node each of the file's vertices became). Silence it with
+    ``warnings.filterwarnings("ignore", category=springsim.MeshWarning)``.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        vertices: int = 0,
+        nodes: int = 0,
+        degenerate: int = 0,
+        node_of_vertex: np.ndarray | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.vertices, self.nodes, self.degenerate = vertices, nodes, degenerate
+        self.welded = vertices - nodes
+        self.node_of_vertex = node_of_vertex
+
+
+def weld_fraction(weld: object) -> float | None:
+    """``weld`` checked: a fraction of the bounding-box diagonal in [0, 1], or None."""
+    if weld is None or weld is False:
+        return None
+    if isinstance(weld, bool) or not isinstance(weld, (int, float, np.integer, np.floating)):
+        raise TypeError(
+            f"weld must be a number (a fraction of the mesh's bounding-box diagonal) or None "
+            f"(no welding), not {weld!r}"
+        )
+    if not 0.0 <= float(weld) <= 1.0:
+        raise ValueError(f"weld must be in [0, 1] (a fraction of the diagonal), got {weld!r}")
+    return float(weld)
+
+
+#: explain(polygon, joins, a, b, hint): the error for polygon ``polygon`` of the file,
+#: which joins (``joins`` True) or is next to a face that holds the coincident
+#: vertices ``a`` and ``b`` (0-based, of the file).
+Explain = Callable[[int, bool, int, int, str], ValueError]
+
+
+class MeshFile(NamedTuple):
+    """A mesh as a file holds it: ``vertices`` (V, dim), ``polygons`` (their vertex
+    indices, checked), the file's ``name`` and how to ``explain`` a face that joins
+    coincident vertices."""
+
+    name: str
+    vertices: np.ndarray
+    polygons: list[list[int]]
+    explain: Explain
+
+
+class Welded(NamedTuple):
+    """A mesh file's vertices welded: ``vertices`` (one per node), ``triangles`` on the
+    nodes, ``kept`` (the file's vertex of each node), ``node_of`` (the node of each of
+    the file's vertices), ``sources`` (the polygon of each triangle), ``report`` (the
+    MeshWarning to issue, None if nothing was welded), and the ``file`` and weld
+    ``fraction`` it came from."""
+
+    vertices: np.ndarray
+    triangles: np.ndarray
+    kept: np.ndarray
+    node_of: np.ndarray
+    sources: list[int]
+    report: MeshWarning | None
+    file: MeshFile
+    fraction: float | None
+
+
+def weld_mesh(mesh: MeshFile, fraction: float | None) -> Welded:
+    """``mesh`` with the vertices closer than ``fraction`` of its bounding-box diagonal
+    welded (None: none) and its polygons fan-triangulated on the nodes."""
+    vertices = mesh.vertices
+    diagonal = float(np.linalg.norm(vertices.max(axis=0) - vertices.min(axis=0)))
+    if fraction is None:
+        welded = np.arange(len(vertices))
+    else:
+        welded = weld_vertices(vertices, fraction * diagonal)
+    kept = np.flatnonzero(welded == np.arange(len(vertices)))
+    node_of = (np.cumsum(welded == np.arange(len(vertices))) - 1)[welded]
+    found, sources, degenerate = weld_polygons(mesh.polygons, node_of.tolist())
+    triangles = np.array(found, dtype=np.int64).reshape(-1, 3)
+    report = None
+    if len(kept) < len(vertices) or degenerate:
+        dropped = (
+            f"; dropped {degenerate} triangles welding left degenerate (two equal corners)"
+            if degenerate
+            else ""
+        )
+        message = (
+            f"{mesh.name}: welded {len(vertices) - len(kept)} of {len(vertices)} vertices "
+            f"into coincident ones ({len(kept)} nodes){dropped} (weld={fraction:g} of the "
+            f"bounding-box diagonal, {diagonal:g} m)"
+        )
+        report = MeshWarning(message, len(vertices), len(kept), degenerate, node_of)
+    return Welded(vertices[kept], triangles, kept, node_of, sources, report, mesh, fraction)
+
+
+def check_coincident(welded: Welded, bend: bool) -> None:
+    """ValueError (the file's ``explain``) if a spring of the mesh (an edge of its
+    triangles; with ``bend``, also across each interior edge) would join two coincident
+    nodes: it would have no length."""
+    pair = _coincident(welded.vertices, welded.triangles, bend)
+    if pair is None:
+        return
+    hint = (
+        "read it with weld=1e-9 (the default) or more to weld them"
+        if welded.fraction is None
+        else f"weld={welded.fraction:g} of the diagonal did not weld them: raise it"
+    )
+    i, j = pair
+    triangles, kept = welded.triangles, welded.kept
+    both = np.flatnonzero((triangles == i).any(axis=1) & (triangles == j).any(axis=1))
+    either = np.flatnonzero((triangles == i).any(axis=1) | (triangles == j).any(axis=1))
+    polygon = welded.sources[both[0] if both.size else either[0]]
+    raise welded.file.explain(polygon, bool(both.size), kept[i], kept[j], hint) from None
+
+
+def _coincident(x: np.ndarray, triangles: np.ndarray, bend: bool) -> tuple[int, int] | None:
+    """The first spring (node pair) that would join two coincident nodes, or None."""
+    edges = unique_edges(triangles)
+    if bend:
+        edges = np.concatenate([edges, bend_pairs(triangles, edges)])
+    short = np.linalg.norm(x[edges[:, 1]] - x[edges[:, 0]], axis=1) < MIN_SPRING_LENGTH
+    if not short.any():
+        return None
+    i, j = edges[np.argmax(short)].tolist()
+    return i, j

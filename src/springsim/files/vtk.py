@@ -1,4 +1,4 @@
-"""A run as a ParaView time series: :func:`write_vtk` writes each frame of a
+"""A run as a ParaView time series: :func:`springsim.io.write_vtk` writes each frame of a
 :class:`springsim.History` as a VTK PolyData file (``.vtp``, VTK's XML format) and a
 ``.pvd`` collection that lists them with their times.
 
@@ -28,17 +28,28 @@ from __future__ import annotations
 import base64
 import os
 from functools import partial
-from typing import TYPE_CHECKING, BinaryIO
+from typing import BinaryIO, Protocol
 from xml.sax.saxutils import quoteattr
 
 import numpy as np
 
-from springsim._files import StrPath, path_name, write_atomically
+from springsim.files.paths import StrPath, path_name, write_atomically
 
-if TYPE_CHECKING:
-    from springsim.stepping.history import History
 
-__all__ = ["write_vtk"]
+class Frames(Protocol):
+    """What a series is written from: the frames of a :class:`springsim.History`."""
+
+    dim: int
+    frame_times: np.ndarray
+    frame_nodes: np.ndarray
+    frames: np.ndarray
+    frame_velocities: np.ndarray
+    frame_pinned: np.ndarray
+    frame_tensions: np.ndarray
+    frame_strains: np.ndarray
+    edges: np.ndarray
+    faces: np.ndarray
+
 
 # The VTK XML types written, as little-endian NumPy dtypes.
 _DTYPES = {"Float64": "<f8", "Int64": "<i8", "UInt8": "u1"}
@@ -76,7 +87,7 @@ def _cells(tag: str, corners: np.ndarray) -> str:
     )
 
 
-def _frame(history: History, k: int, faces: bool) -> str:
+def _frame(history: Frames, k: int, faces: bool) -> str:
     """The ``.vtp`` text of frame ``k``."""
     n, dim = len(history.frame_nodes), history.dim
     points, velocities = np.zeros((n, 3)), np.zeros((n, 3))
@@ -114,71 +125,9 @@ def _write(text: str, file: BinaryIO) -> None:
     file.write(text.encode())
 
 
-def write_vtk(history: History, path: StrPath, faces: bool = False) -> list[str]:
-    """Write a run's frames as a ParaView time series: a ``.pvd`` and a ``.vtp`` per frame.
-
-    ``path`` names the ``.pvd`` collection, which lists each frame's file with its
-    time (``timestep``, s); the frames go into a folder next to it named after it:
-    ``run.pvd`` and ``run/run_0000.vtp``, ``run/run_0001.vtp``, ... (the folder is
-    created if needed). Open the ``.pvd`` in ParaView: the time slider steps
-    through the frames at their real times. Each frame holds the points with their
-    velocity, pinned flag and node index, and the springs as lines with their tension
-    and strain (the table in :mod:`springsim.vtk_export`). Values are written exactly
-    (binary float64). Each file is written through a temporary file renamed into
-    place, the ``.pvd`` last: it never lists a frame that is not there.
-
-    Parameters
-    ----------
-    history : springsim.History
-        From :meth:`springsim.System.run` with ``frames=F``.
-    path : str or os.PathLike
-        The collection to write, ending in ``.pvd``; replaced if it exists (as are
-        frame files of the same names).
-    faces : bool
-        Also write the triangles (``history.faces``) as polygons, to render the
-        surface; their ``tension`` and ``strain`` are NaN, so colour them by a point
-        array (``velocity``) or draw them apart (ParaView's "Extract Cells By Type").
-
-    Returns
-    -------
-    list of str
-        The files written: the frames in order, then the ``.pvd``.
-
-    Raises
-    ------
-    TypeError
-        ``history`` is not a History, or ``path`` not a path.
-    ValueError
-        ``path`` does not end in ``.pvd``; the history holds no frames, or a position
-        or velocity that is not finite. Nothing is written.
-    OSError
-        A file or the folder cannot be written.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> import springsim as ss
-    >>> sim = ss.string(5, length=1.0, mass=0.1, stiffness=50.0)
-    >>> h = sim.run(0.2, 1e-3, frames=3, progress=False)
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     written = h.write_vtk(os.path.join(folder, "string.pvd"))
-    ...     print([os.path.relpath(name, folder) for name in written])
-    ...     print(open(written[-1]).read())  # doctest: +NORMALIZE_WHITESPACE
-    ['string/string_0000.vtp', 'string/string_0001.vtp', 'string/string_0002.vtp',
-     'string.pvd']
-    <?xml version="1.0"?>
-    <VTKFile type="Collection" version="0.1" byte_order="LittleEndian">
-    <Collection>
-    <DataSet timestep="0.0" group="" part="0" file="string/string_0000.vtp"/>
-    <DataSet timestep="0.1..." group="" part="0" file="string/string_0001.vtp"/>
-    <DataSet timestep="0.2..." group="" part="0" file="string/string_0002.vtp"/>
-    </Collection>
-    </VTKFile>
-    """
-    from springsim.stepping.history import History
-
-    if not isinstance(history, History):
-        raise TypeError(f"history must be a springsim.History, not {type(history).__name__}")
+def write_vtk(history: Frames, path: StrPath, faces: bool = False) -> list[str]:
+    """Write the frames of ``history`` as a ParaView time series (see
+    :func:`springsim.io.write_vtk`); returns the files written, the ``.pvd`` last."""
     name = path_name(path)
     if not name.lower().endswith(".pvd"):
         raise ValueError(f"{name}: the collection's name must end in .pvd")

@@ -1,34 +1,31 @@
-"""Wavefront OBJ files: :func:`read_obj` builds a mesh system from one, :func:`write_obj`
-writes a frame that Blender or MeshLab opens. Both are also in :mod:`springsim.io`.
+"""Wavefront OBJ files: :func:`read` reads the mesh of one (:func:`springsim.read_obj`
+builds a system from it), :func:`write_obj` writes a frame that Blender or MeshLab
+opens (:func:`springsim.io.write_obj`).
 
 Real meshes repeat vertices: modelling programs write one vertex per position, texture
 coordinate and normal, so a sphere's poles and a texture seam come out as several
-vertices at one place. :func:`read_obj` welds them (:mod:`springsim.weld`) and says so
-with a :class:`MeshWarning`. Every problem with a file's content raises ValueError as
-``path:line: problem``; nothing is half-loaded.
+vertices at one place. :func:`springsim.read_obj` welds them
+(:mod:`springsim.files.weld`) and says so with a :class:`~springsim.MeshWarning`. Every
+problem with a file's content raises ValueError as ``path:line: problem``; nothing is
+half-loaded.
 """
 
 from __future__ import annotations
 
 import math
 import re
-import warnings
 from collections.abc import Iterator
 
 import numpy as np
-import numpy.typing as npt
 
 from springsim import _core
-from springsim._files import StrPath, path_name, write_atomically
-from springsim._files import quote as _quote
-from springsim._welded import LARGEST_COORDINATE as _LARGEST_COORDINATE
-from springsim._welded import MeshWarning, build_welded, weld_fraction
+from springsim._version import __version__
 from springsim.builders.geometry import unique_edges
+from springsim.files.paths import StrPath, path_name, write_atomically
+from springsim.files.paths import quote as _quote
+from springsim.files.weld import LARGEST_COORDINATE as _LARGEST_COORDINATE
+from springsim.files.weld import MeshFile
 from springsim.reference import MIN_SPRING_LENGTH
-from springsim.system import System
-
-__all__ = ["MeshWarning", "read_obj", "write_obj"]
-
 
 _INDEX = re.compile(r"[+-]?[0-9]+")
 _LINE_BREAK = re.compile(r"\r\n?|\n")
@@ -188,138 +185,10 @@ def _parse_obj(
     return positions, vertex_lines, [face[:3] for face in faces], uv_table
 
 
-def read_obj(
-    path: StrPath,
-    mass: npt.ArrayLike,
-    stiffness: npt.ArrayLike,
-    damping: npt.ArrayLike = 0.0,
-    bend: bool = False,
-    weld: float | None = 1e-9,
-) -> System:
-    """A 3D mesh system from a Wavefront OBJ file: one node per vertex, one spring per edge.
-
-    Reads OBJ as modelling programs write it: ``v x y z [w]`` (w and any vertex
-    colours after it are ignored), ``vt u [v [w]]``, ``vn``, and faces ``f`` whose
-    corners are ``v``, ``v/vt``, ``v//vn`` or ``v/vt/vn``, with 1-based or negative
-    (relative: -1 is the last defined so far) indices. Quads and n-gons are
-    fan-triangulated (:func:`springsim.builders.geometry.triangulate`). Comments, blank lines,
-    lines continued with a trailing backslash (joined in linear time, however many),
-    and every other statement (``o``, ``g``, ``s``, ``usemtl``, ``mtllib``, ``l``,
-    ...) are accepted and ignored.
-
-    Coincident vertices are welded into one node (:func:`springsim.weld.weld_vertices`):
-    each vertex within ``weld`` times the bounding-box diagonal of an earlier kept
-    vertex becomes that vertex's node, so the first vertex in the file is the one kept,
-    and nodes keep the file's order. Faces are rewritten on the nodes: an edge whose
-    ends were welded disappears (a quad at a pole becomes a triangle), and the
-    triangles left with two equal corners are dropped
-    (:func:`springsim.weld.weld_polygons`). If anything was welded or dropped, a
-    :class:`MeshWarning` says how many, and carries the numbers and the node of each
-    of the file's vertices. Vertices that no face uses stay, as nodes without springs.
-    The system is then built exactly as :func:`springsim.mesh` builds it from the nodes
-    and triangles; each node's uv is that of the first face corner (in file order) on
-    it that has one, else (0, 0).
-
-    Parameters
-    ----------
-    path : str or os.PathLike
-        The ``.obj`` file (UTF-8 or ASCII text).
-    mass : float or array_like, shape (V,)
-        Total mass, kg, spread equally over the nodes; or one mass per vertex of the
-        file (V of them), welded vertices' masses adding up.
-    stiffness, damping : float or array_like
-        Spring stiffness (N/m) and axial damping (N·s/m).
-    bend : bool
-        Also add a spring across each interior edge (see :func:`springsim.mesh`).
-    weld : float or None
-        Weld vertices closer than this fraction of the mesh's bounding-box diagonal
-        (scale-free: OBJ has no units). The default, 1e-9, welds the copies exporters
-        write (equal, or equal to rounding) and nothing a mesh means; 0 welds exactly
-        equal ones only (and so, in effect, does anything below about 1e-12). None (or
-        False) keeps every vertex: then two coincident vertices joined by a face are an
-        error.
-
-    Returns
-    -------
-    System
-        A 3D system whose ``faces`` are the file's triangles, ``uvs`` its texture
-        coordinates, rest lengths the edges' lengths.
-
-    Raises
-    ------
-    TypeError
-        ``path`` is not a path, ``weld`` not a number or None.
-    ValueError
-        ``weld`` outside [0, 1]. A malformed or truncated line (``v 1 2``, ``f 1 x 3``,
-        ``f 1 2``, an index 0 or out of range, a face using a vertex twice, a
-        non-finite number, a vertex coordinate beyond ±1e150, whose squared distances
-        would overflow), a face joining two coincident vertices that were not welded, a
-        binary file, or a file without vertices: the message names the file and the
-        line (``model.obj:12: ...``) and quotes at most 80 characters of it. No
-        system is returned.
-    OSError
-        The file cannot be read.
-
-    Warns
-    -----
-    MeshWarning
-        Vertices were welded or degenerate triangles dropped.
-
-    Examples
-    --------
-    >>> import os, tempfile, warnings
-    >>> from springsim.io import read_obj
-    >>> square = '''# a unit square, one quad
-    ... o square
-    ... v 0 0 0
-    ... v 1 0 0
-    ... v 1 1 0
-    ... v 0 1 0
-    ... vt 0 0
-    ... vt 1 0
-    ... vt 1 1
-    ... vt 0 1
-    ... f 1/1 2/2 3/3 4/4
-    ... '''
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = os.path.join(folder, "square.obj")
-    ...     with open(path, "w") as file:
-    ...         _ = file.write(square)
-    ...     sim = read_obj(path, mass=1.0, stiffness=100.0)
-    >>> sim.num_nodes, sim.num_springs, sim.faces.tolist()
-    (4, 5, [[0, 1, 2], [0, 2, 3]])
-    >>> sim.uvs[2].tolist()
-    [1.0, 1.0]
-
-    A fan around a pole written as a modeller does, one pole vertex per triangle:
-
-    >>> cone = '''v 0 0 1
-    ... v 0 0 1
-    ... v 0 0 1
-    ... v 1 0 0
-    ... v -0.5 0.866 0
-    ... v -0.5 -0.866 0
-    ... f 1 4 5
-    ... f 2 5 6
-    ... f 3 6 4
-    ... '''
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = os.path.join(folder, "cone.obj")
-    ...     with open(path, "w") as file:
-    ...         _ = file.write(cone)
-    ...     with warnings.catch_warnings(record=True) as caught:
-    ...         warnings.simplefilter("always")
-    ...         sim = read_obj(path, mass=1.0, stiffness=100.0)
-    >>> sim.num_nodes, sim.faces.tolist()
-    (4, [[0, 1, 2], [0, 2, 3], [0, 3, 1]])
-    >>> report = caught[0].message  # a MeshWarning
-    >>> report.welded, report.nodes, report.degenerate, report.node_of_vertex.tolist()
-    (2, 4, 0, [0, 0, 0, 1, 2, 3])
-    >>> print(str(report).split(": ", 1)[1])  # doctest: +NORMALIZE_WHITESPACE
-    welded 2 of 6 vertices into coincident ones (4 nodes)
-    (weld=1e-09 of the bounding-box diagonal, 2.49996 m)
-    """
-    fraction = weld_fraction(weld)
+def read(path: StrPath) -> tuple[MeshFile, list[_Face], list[tuple[float, float]]]:
+    """The mesh an OBJ file holds (for :func:`springsim.read_obj`): its vertices and
+    polygons, with the file's faces (each face's line, vertex and texture indices) and
+    texture coordinates. ValueError as ``path:line: problem``."""
     name = path_name(path)
     with open(name, "rb") as file:
         data = file.read()
@@ -342,20 +211,21 @@ def read_obj(
             f"{MIN_SPRING_LENGTH:g} m): a spring between them would have no length; {hint}"
         )
 
-    polygons = [f[1] for f in faces]
-    sim, node_of, report = build_welded(
-        name, vertices, polygons, mass, stiffness, damping, bend, fraction, explain
-    )
-    uvs, has_uv = np.zeros((sim.num_nodes, 2)), np.zeros(sim.num_nodes, dtype=bool)
+    return MeshFile(name, vertices, [f[1] for f in faces], explain), faces, uv_table
+
+
+def node_uvs(
+    faces: list[_Face], uv_table: list[tuple[float, float]], node_of: np.ndarray, nodes: int
+) -> np.ndarray:
+    """Each node's uv: that of the first face corner (in file order) on it that has one,
+    else (0, 0)."""
+    uvs, has_uv = np.zeros((nodes, 2)), np.zeros(nodes, dtype=bool)
     for _line, corners, corner_uvs in faces:
         for vertex, uv in zip(corners, corner_uvs, strict=True):
             if uv is not None and not has_uv[node_of[vertex]]:
                 uvs[node_of[vertex]] = uv_table[uv]
                 has_uv[node_of[vertex]] = True
-    sim.uvs = uvs
-    if report is not None:
-        warnings.warn(report, stacklevel=2)
-    return sim
+    return uvs
 
 
 def _polylines(pairs: list[list[int]]) -> list[list[int]]:
@@ -392,81 +262,18 @@ def _polylines(pairs: list[list[int]]) -> list[list[int]]:
     return lines
 
 
-def write_obj(sim: _core.System, path: StrPath) -> None:
-    """Write a system's current shape as a Wavefront OBJ file (opens in Blender, MeshLab).
-
-    Writes a header comment naming springsim, then one ``v x y z`` per node
-    (z = 0 for a 2D system), one ``vt u v`` per node (its :attr:`~springsim.System.uvs`),
-    one ``f i/i j/j k/k`` per face (1-based), and the springs that are not an edge of
-    a face as ``l`` polylines (``l 1 2 3 ...``: springs end to end make one line, so
-    a string opens in Blender as a single polyline; a cloth's shear and bend springs
-    as loose edges). Numbers are written with ``repr``, the shortest text that reads
-    back as the same float, so :func:`read_obj` recovers positions and uvs exactly;
-    ``read_obj`` rebuilds the springs from the faces' edges (it ignores ``l``).
-    The file is written to exactly ``path``, through a temporary file renamed into
-    place when complete.
-
-    Parameters
-    ----------
-    sim : System
-        The system to write (it is not changed).
-    path : str or os.PathLike
-        The file to write; replaced if it exists. Call once per frame, with names
-        like ``frame_0001.obj``, for an animation.
-
-    Raises
-    ------
-    TypeError
-        ``sim`` is not a System, or ``path`` not a path.
-    ValueError
-        A position or uv is not finite (no viewer could read it); nothing is written.
-    OSError
-        The file cannot be written.
-
-    Examples
-    --------
-    >>> import os, tempfile
-    >>> import springsim as ss
-    >>> from springsim.io import write_obj
-    >>> sim = ss.mesh([[0, 0], [1, 0], [0, 1]], [[0, 1, 2]], mass=1.0, stiffness=100.0)
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = os.path.join(folder, "frame.obj")
-    ...     write_obj(sim, path)
-    ...     with open(path) as file:
-    ...         print(file.read())  # doctest: +ELLIPSIS
-    # springsim ... Wavefront OBJ: vertices 3, faces 1, lines 0, time 0.0 s
-    o springsim
-    v 0.0 0.0 0.0
-    v 1.0 0.0 0.0
-    v 0.0 1.0 0.0
-    vt 0.0 0.0
-    vt 0.0 0.0
-    vt 0.0 0.0
-    f 1/1 2/2 3/3
-    <BLANKLINE>
-
-    A string has no faces: its springs are one polyline.
-
-    >>> with tempfile.TemporaryDirectory() as folder:
-    ...     path = os.path.join(folder, "string.obj")
-    ...     write_obj(ss.string(4, length=1.0, mass=0.1, stiffness=10.0), path)
-    ...     with open(path) as file:
-    ...         print(file.read().splitlines()[-1])
-    l 1 2 3 4
-    """
-    from springsim import __version__
-
-    if not isinstance(sim, _core.System):
-        raise TypeError(f"sim must be a springsim.System, not {type(sim).__name__}")
+def write_obj(self: _core.System, path: StrPath) -> None:
+    """Write positions, uvs and faces as a Wavefront OBJ (opens in Blender, MeshLab); see
+    :func:`springsim.io.write_obj`."""
     name = path_name(path)
-    positions, uvs = np.array(sim._view("positions")), np.array(sim._view("uvs"))
-    faces = sim._view("faces") + 1
+    positions, uvs = np.array(self._view("positions")), np.array(self._view("uvs"))
+    faces = self._view("faces") + 1
     for array, values in (("positions", positions), ("uvs", uvs)):
         if not np.all(np.isfinite(values)):
             raise ValueError(f"cannot write {name}: {array} must be finite")
-    if sim.dim == 2:
+    if self.dim == 2:
         positions = np.column_stack([positions, np.zeros(len(positions))])
-    springs = np.asarray(sim._view("springs"), dtype=np.int64)
+    springs = np.asarray(self._view("springs"), dtype=np.int64)
     # The springs that are no edge of a face: (i, j) pairs both ways round.
     both = np.concatenate([unique_edges(faces - 1), np.sort(springs, axis=1)])
     _, same = np.unique(both, axis=0, return_inverse=True)
@@ -476,7 +283,7 @@ def write_obj(sim: _core.System, path: StrPath) -> None:
     polylines = _polylines(springs[~on_face[same[len(both) - len(springs) :]]].tolist())
     lines = [
         f"# springsim {__version__} Wavefront OBJ: vertices {len(positions)}, "
-        f"faces {len(faces)}, lines {len(polylines)}, time {sim.time!r} s",
+        f"faces {len(faces)}, lines {len(polylines)}, time {self.time!r} s",
         "o springsim",
     ]
     lines += [f"v {x!r} {y!r} {z!r}" for x, y, z in positions.tolist()]
