@@ -477,7 +477,7 @@ def handle(system: _core.System, collider_id: int, kind: int) -> AnyCollider:
 
 #: How much of a mesh file's bounding-box diagonal welds its vertices (read_obj's and
 #: read_mesh's default).
-FRACTION = 1e-9
+_WELD_FRACTION = 1e-9
 
 
 def add_plane(
@@ -836,7 +836,7 @@ def _read_mesh_file(path: str | os.PathLike[str]) -> tuple[np.ndarray, np.ndarra
         mesh = obj.read(path)[0]
     else:
         mesh = mesh_io.read(path)
-    welded = weld.weld_mesh(mesh, FRACTION)
+    welded = weld.weld_mesh(mesh, _WELD_FRACTION)
     # (the system read_obj and read_mesh would build needs nothing else: masses 1, no
     # stiffness; only a spring between coincident nodes would stop it)
     weld.check_coincident(welded, False)
