@@ -15,7 +15,6 @@ import ast
 import pathlib
 import re
 import textwrap
-
 import tomllib
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
