@@ -127,7 +127,7 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
 
 static double total_energy(const ss_system *sys) {
     ss_energy_terms e;
-    ss_energy(sys, &e);
+    ss_energy_in_step(sys, &e);
     return e.kinetic + e.elastic + e.gravity + e.pressure + e.contact;
 }
 
