@@ -112,6 +112,9 @@ void ss_touch_add_diagonal(const ss_system *sys, double *diag);
 /* The contact potential 1/2 k_c delta^2 summed over pairs at the current positions, J
  * (NaN when out of memory), searched in `found`: the step's scratch or a query's. */
 double ss_touch_energy(const ss_system *sys, ss_touch_scratch *found);
+/* The same sum over the pairs the step's last search found, J (NaN if it failed): the
+ * potential at the current positions when they are the ones it searched at. */
+double ss_touch_found_energy(const ss_system *sys);
 /* Power, W, the dashpots and friction take out of the motion at the current state (the
  * step's: it searches in the step's scratch). */
 double ss_touch_power(const ss_system *sys);

@@ -147,6 +147,17 @@ double ss_touch_energy(const ss_system *sys, ss_touch_scratch *found) {
     return 0.5 * sys->touch->stiffness * sum;
 }
 
+double ss_touch_found_energy(const ss_system *sys) {
+    const ss_touch *t = sys->touch;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    double sum = 0.0;
+    for (size_t p = 0; p < ss_touch_num_pairs(sys); p++) {
+        const double delta = pair_law(sys, t->found.pairs, x, v, p).delta;
+        sum += delta * delta;
+    }
+    return t->search_failed ? NAN : 0.5 * t->stiffness * sum;
+}
+
 double ss_touch_power(const ss_system *sys) {
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     ss_touch_scratch *found = &sys->touch->found;

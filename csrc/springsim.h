@@ -280,6 +280,12 @@ typedef struct ss_system {
     double divergence_factor;
     int books_mode;
     struct ss_books *books; /* NULL until a watched step; owned, never shared by a copy */
+    /* Edits made between steps through the kernel's setters (an assignment, a pin, a gas
+     * setting): the books of a loop of short calls start afresh after one. */
+    size_t state_edits;
+    /* The finiteness probe's scale s: it sums 0 * ((x s) s) + 0 * v, NaN also once some
+     * |coordinate| passes the bound of the short calls' books (divergence.c); 1 else. */
+    double probe_scale;
 
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;

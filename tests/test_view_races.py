@@ -161,7 +161,7 @@ def oracle_critical_dt(sim, ref):
     with a node of equal mass if that is more; the limit 4 / (g + sqrt(g^2 + 4 w^2))."""
     m, pinned, n = ref.m, ref.pinned, len(ref.m)
     w2, g = np.zeros(n), np.where(pinned, 0.0, ref.drag / m)
-    for (i, j), k, c in zip(ref.springs.tolist(), ref.k, ref.c):
+    for (i, j), k, c in zip(ref.springs.tolist(), ref.k, ref.c, strict=True):
         for a, b in ((i, j), (j, i)):
             if not pinned[a]:
                 weight = 1 / m[a] + (0.0 if pinned[b] else 1 / np.sqrt(m[a] * m[b]))
