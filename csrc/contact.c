@@ -36,20 +36,21 @@ ss_touch *ss_touch_new(void) {
     return t;
 }
 
-static void free_scratch(ss_touch *t) {
-    ss_free(t->pairs);
-    ss_free(t->frames);
-    ss_free(t->pair_forces);
-    ss_free(t->entries);
-    ss_free(t->bucket_start);
-    ss_free(t->adj_first);
-    ss_free(t->adj);
+void ss_touch_scratch_release(ss_touch_scratch *found) {
+    ss_free(found->pairs);
+    ss_free(found->entries);
+    ss_free(found->bucket_start);
+    ss_free(found->adj_first);
+    ss_free(found->adj);
+    memset(found, 0, sizeof *found);
 }
 
 void ss_touch_free(ss_touch *t) {
     if (!t)
         return;
-    free_scratch(t);
+    ss_touch_scratch_release(&t->found);
+    ss_free(t->frames);
+    ss_free(t->pair_forces);
     ss_free(t->off);
     ss_free(t);
 }
@@ -79,10 +80,12 @@ ss_touch *ss_touch_copy(const ss_touch *src) {
 size_t ss_touch_nbytes(const ss_touch *t) {
     if (!t)
         return 0;
-    return sizeof *t + t->off_capacity * sizeof *t->off +
-           t->pair_capacity * (2 * sizeof(int32_t) + (SS_TOUCH_FRAME + 3) * sizeof(double)) +
-           2 * t->node_capacity * sizeof(entry) + (t->bucket_capacity + 1) * sizeof(int32_t) +
-           t->adj_node_capacity * sizeof(size_t) + t->adj_capacity * sizeof(int32_t);
+    const ss_touch_scratch *f = &t->found;
+    return sizeof *t + t->off_capacity * sizeof *t->off + f->pair_capacity * 2 * sizeof(int32_t) +
+           t->frame_capacity * (SS_TOUCH_FRAME + 3) * sizeof(double) +
+           2 * f->node_capacity * sizeof(entry) +
+           (f->bucket_start ? (f->bucket_capacity + 1) * sizeof(int32_t) : 0) +
+           f->adj_node_capacity * sizeof(size_t) + f->adj_capacity * sizeof(int32_t);
 }
 
 ss_status ss_touch_set_law(ss_system *sys, double radius, double stiffness, double restitution,
@@ -180,10 +183,14 @@ static int compare_int32(const void *a, const void *b) {
     return (x > y) - (x < y);
 }
 
-static int ensure_adjacency(const ss_system *sys) {
-    ss_touch *t = sys->touch;
+/* Nonzero when t's adjacency is that of the current topology. */
+static int adjacency_current(const ss_system *sys, const ss_touch_scratch *t) {
+    return t->adj_valid && t->adj_edits == sys->topology_edits && t->adj_nodes == sys->num_nodes;
+}
+
+static int ensure_adjacency(const ss_system *sys, ss_touch_scratch *t) {
     const size_t n = sys->num_nodes, m = sys->num_springs;
-    if (t->adj_valid && t->adj_edits == sys->topology_edits && t->adj_nodes == n)
+    if (adjacency_current(sys, t))
         return 0;
     if (t->adj_node_capacity < n + 1) {
         size_t *fresh = ss_malloc((n + 1) * sizeof *fresh);
@@ -227,7 +234,16 @@ static int ensure_adjacency(const ss_system *sys) {
     return 0;
 }
 
-static int joined(const ss_touch *t, int32_t i, int32_t j) {
+/* The adjacency a search in `found` reads: the step's when it is current (a query then
+ * only reads it), else found's own, built now; NULL when out of memory. */
+static const ss_touch_scratch *adjacency(const ss_system *sys, ss_touch_scratch *found) {
+    const ss_touch_scratch *step = &sys->touch->found;
+    if (adjacency_current(sys, step))
+        return step;
+    return ensure_adjacency(sys, found) ? NULL : found;
+}
+
+static int joined(const ss_touch_scratch *t, int32_t i, int32_t j) {
     size_t lo = t->adj_first[i], hi = t->adj_first[i + 1];
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
@@ -260,27 +276,16 @@ static int64_t cell_coordinate(double x, double inv_cell) {
     return (int64_t)q;
 }
 
-/* The pairs, their Jacobian frames (implicit Euler's) and their forces (the threads'
- * scratch, contact_law.c) grow together. */
-static int grow_pairs(ss_touch *t) {
+/* The pairs double their room, keeping what they hold. */
+static int grow_pairs(ss_touch_scratch *t) {
     const size_t capacity = t->pair_capacity ? 2 * t->pair_capacity : 64;
     int32_t *fresh = ss_malloc(2 * capacity * sizeof *fresh);
-    double *frames = ss_malloc(SS_TOUCH_FRAME * capacity * sizeof *frames);
-    double *forces = ss_malloc(3 * capacity * sizeof *forces);
-    if (!fresh || !frames || !forces) {
-        ss_free(fresh);
-        ss_free(frames);
-        ss_free(forces);
+    if (!fresh)
         return -1;
-    }
     if (t->num_pairs)
         memcpy(fresh, t->pairs, 2 * t->num_pairs * sizeof *fresh);
     ss_free(t->pairs);
-    ss_free(t->frames);
-    ss_free(t->pair_forces);
     t->pairs = fresh;
-    t->frames = frames;
-    t->pair_forces = forces;
     t->pair_capacity = capacity;
     return 0;
 }
@@ -289,7 +294,7 @@ static int grow_pairs(ss_touch *t) {
  * (memory O(K)); a sparser cloud (a node far away) is hashed instead. */
 #define SS_DENSE_CELLS_PER_NODE 4
 
-static int ensure_nodes(ss_touch *t, size_t k, size_t buckets) {
+static int ensure_nodes(ss_touch_scratch *t, size_t k, size_t buckets) {
     if (t->node_capacity < k) {
         entry *fresh = ss_malloc(2 * k * sizeof *fresh);
         if (!fresh)
@@ -313,17 +318,27 @@ static int ensure_nodes(ss_touch *t, size_t k, size_t buckets) {
     return 0;
 }
 
+/* What a search reads and where it writes. */
+typedef struct {
+    const ss_system *sys;
+    const double *x, *r;         /* positions, radii */
+    const int32_t *group;        /* NULL: every node in group 0 */
+    const ss_touch_scratch *adj; /* the spring neighbours */
+    ss_touch_scratch *found;     /* the pairs go here */
+} search;
+
 /* Nonzero when i and j may touch: the groups' filter, and no spring within a group. */
-static int may_touch(const ss_system *sys, const int32_t *group, int32_t i, int32_t j) {
-    const int32_t a = group ? group[i] : 0, b = group ? group[j] : 0;
-    if (a == b && joined(sys->touch, i, j))
+static int may_touch(const search *q, int32_t i, int32_t j) {
+    const int32_t a = q->group ? q->group[i] : 0, b = q->group ? q->group[j] : 0;
+    if (a == b && joined(q->adj, i, j))
         return 0;
-    return ss_touch_enabled(sys->touch, a, b);
+    return ss_touch_enabled(q->sys->touch, a, b);
 }
 
 /* Pair (i, j), i < j, if it touches at x: appended to the pairs; -1 when out of memory. */
-static int consider(const ss_system *sys, const double *x, const double *r, const int32_t *group,
-                    int32_t i, int32_t j) {
+static int consider(const search *q, int32_t i, int32_t j) {
+    const ss_system *sys = q->sys;
+    const double *x = q->x, *r = q->r;
     const size_t dim = (size_t)sys->dim;
     double d2 = 0.0;
     for (size_t w = 0; w < dim; w++) {
@@ -331,9 +346,9 @@ static int consider(const ss_system *sys, const double *x, const double *r, cons
         d2 += d * d;
     }
     const double reach = r[i] + r[j];
-    if (!(d2 < reach * reach) || !may_touch(sys, group, i, j))
+    if (!(d2 < reach * reach) || !may_touch(q, i, j))
         return 0;
-    ss_touch *t = sys->touch;
+    ss_touch_scratch *t = q->found;
     if (t->num_pairs == t->pair_capacity && grow_pairs(t))
         return -1;
     t->pairs[2 * t->num_pairs] = i;
@@ -357,15 +372,37 @@ static void sort_by_slot(const entry *raw, entry *sorted, size_t k, int32_t *sta
     start[0] = 0;
 }
 
+/* A dense grid's cell coordinate floor((c - lo) / (2 r_max)) on an axis of `cells` cells,
+ * clamped into [0, cells - 1] before the conversion (NaN to 0). The first pass found
+ * every coordinate within [lo, hi], whose cells are 0 .. cells - 1, so the clamp changes
+ * nothing; a position written by another thread between the two passes (a view written
+ * while the step runs), or made NaN, infinite or huge, lands in an edge cell instead of
+ * outside the grid: meaningless pairs, but no index out of range. */
+static int64_t dense_coordinate(double c, double lo, double inv_cell, int64_t cells) {
+    const double q = floor((c - lo) * inv_cell);
+    if (!(q >= 0.0))
+        return 0;
+    if (q >= (double)(cells - 1))
+        return cells - 1;
+    return (int64_t)q;
+}
+
 /* Dense grid: cells are numbered x fastest inside the contact nodes' bounding box, so
  * the cells x - 1 .. x + 1 of a row are one run of the sorted entries: a node scans 5
  * runs in 3D (its own row from its cell on, the next row, the three rows above), 2 in
  * 2D. Otherwise the cells are hashed into buckets and a node looks in 14 (3D) or 5
  * (2D) buckets, keeping the entries of the cell it wants. Either way the pairs come by
  * the node that met them, then by neighbouring cell, then by index: an order fixed by
- * the positions. */
-int ss_touch_find(const ss_system *sys, const double *x) {
-    ss_touch *t = sys->touch;
+ * the positions.
+ *
+ * Each node's cell is computed once, into its entry, and everything after (the slot it
+ * is counted and placed in, the cells its neighbours are looked for in) reads the
+ * entry, never x again: the positions are read twice (the bounding box, then the
+ * cells), but the second read alone decides where a node goes, and it is clamped into
+ * the grid. So is the number of entries: a node counts only if the first pass counted
+ * room for it (radii written meanwhile cannot overrun the entries). */
+int ss_touch_find(const ss_system *sys, const double *x, ss_touch_scratch *found) {
+    ss_touch_scratch *t = found;
     t->num_pairs = 0;
     if (ss_array_absent(sys, SS_RADII))
         return 0;
@@ -403,23 +440,27 @@ int ss_touch_find(const ss_system *sys, const double *x) {
     else
         while (slots < 2 * k)
             slots *= 2;
-    if (ensure_adjacency(sys) || ensure_nodes(t, k, slots))
+    const ss_touch_scratch *adj = adjacency(sys, t);
+    if (!adj || ensure_nodes(t, k, slots))
         return -1;
-    entry *raw = (entry *)(void *)t->entries, *sorted = raw + k;
+    const search ctx = {sys, x, r, group, adj, t};
+    entry *raw = (entry *)(void *)t->entries;
     int32_t *start = t->bucket_start;
     size_t e = 0;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = 0; i < n && e < k; i++) {
         if (!(r[i] > 0.0))
             continue;
         entry *en = raw + e++;
         for (size_t q = 0; q < 3; q++)
             en->cell[q] = q >= dim ? 0
-                          : dense  ? (int64_t)floor((x[i * dim + q] - lo[q]) * inv_cell)
+                          : dense  ? dense_coordinate(x[i * dim + q], lo[q], inv_cell, g[q])
                                    : cell_coordinate(x[i * dim + q], inv_cell);
         en->node = (int32_t)i;
         en->bucket = dense ? (uint32_t)(en->cell[0] + g[0] * (en->cell[1] + g[1] * en->cell[2]))
                            : (uint32_t)bucket_of(en->cell, slots - 1);
     }
+    k = e; /* fewer, if radii were written meanwhile */
+    entry *sorted = raw + k;
     sort_by_slot(raw, sorted, k, start, slots);
     /* Half the neighbourhood: the cells after this one (z, then y, then x greater),
      * and in its own cell the nodes after it, so that each pair is met once. */
@@ -441,7 +482,7 @@ int ss_touch_find(const ss_system *sys, const double *x) {
                         const int32_t j = sorted[s].node;
                         if (own_row && sorted[s].cell[0] == a->cell[0] && j <= i)
                             continue;
-                        if (consider(sys, x, r, group, i < j ? i : j, i < j ? j : i))
+                        if (consider(&ctx, i < j ? i : j, i < j ? j : i))
                             return -1;
                     }
                     continue;
@@ -455,7 +496,7 @@ int ss_touch_find(const ss_system *sys, const double *x) {
                         if ((own_row && dx == 0 && j <= i) || o->cell[0] != c[0] ||
                             o->cell[1] != c[1] || o->cell[2] != c[2])
                             continue;
-                        if (consider(sys, x, r, group, i < j ? i : j, i < j ? j : i))
+                        if (consider(&ctx, i < j ? i : j, i < j ? j : i))
                             return -1;
                     }
                 }
@@ -464,9 +505,53 @@ int ss_touch_find(const ss_system *sys, const double *x) {
     return 0;
 }
 
+/* The frames and pair forces grown to the pairs' room: -1 when out of memory. */
+static int fit_frames(ss_touch *t) {
+    const size_t need = t->found.pair_capacity;
+    if (t->frame_capacity >= need)
+        return 0;
+    double *frames = ss_malloc(SS_TOUCH_FRAME * need * sizeof *frames);
+    double *forces = ss_malloc(3 * need * sizeof *forces);
+    if (!frames || !forces) {
+        ss_free(frames);
+        ss_free(forces);
+        return -1;
+    }
+    ss_free(t->frames);
+    ss_free(t->pair_forces);
+    t->frames = frames;
+    t->pair_forces = forces;
+    t->frame_capacity = need;
+    return 0;
+}
+
+int ss_touch_step_find(const ss_system *sys, const double *x) {
+    ss_touch *t = sys->touch;
+    /* a failed search leaves pairs the frames may have no room for: none are used then */
+    t->search_failed = ss_touch_find(sys, x, &t->found) || fit_frames(t);
+    return t->search_failed ? -1 : 0;
+}
+
 ss_status ss_touch_prepare(ss_system *sys) {
     sys->touch->failed = 0;
-    if (ss_touch_find(sys, SS_DOUBLES(sys, SS_POSITIONS)))
+    if (ss_touch_step_find(sys, SS_DOUBLES(sys, SS_POSITIONS)))
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
+    return SS_OK;
+}
+
+ss_status ss_touch_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
+    ss_touch_scratch own = {0};
+    *pairs = NULL;
+    *count = 0;
+    if (ss_touch_find(sys, SS_DOUBLES(sys, SS_POSITIONS), &own)) {
+        ss_touch_scratch_release(&own);
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
+    }
+    *count = own.num_pairs;
+    if (own.num_pairs) {
+        *pairs = own.pairs; /* handed over */
+        own.pairs = NULL;
+    }
+    ss_touch_scratch_release(&own);
     return SS_OK;
 }

@@ -15,6 +15,25 @@
  * coefficient (scale_c c + scale_k k_c). */
 #define SS_TOUCH_FRAME 4
 
+/* What one search finds, and the memory it searches in (grow-only, derived from the
+ * state: never copied, never saved). The step searches in its own, sys->touch->found; a
+ * query (energy(), critical_dt(), contact_pairs()) in one of its own, zeroed on its stack
+ * and released with ss_touch_scratch_release, so that it never frees, grows or writes
+ * what the step uses. */
+typedef struct ss_touch_scratch {
+    int32_t *pairs; /* (num_pairs, 2) i < j, in contact at the last search */
+    size_t num_pairs, pair_capacity;
+    void *entries;          /* (2 K) grid entries: by node, then sorted by bucket */
+    int32_t *bucket_start;  /* (buckets + 1,) */
+    size_t node_capacity;   /* K the entries have room for */
+    size_t bucket_capacity; /* buckets the table has room for */
+    size_t *adj_first;      /* (N + 1,) each node's spring neighbours, sorted */
+    int32_t *adj;           /* (2 M,) */
+    size_t adj_edits, adj_nodes, adj_capacity; /* topology_edits it was built at; N; room */
+    size_t adj_node_capacity;                  /* N + 1 that adj_first has room for */
+    int adj_valid;
+} ss_touch_scratch;
+
 /* Settings and scratch of node-node contact; every system owns one (sys->touch). */
 typedef struct ss_touch {
     double radius;      /* m >= 0: the radius nodes added later get */
@@ -24,22 +43,13 @@ typedef struct ss_touch {
     double zeta;        /* the dashpot's damping ratio for e */
     uint64_t *off;      /* group pairs switched off: (min << 32 | max) keys, sorted */
     size_t num_off, off_capacity;
-    /* Scratch, grow-only, derived from the state (never copied, never saved). */
-    int32_t *pairs;      /* (num_pairs, 2) i < j, in contact at the last search */
-    double *frames;      /* (num_pairs, SS_TOUCH_FRAME): u, then its block's coefficient */
-    double *pair_forces; /* (num_pairs, 3): each pair's force on j, computed by threads */
-    size_t num_pairs, pair_capacity;
-    void *entries;          /* (2 K) grid entries: by node, then sorted by bucket */
-    int32_t *bucket_start;  /* (buckets + 1,) */
-    size_t node_capacity;   /* K the entries have room for */
-    size_t bucket_capacity; /* buckets the table has room for (a power of 2) */
-    size_t *adj_first;      /* (N + 1,) each node's spring neighbours, sorted */
-    int32_t *adj;           /* (2 M,) */
-    size_t adj_edits, adj_nodes, adj_capacity; /* topology_edits it was built at; N; room */
-    size_t adj_node_capacity;                  /* N + 1 that adj_first has room for */
-    int adj_valid;
-    int failed;        /* an allocation failed during a search (forces were poisoned: NaN) */
-    int search_failed; /* the last ss_touch_search ran out of memory */
+    /* The step's scratch, grow-only, derived from the state (never copied, never saved). */
+    ss_touch_scratch found; /* the step's searches */
+    double *frames;         /* (num_pairs, SS_TOUCH_FRAME): u, then its block's coefficient */
+    double *pair_forces;    /* (num_pairs, 3): each pair's force on j, computed by threads */
+    size_t frame_capacity;  /* pairs the frames and pair forces have room for */
+    int failed;             /* an allocation failed during a search (forces were poisoned: NaN) */
+    int search_failed;      /* the last search in `found` ran out of memory (no pairs are used) */
 } ss_touch;
 
 /* ---- Node-node contact (contact.c; the law: contact_law.c) ------------------- */
@@ -58,11 +68,22 @@ ss_status ss_touch_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled)
 int ss_touch_enabled(const ss_touch *touch, int32_t a, int32_t b);
 /* Nonzero when some node has a radius > 0. */
 int ss_touch_active(const ss_system *sys);
-/* Find the pairs touching at positions x into touch->pairs (contact.c); -1 when out of
- * memory. */
-int ss_touch_find(const ss_system *sys, const double *x);
+/* Find the pairs touching at positions x into found->pairs (contact.c): the step's
+ * scratch (&sys->touch->found) or a query's; -1 when out of memory. Safe whatever x holds
+ * and however another thread changes it meanwhile (a write through a view that races a
+ * step): the result is then meaningless, but every index stays in range. */
+int ss_touch_find(const ss_system *sys, const double *x, ss_touch_scratch *found);
+/* Free what a query's scratch holds (and zero it). */
+void ss_touch_scratch_release(ss_touch_scratch *found);
+/* The step's search: ss_touch_find into sys->touch->found, with the frames and pair
+ * forces grown to the pairs' room; -1 when out of memory. */
+int ss_touch_step_find(const ss_system *sys, const double *x);
 /* Before a step call: build the scratch at the current positions (SS_ERR_NOMEM). */
 ss_status ss_touch_prepare(ss_system *sys);
+/* The pairs touching at the current positions, in the step's order, found in a query's
+ * own scratch: *pairs (2 *count int32, ss_malloc'ed: the caller frees it with ss_free;
+ * NULL when there are none). SS_ERR_NOMEM possible. */
+ss_status ss_touch_pairs_now(ss_system *sys, int32_t **pairs, size_t *count);
 /* f (rows `stride` apart) += the contact forces at state (x, v), pair by pair: the
  * three steps below, on one thread. */
 void ss_touch_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
@@ -89,13 +110,18 @@ void ss_touch_add_blocks(const ss_system *sys, const double *p, double *out);
 /* diag (N dim) += a u_q^2 at both ends of each pair. */
 void ss_touch_add_diagonal(const ss_system *sys, double *diag);
 /* The contact potential 1/2 k_c delta^2 summed over pairs at the current positions, J
- * (NaN when out of memory). */
-double ss_touch_energy(const ss_system *sys);
-/* Power, W, the dashpots and friction take out of the motion at the current state. */
+ * (NaN when out of memory), searched in `found`: the step's scratch or a query's. */
+double ss_touch_energy(const ss_system *sys, ss_touch_scratch *found);
+/* The same sum over the pairs the step's last search found, J (NaN if it failed): the
+ * potential at the current positions when they are the ones it searched at. */
+double ss_touch_found_energy(const ss_system *sys);
+/* Power, W, the dashpots and friction take out of the motion at the current state (the
+ * step's: it searches in the step's scratch). */
 double ss_touch_power(const ss_system *sys);
 /* For ss_critical_dt: rows[2 i] += each free node's contact stiffness bound (1/s^2),
  * rows[2 i + 1] += its damping bound (1/s): its current contacts or, if larger, one
- * contact with a node of its own mass. own: 2 N doubles of scratch. */
+ * contact with a node of its own mass. own: 2 N doubles of scratch. The contacts are
+ * searched in a scratch of its own (a query). */
 void ss_touch_stability_rows(const ss_system *sys, double *rows, double *own);
 
 #endif

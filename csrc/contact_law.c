@@ -34,11 +34,12 @@ typedef struct {
     double power;    /* W taken by the dashpot and friction */
 } pair_result;
 
-/* The force of pair p at state (x, v); 0 for coincident nodes (no direction). */
-static pair_result pair_law(const ss_system *sys, const double *x, const double *v, size_t p) {
+/* The force of pair p of `pairs` at state (x, v); 0 for coincident nodes (no direction). */
+static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const double *x,
+                            const double *v, size_t p) {
     const ss_touch *t = sys->touch;
     const size_t dim = (size_t)sys->dim;
-    const int32_t i = t->pairs[2 * p], j = t->pairs[2 * p + 1];
+    const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
     const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     pair_result out = {{0.0, 0.0, 0.0}, 0.0, 0.0};
@@ -83,21 +84,20 @@ static pair_result pair_law(const ss_system *sys, const double *x, const double 
 }
 
 void ss_touch_search(const ss_system *sys, const double *x) {
-    ss_touch *t = sys->touch;
-    t->search_failed = ss_touch_find(sys, x) != 0;
-    if (t->search_failed)
-        t->failed = 1;
+    if (ss_touch_step_find(sys, x))
+        sys->touch->failed = 1;
 }
 
 size_t ss_touch_num_pairs(const ss_system *sys) {
-    return sys->touch->search_failed ? 0 : sys->touch->num_pairs;
+    return sys->touch->search_failed ? 0 : sys->touch->found.num_pairs;
 }
 
 void ss_touch_pair_forces(const ss_system *sys, const double *x, const double *v, size_t first,
                           size_t last) {
     double *out = sys->touch->pair_forces;
+    const int32_t *pairs = sys->touch->found.pairs;
     for (size_t p = first; p < last; p++) {
-        const pair_result pr = pair_law(sys, x, v, p);
+        const pair_result pr = pair_law(sys, pairs, x, v, p);
         memcpy(out + 3 * p, pr.force, sizeof pr.force);
     }
 }
@@ -111,10 +111,10 @@ void ss_touch_gather_forces(const ss_system *sys, double *f, size_t stride) {
             f[i * stride] = NAN;
         return;
     }
-    for (size_t p = 0; p < t->num_pairs; p++) {
+    const int32_t *pairs = t->found.pairs;
+    for (size_t p = 0; p < t->found.num_pairs; p++) {
         const double *F = t->pair_forces + 3 * p;
-        double *fi = f + (size_t)t->pairs[2 * p] * stride,
-               *fj = f + (size_t)t->pairs[2 * p + 1] * stride;
+        double *fi = f + (size_t)pairs[2 * p] * stride, *fj = f + (size_t)pairs[2 * p + 1] * stride;
         for (size_t w = 0; w < dim; w++) {
             fi[w] -= F[w];
             fj[w] += F[w];
@@ -129,25 +129,43 @@ void ss_touch_add_forces(const ss_system *sys, const double *x, const double *v,
     ss_touch_gather_forces(sys, f, stride);
 }
 
-double ss_touch_energy(const ss_system *sys) {
+/* Search at x in `found`: the step's scratch (kept fit for the step's other buffers) or
+ * a query's. */
+static int find_in(const ss_system *sys, const double *x, ss_touch_scratch *found) {
+    return found == &sys->touch->found ? ss_touch_step_find(sys, x) : ss_touch_find(sys, x, found);
+}
+
+double ss_touch_energy(const ss_system *sys, ss_touch_scratch *found) {
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    if (ss_touch_find(sys, x))
+    if (find_in(sys, x, found))
         return NAN;
     double sum = 0.0;
-    for (size_t p = 0; p < sys->touch->num_pairs; p++) {
-        const double delta = pair_law(sys, x, v, p).delta;
+    for (size_t p = 0; p < found->num_pairs; p++) {
+        const double delta = pair_law(sys, found->pairs, x, v, p).delta;
         sum += delta * delta;
     }
     return 0.5 * sys->touch->stiffness * sum;
 }
 
+double ss_touch_found_energy(const ss_system *sys) {
+    const ss_touch *t = sys->touch;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    double sum = 0.0;
+    for (size_t p = 0; p < ss_touch_num_pairs(sys); p++) {
+        const double delta = pair_law(sys, t->found.pairs, x, v, p).delta;
+        sum += delta * delta;
+    }
+    return t->search_failed ? NAN : 0.5 * t->stiffness * sum;
+}
+
 double ss_touch_power(const ss_system *sys) {
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    if (ss_touch_find(sys, x))
+    ss_touch_scratch *found = &sys->touch->found;
+    if (find_in(sys, x, found))
         return NAN;
     double power = 0.0;
-    for (size_t p = 0; p < sys->touch->num_pairs; p++)
-        power += pair_law(sys, x, v, p).power;
+    for (size_t p = 0; p < found->num_pairs; p++)
+        power += pair_law(sys, found->pairs, x, v, p).power;
     return power;
 }
 
@@ -162,9 +180,10 @@ void ss_touch_stability_rows(const ss_system *sys, double *rows, double *own) {
     /* damping per sqrt(k m_eff): the dashpot's 2 zeta and friction's 2 */
     const double damping = 2.0 * t->zeta + 2.0 * friction;
     memset(own, 0, 2 * n * sizeof *own);
-    int searched = ss_touch_find(sys, SS_DOUBLES(sys, SS_POSITIONS)) == 0;
-    for (size_t p = 0; searched && p < t->num_pairs; p++) {
-        const int32_t i = t->pairs[2 * p], j = t->pairs[2 * p + 1];
+    ss_touch_scratch found = {0}; /* a query's: the step's scratch is not touched */
+    int searched = ss_touch_find(sys, SS_DOUBLES(sys, SS_POSITIONS), &found) == 0;
+    for (size_t p = 0; searched && p < found.num_pairs; p++) {
+        const int32_t i = found.pairs[2 * p], j = found.pairs[2 * p + 1];
         if (pinned[i] && pinned[j])
             continue;
         const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
@@ -179,6 +198,7 @@ void ss_touch_stability_rows(const ss_system *sys, double *rows, double *own) {
             own[2 * a + 1] += c * weight;
         }
     }
+    ss_touch_scratch_release(&found);
     /* A node with no contact now may meet a node of its own mass: w^2 = 2 k / m. */
     for (size_t i = 0; i < n; i++) {
         if (pinned[i] || !(r[i] > 0.0))
@@ -194,8 +214,9 @@ void ss_touch_frames(const ss_system *sys, const double *x, double scale_c, doub
     const size_t dim = (size_t)sys->dim;
     const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    for (size_t p = 0; p < t->num_pairs; p++) {
-        const int32_t i = t->pairs[2 * p], j = t->pairs[2 * p + 1];
+    const int32_t *pairs = t->found.pairs;
+    for (size_t p = 0; p < ss_touch_num_pairs(sys); p++) {
+        const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
         double *frame = t->frames + SS_TOUCH_FRAME * p, dist2 = 0.0;
         for (size_t w = 0; w < 3; w++) {
             frame[w] = w < dim ? x[(size_t)j * dim + w] - x[(size_t)i * dim + w] : 0.0;
@@ -217,11 +238,12 @@ void ss_touch_frames(const ss_system *sys, const double *x, double scale_c, doub
 void ss_touch_add_blocks(const ss_system *sys, const double *p, double *out) {
     const ss_touch *t = sys->touch;
     const size_t dim = (size_t)sys->dim;
-    for (size_t q = 0; q < t->num_pairs; q++) {
+    for (size_t q = 0; q < ss_touch_num_pairs(sys); q++) {
         const double *frame = t->frames + SS_TOUCH_FRAME * q;
         if (frame[3] == 0.0)
             continue;
-        const size_t i = (size_t)t->pairs[2 * q] * dim, j = (size_t)t->pairs[2 * q + 1] * dim;
+        const size_t i = (size_t)t->found.pairs[2 * q] * dim;
+        const size_t j = (size_t)t->found.pairs[2 * q + 1] * dim;
         double along = 0.0;
         for (size_t w = 0; w < dim; w++)
             along += frame[w] * (p[i + w] - p[j + w]);
@@ -236,10 +258,10 @@ void ss_touch_add_blocks(const ss_system *sys, const double *p, double *out) {
 void ss_touch_add_diagonal(const ss_system *sys, double *diag) {
     const ss_touch *t = sys->touch;
     const size_t dim = (size_t)sys->dim;
-    for (size_t q = 0; q < t->num_pairs; q++) {
+    for (size_t q = 0; q < ss_touch_num_pairs(sys); q++) {
         const double *frame = t->frames + SS_TOUCH_FRAME * q;
         for (int end = 0; end < 2; end++) {
-            const size_t i = (size_t)t->pairs[2 * q + end] * dim;
+            const size_t i = (size_t)t->found.pairs[2 * q + end] * dim;
             for (size_t w = 0; w < dim; w++)
                 diag[i + w] += frame[3] * frame[w] * frame[w];
         }

@@ -24,7 +24,12 @@
  * about that much), plus 1e-20 of 1/2 sum k L^2 (rounding in the springs' lengths): it
  * only matters for a system with nothing to move it.
  *
- * All sums run in node or spring order, on one thread: the check is deterministic. */
+ * All sums run in node or spring order, on one thread: the check is deterministic.
+ *
+ * Short calls: a loop of plain calls of fewer than SS_BOOKS_EVERY substeps keeps one
+ * account across them (casual), checked every SS_BOOKS_EVERY substeps of the loop and
+ * whenever a coordinate passes a bound; what it assumes between its calls, and the
+ * bound, are divergence_calls.c's. */
 #include "springsim.h"
 
 #include <math.h>
@@ -282,6 +287,18 @@ static double gas_energy(const ss_system *sys) {
     return sys->num_bodies ? ss_pressure_energy(sys) : 0.0;
 }
 
+/* The energy the motion may take when books open: Q and the contacts' potential, J (node
+ * pairs' 1/2 k_c delta^2, node-triangle pairs' 1/2 k (h - d)^2: a system that starts
+ * with overlaps releases it). The step's scratch holds the node pairs at these positions
+ * (ss_touch_prepare) and the self-contact list is made valid for them, as the first
+ * force evaluation would: no search of its own. */
+static double opening_energy(const ss_system *sys, double motion) {
+    double stored = ss_self_contact_energy(sys, 1);
+    if (!ss_array_absent(sys, SS_RADII))
+        stored += ss_touch_found_energy(sys);
+    return motion + stored;
+}
+
 /* Power of the moving pins on the springs, W: a spring (i, j) pulls its end i with
  * F_i = T u (u = (x_j - x_i) / l, T = k (l - L) + c (v_j - v_i).u) and j with -T u; a
  * pinned end p moving at v_p puts in -F_p . v_p. */
@@ -364,12 +381,59 @@ static ss_status find_moving_pins(ss_system *sys, struct ss_books *b, int keep) 
     return SS_OK;
 }
 
+/* ---- Short calls' account (what it keeps between calls: divergence_calls.c) -- */
+
+/* After a check passed: fold the work since x_ref into A, and measure from here. */
+static void casual_rebase(ss_system *sys, struct ss_books *b, double available, int beyond) {
+    b->available = available;
+    memcpy(b->x_ref, SS_DOUBLES(sys, SS_POSITIONS),
+           sys->num_nodes * (size_t)sys->dim * sizeof(double));
+    b->gas_start = gas_energy(sys);
+    b->pin_work = 0.0;
+    ss_books_set_bound(sys, b, beyond);
+}
+
+/* Open the account at the current state, or go on with it when nothing changed. */
+static ss_status casual_begin(ss_system *sys, struct ss_books *b, double dt, int *watched) {
+    if (!(b->open && b->casual && ss_books_unchanged(sys, b))) {
+        const size_t count = sys->num_nodes * (size_t)sys->dim;
+        if (b->x_ref_capacity < count || !b->x_ref) {
+            double *fresh = ss_malloc((count + SS_PAD_DOUBLES) * sizeof(double));
+            if (!fresh)
+                return ss_fail(sys, SS_ERR_NOMEM, "out of memory for the divergence watch");
+            memset(fresh + count, 0, SS_PAD_DOUBLES * sizeof(double)); /* AVX2 reads past */
+            ss_free(b->x_ref);
+            b->x_ref = fresh;
+            b->x_ref_capacity = count;
+        }
+        b->motion_end = motion_energy(sys);
+        b->available = b->most = opening_energy(sys, b->motion_end);
+        b->opened = sys->time;
+        b->since_check = 0;
+        b->open = b->casual = b->sequence = 1;
+        b->pins_move = 0; /* pinned nodes are held still in a call that drives none */
+        b->pin_work = 0.0;
+        b->pin_power = driven_power(sys, b);
+        b->margin = 0.0;
+        casual_rebase(sys, b, b->available, 0);
+        ss_books_record(sys, b);
+    }
+    b->check_end = 0;
+    b->dt = dt;
+    sys->probe_scale = b->scale;
+    *watched = 1;
+    return SS_OK;
+}
+
 ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_t steps, double dt,
                          int *watched) {
     const int mode = books_mode & 3, check_end = (books_mode & SS_BOOKS_CHECK_END) != 0;
+    const int casual = mode == SS_BOOKS_CALL && steps < SS_BOOKS_EVERY;
     *watched = 0;
+    sys->probe_scale = 1.0;
     struct ss_books *b = sys->books;
-    if (!watching(sys, method) || (mode == SS_BOOKS_CALL && steps < SS_BOOKS_EVERY)) {
+    /* a driven step's substeps (drag_pins) place nodes between its calls: not casual */
+    if (!watching(sys, method) || (casual && sys->drag_pins)) {
         if (b)
             b->open = 0; /* a sequence the caller did not keep watched ends here */
         return SS_OK;
@@ -380,15 +444,19 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
             return ss_fail(sys, SS_ERR_NOMEM, "out of memory for the divergence watch");
         *b = (struct ss_books){0};
     }
-    const int go_on = b->open && mode != SS_BOOKS_CALL && mode != SS_BOOKS_START;
+    if (casual)
+        return casual_begin(sys, b, dt, watched);
+    const int go_on = b->open && !b->casual && mode != SS_BOOKS_CALL && mode != SS_BOOKS_START;
     ss_status st = find_moving_pins(sys, b, go_on && mode == SS_BOOKS_EXACT);
     if (st)
         return st;
     if (!go_on) {
-        b->available = b->most = b->motion_end = motion_energy(sys);
+        b->motion_end = motion_energy(sys);
+        b->available = b->most = opening_energy(sys, b->motion_end);
         b->opened = sys->time;
         b->since_check = 0;
         b->open = 1;
+        b->casual = 0;
     } else if (mode == SS_BOOKS_CONTINUE) {
         const double edit = motion_energy(sys) - b->motion_end;
         if (edit > 0.0) /* the caller put energy in between the calls */
@@ -418,16 +486,8 @@ static double work_now(const ss_system *sys, const struct ss_books *b, double po
     return potential + (b->gas_start - gas_energy(sys)) + b->pin_work;
 }
 
-int ss_books_diverged(ss_system *sys, const double *x_start) {
-    struct ss_books *b = sys->books;
-    double kinetic, potential;
-    node_sums(sys, x_start, &kinetic, &potential);
-    const double motion = kinetic + elastic_energy(sys, SS_DOUBLES(sys, SS_POSITIONS));
-    const double available = b->available + work_now(sys, b, potential);
-    if (available > b->most)
-        b->most = available;
-    b->motion_end = motion;
-    b->since_check = 0;
+/* Q > divergence_factor * max(A_max, floor), A = available (work included), Q = motion. */
+static int exceeds(ss_system *sys, struct ss_books *b, double motion) {
     b->failed_motion = motion;
     b->failed_most = b->most;
     if (!(motion > sys->divergence_factor * b->most))
@@ -440,8 +500,28 @@ int ss_books_diverged(ss_system *sys, const double *x_start) {
     return motion > sys->divergence_factor * floor;
 }
 
+int ss_books_diverged(ss_system *sys, const double *x_start, int beyond) {
+    struct ss_books *b = sys->books;
+    double kinetic, potential;
+    node_sums(sys, b->casual ? b->x_ref : x_start, &kinetic, &potential);
+    const double motion = kinetic + elastic_energy(sys, SS_DOUBLES(sys, SS_POSITIONS));
+    const double available = b->available + work_now(sys, b, potential);
+    if (available > b->most)
+        b->most = available;
+    b->motion_end = motion;
+    b->since_check = 0;
+    const int diverged = exceeds(sys, b, motion);
+    if (!diverged && b->casual)
+        casual_rebase(sys, b, available, beyond);
+    return diverged;
+}
+
 void ss_books_end(ss_system *sys, const double *x_start) {
     struct ss_books *b = sys->books;
+    if (b->casual) {
+        ss_books_end_call(sys, b);
+        return;
+    }
     if (!b->sequence) {
         b->open = 0;
         return;
@@ -464,7 +544,9 @@ void ss_books_failure(const ss_system *sys, double *motion, double *available, d
 }
 
 void ss_books_free(struct ss_books *books) {
-    if (books)
+    if (books) {
         ss_free(books->pin_springs);
+        ss_free(books->x_ref);
+    }
     ss_free(books);
 }

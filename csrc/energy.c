@@ -20,8 +20,11 @@ static double spring_length(const ss_system *sys, size_t s) {
 
 /* Kinetic 1/2 sum m |v|^2, elastic 1/2 sum k (l - L)^2, gravitational -sum m g.x, the
  * gas's -nrt ln V + ambient V, node-node contact's 1/2 k_c delta^2 and self-contact's
- * 1/2 k (h - d)^2  [J]. */
-void ss_energy(const ss_system *sys, ss_energy_terms *out) {
+ * 1/2 k (h - d)^2  [J]. The contacts' pairs are searched in the step's scratch when
+ * in_step, else (a query) in scratch of the query's own, or read from the step's
+ * self-contact list when that is valid for x: the same pairs in the same order either
+ * way (each search depends on x alone), so the same bits. */
+static void energy_terms(const ss_system *sys, ss_energy_terms *out, int in_step) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const double *m = SS_DOUBLES(sys, SS_MASSES);
@@ -47,8 +50,21 @@ void ss_energy(const ss_system *sys, ss_energy_terms *out) {
     out->elastic = 0.5 * elastic;
     out->gravity = gravity;
     out->pressure = ss_pressure_energy(sys);
-    out->contact =
-        (ss_array_absent(sys, SS_RADII) ? 0.0 : ss_touch_energy(sys)) + ss_self_contact_energy(sys);
+    double touch = 0.0;
+    if (!ss_array_absent(sys, SS_RADII)) {
+        ss_touch_scratch own = {0};
+        touch = ss_touch_energy(sys, in_step ? &sys->touch->found : &own);
+        ss_touch_scratch_release(&own);
+    }
+    out->contact = touch + ss_self_contact_energy(sys, in_step);
+}
+
+void ss_energy(const ss_system *sys, ss_energy_terms *out) {
+    energy_terms(sys, out, 0);
+}
+
+void ss_energy_in_step(const ss_system *sys, ss_energy_terms *out) {
+    energy_terms(sys, out, 1);
 }
 
 double ss_dissipation_power(const ss_system *sys) {

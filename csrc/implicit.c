@@ -250,7 +250,7 @@ void ss_implicit_euler_step(ss_system *sys, double dt, double *scratch) {
 
     ss_forces_acceleration(sys, x, v, b); /* a = f / m, 0 when pinned */
     /* the evaluation found the contacts at x (and failed, poisoning b, if it could not) */
-    const int touch = !ss_array_absent(sys, SS_RADII) && sys->touch->num_pairs;
+    const int touch = !ss_array_absent(sys, SS_RADII) && ss_touch_num_pairs(sys);
     spring_frames(sys, x, 1, u, k_t);
     /* b = dt (f - dt K v): f = m a, and -dt K v from the projected Hessian. */
     block_coefficients(sys, k_t, 0.0, 1.0, axial, transverse);

@@ -127,7 +127,7 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
 
 static double total_energy(const ss_system *sys) {
     ss_energy_terms e;
-    ss_energy(sys, &e);
+    ss_energy_in_step(sys, &e);
     return e.kinetic + e.elastic + e.gravity + e.pressure + e.contact;
 }
 
@@ -218,14 +218,16 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         sys->power = ss_dissipation_power(sys); /* the next substep starts from here */
 }
 
-/* Nonzero when every value of x and v is finite: 0 * inf and 0 * NaN are NaN, so
- * one sum tells, and the loop vectorises. */
-static int state_is_finite(const ss_system *sys) {
+/* Nonzero when every value of x and v is finite and every |coordinate| within the
+ * bound that scale s stands for (s = 1: none; see divergence.c): 0 * inf and 0 * NaN
+ * are NaN, and (x s) s overflows to inf beyond the bound, so one sum tells, and the
+ * loop vectorises. */
+static int state_is_finite(const ss_system *sys, double s) {
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const size_t nd = sys->num_nodes * (size_t)sys->dim;
     double probe = 0.0;
     for (size_t k = 0; k < nd; k++)
-        probe += 0.0 * x[k] + 0.0 * v[k];
+        probe += 0.0 * ((x[k] * s) * s) + 0.0 * v[k];
     return probe == 0.0;
 }
 
@@ -437,8 +439,14 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
             sys->collapsed_body = ss_pressure_first_collapsed(sys);
         /* The energy books too: velocities near 1e154 are finite, but the power of their
          * damping and drag, counted into dissipated, is not. */
-        const int finite = (sys->known_finite || state_is_finite(sys)) && isfinite(sys->dissipated);
-        const int diverged = finite && books_due && ss_books_diverged(sys, backup.x);
+        int finite = (sys->known_finite || state_is_finite(sys, sys->probe_scale)) &&
+                     isfinite(sys->dissipated);
+        /* Finite, but a coordinate passed the short calls' bound: their books now. */
+        const int beyond = !finite && sys->probe_scale != 1.0 && isfinite(sys->dissipated) &&
+                           state_is_finite(sys, 1.0);
+        finite |= beyond;
+        const int diverged =
+            finite && (books_due || beyond) && ss_books_diverged(sys, backup.x, beyond);
         if (finite && sys->collapsed_body < 0 && !diverged)
             continue;
         const double failed_at = sys->time;

@@ -40,7 +40,9 @@ size_t ss_system_nbytes(const ss_system *sys) {
         total += ss_mesh_nbytes(sys->colliders[k].mesh);
     if (sys->books) /* the divergence watch's */
         total += sizeof *sys->books +
-                 (sys->books->pin_springs ? block(sys->books->pin_capacity * sizeof(int32_t)) : 0);
+                 (sys->books->pin_springs ? block(sys->books->pin_capacity * sizeof(int32_t)) : 0) +
+                 (sys->books->x_ref ? (sys->books->x_ref_capacity + SS_PAD_DOUBLES) * sizeof(double)
+                                    : 0);
     return total + ss_plan_nbytes(sys->plan) + ss_collide_nbytes(sys) +
            ss_touch_nbytes(sys->touch) + ss_self_contact_nbytes(sys);
 }

@@ -102,14 +102,17 @@ SS_ALWAYS_INLINE void accelerations(const ss_system *sys, size_t start, size_t e
 
 /* Symplectic Euler for nodes [first, last) from their forces f. With save, x and v are
  * first copied out (the step's backup, taken as each node is first touched); with
- * check, the return is the finiteness probe: 0 * x + 0 * v summed is 0 exactly when
- * every value is finite (NaN otherwise). dim, save and check are constants in each
+ * check, the return is the finiteness probe: 0 * ((x s) s) + 0 * v summed is 0 exactly
+ * when every value is finite (NaN otherwise), and, for s = sys->probe_scale, every
+ * |coordinate| within the bound of the short calls' books (x s s overflows beyond it:
+ * divergence.c; s = 1 bounds nothing). dim, save and check are constants in each
  * instance. */
 SS_ALWAYS_INLINE double symplectic_dim(const ss_system *sys, size_t first, size_t last,
                                        const double *restrict f, size_t stride, double dt,
                                        double *restrict v, double *restrict x, const size_t dim,
                                        double *restrict save_x, double *restrict save_v,
                                        const int save, const int check) {
+    const double scale = sys->probe_scale;
     double probe = 0.0, acc[SS_UPDATE_CHUNK * 3];
     for (size_t start = first; start < last; start += SS_UPDATE_CHUNK) {
         const size_t end = last - start < SS_UPDATE_CHUNK ? last : start + SS_UPDATE_CHUNK;
@@ -125,7 +128,7 @@ SS_ALWAYS_INLINE double symplectic_dim(const ss_system *sys, size_t first, size_
             v[ik] = v[ik] + acc[j] * dt;
             x[ik] = x[ik] + v[ik] * dt;
             if (check)
-                probe += 0.0 * x[ik] + 0.0 * v[ik];
+                probe += 0.0 * ((x[ik] * scale) * scale) + 0.0 * v[ik];
         }
     }
     return probe;
@@ -200,6 +203,7 @@ SS_AVX2 static inline double symplectic_avx2_3d(const ss_system *sys, size_t fir
     const double *inv_mass = sys->plan->inv_mass;
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     const __m256d step = _mm256_set1_pd(dt), zero = _mm256_setzero_pd();
+    const __m256d scale = _mm256_set1_pd(sys->probe_scale);
     __m256d probe = zero;
     size_t i = first;
     for (; i + 4 <= last; i += 4) {
@@ -216,9 +220,11 @@ SS_AVX2 static inline double symplectic_avx2_3d(const ss_system *sys, size_t fir
             const __m256d x1 = _mm256_add_pd(x0, _mm256_mul_pd(v1, step));
             _mm256_storeu_pd(vq, v1);
             _mm256_storeu_pd(xq, x1);
-            if (check)
+            if (check) {
+                const __m256d scaled = _mm256_mul_pd(_mm256_mul_pd(x1, scale), scale);
                 probe = _mm256_add_pd(
-                    probe, _mm256_add_pd(_mm256_mul_pd(zero, x1), _mm256_mul_pd(zero, v1)));
+                    probe, _mm256_add_pd(_mm256_mul_pd(zero, scaled), _mm256_mul_pd(zero, v1)));
+            }
         }
     }
     /* The lanes' sums in a fixed order: the probe is 0 or NaN, whatever the order. */

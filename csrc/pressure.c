@@ -311,6 +311,7 @@ ss_status ss_system_add_pressure(ss_system *sys, size_t count, const int64_t *el
     ss_pressure_body body = {sys->next_body_id++, nrt, ambient, count, stored};
     sys->bodies[sys->num_bodies++] = body;
     *id = body.id;
+    sys->state_edits++;
     return SS_OK;
 }
 
@@ -323,6 +324,7 @@ ss_status ss_system_set_pressure(ss_system *sys, long id, double nrt, double amb
         return st;
     body->nrt = nrt;
     body->ambient = ambient;
+    sys->state_edits++;
     return SS_OK;
 }
 
@@ -334,6 +336,7 @@ ss_status ss_system_remove_pressure(ss_system *sys, long id) {
     ss_free(body->elements);
     memmove(body, body + 1, (sys->num_bodies - k - 1) * sizeof *body);
     sys->num_bodies--;
+    sys->state_edits++;
     return SS_OK;
 }
 

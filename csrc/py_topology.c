@@ -119,6 +119,9 @@ PyObject *ss_py_system_validate(SystemObject *self, PyObject *unused) {
     ss_status st = ss_system_validate(sys);
     if (st)
         return ss_py_raise_status(sys, st);
+    /* save and pickle validate first: the twin they make starts its books for short
+     * calls afresh, and so does the original (divergence.c) */
+    ss_books_forget(sys);
     Py_RETURN_NONE;
 }
 

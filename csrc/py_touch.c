@@ -82,13 +82,16 @@ PyObject *ss_py_system_contact_pairs(SystemObject *self, PyObject *unused) {
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
+    int32_t *pairs;
+    size_t count;
+    /* searched in scratch of its own, not the step's */
     ss_status st = ss_system_validate(sys);
-    if (st || (st = ss_touch_prepare(sys)))
+    if (st || (st = ss_touch_pairs_now(sys, &pairs, &count)))
         return ss_py_raise_status(sys, st);
-    const ss_touch *t = sys->touch;
-    npy_intp dims[2] = {(npy_intp)t->num_pairs, 2};
+    npy_intp dims[2] = {(npy_intp)count, 2};
     PyObject *arr = PyArray_SimpleNew(2, dims, NPY_INT32);
-    if (arr && t->num_pairs)
-        memcpy(PyArray_DATA((PyArrayObject *)arr), t->pairs, 2 * t->num_pairs * sizeof(int32_t));
+    if (arr && count)
+        memcpy(PyArray_DATA((PyArrayObject *)arr), pairs, 2 * count * sizeof(int32_t));
+    ss_free(pairs);
     return arr;
 }

@@ -93,8 +93,10 @@ static PyObject *make_view(SystemObject *self, const ArraySpec *spec) {
             return ss_py_raise_status(sys, SS_ERR_NOMEM);
         ss_buffer *buf = sys->arrays[spec->which];
         data = buf->data;
-        if (spec->writable) /* whatever the view writes is checked before the next step */
+        if (spec->writable) { /* whatever the view writes is checked before the next step */
             ss_system_mark_unchecked(sys, spec->which);
+            ss_books_note_view(sys, spec->which); /* and whether it wrote, by the books */
+        }
         owner = PyCapsule_New(buf, buffer_capsule_name, buffer_capsule_destructor);
         if (!owner)
             return NULL;

@@ -208,21 +208,35 @@ void ss_self_contact_add_forces(const ss_system *sys, const double *x, const dou
     ss_self_contact_gather_forces(sys, f, stride);
 }
 
-double ss_self_contact_energy(const ss_system *sys) {
+double ss_self_contact_energy(const ss_system *sys, int in_step) {
     if (!ss_self_contact_active(sys))
         return 0.0;
-    ss_self_contact *sc = sys->self_contact;
+    ss_self_contact *sc = sys->self_contact, own;
+    const ss_self_contact *list = sc;
     const double *x = SS_DOUBLES(sys, SS_POSITIONS);
-    if (ss_self_contact_refresh(sc, sys, x))
-        return NAN;
+    if (in_step) {
+        if (ss_self_contact_refresh(sc, sys, x))
+            return NAN;
+    } else if (!ss_self_contact_fits(sc, sys, x)) {
+        /* a query: the step's list is read only as it is; else a list of its own, the
+         * one a rebuild at x would make (so the same pairs, in the same order) */
+        const int failed = ss_self_contact_query_list(&own, sc, sys, x);
+        if (failed) {
+            ss_self_contact_release(&own);
+            return NAN;
+        }
+        list = &own;
+    }
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     double energy = 0.0;
     face_plane plane = {.face = -1};
-    for (size_t c = 0; c < sc->count; c++) {
+    for (size_t c = 0; c < list->count; c++) {
         double w[3], n[3], depth;
-        if (pair_contact(sc, &plane, x, faces, sc->pairs + 2 * c, w, n, &depth))
+        if (pair_contact(list, &plane, x, faces, list->pairs + 2 * c, w, n, &depth))
             energy += depth * depth;
     }
+    if (list == &own)
+        ss_self_contact_release(&own);
     return 0.5 * sc->stiffness * energy;
 }
 
@@ -327,16 +341,7 @@ void ss_self_contact_free(ss_system *sys) {
     ss_self_contact *sc = sys->self_contact;
     if (!sc)
         return;
-    ss_free(sc->pairs);
-    ss_free(sc->built_x);
-    ss_free(sc->buckets);
-    ss_free(sc->sorted);
-    ss_free(sc->seen_x);
-    ss_free(sc->opposite);
-    ss_free(sc->sorted_x);
-    ss_free(sc->hits);
-    ss_free(sc->results);
-    ss_free(sc->touching);
+    ss_self_contact_release(sc);
     ss_free(sc);
     sys->self_contact = NULL;
 }
@@ -348,6 +353,7 @@ size_t ss_self_contact_nbytes(const ss_system *sys) {
     return sizeof *sc + (sc->pairs ? 2 * sc->pair_capacity * sizeof(int32_t) : 0) +
            (sc->built_x ? sc->built_capacity * sizeof(double) : 0) +
            (sc->buckets ? sc->bucket_capacity * sizeof(size_t) : 0) +
+           (sc->bucket_of_node ? sc->bucket_of_node_capacity * sizeof(size_t) : 0) +
            (sc->sorted ? sc->sorted_capacity * sizeof(int32_t) : 0) +
            (sc->seen_x ? sc->seen_capacity * sizeof(double) : 0) +
            (sc->opposite ? sc->opposite_capacity * sizeof(int32_t) : 0) +

@@ -33,9 +33,14 @@ void ss_self_contact_pair_forces(const ss_system *sys, const double *x, const do
 void ss_self_contact_gather_forces(const ss_system *sys, double *f, size_t stride);
 /* Candidates of the last search (0 after a failed one). */
 size_t ss_self_contact_num_pairs(const ss_system *sys);
-/* sum 1/2 k (h - d)^2 over touching node-triangle pairs at the current positions, J. */
-double ss_self_contact_energy(const ss_system *sys);
-/* Power the friction takes out of the motion at the current state, W (>= 0). */
+/* sum 1/2 k (h - d)^2 over touching node-triangle pairs at the current positions, J.
+ * in_step: the list is made valid for them (rebuilt if need be), as a force evaluation
+ * does. Otherwise (a query) the step's list is only read, when valid as it is, and else
+ * a list of the query's own is built and freed: the same pairs in the same order, so the
+ * same bits, and the step's memory is never freed, grown or written. */
+double ss_self_contact_energy(const ss_system *sys, int in_step);
+/* Power the friction takes out of the motion at the current state, W (>= 0); the
+ * step's (its list is refreshed). */
 double ss_self_contact_power(const ss_system *sys);
 /* At the end of a successful step call: count the nodes that went through a triangle
  * they were near since the last check (see self_contact_list.c). */

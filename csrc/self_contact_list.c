@@ -101,9 +101,21 @@ static size_t grid_bucket(const ss_grid *g, int64_t cx, int64_t cy, int64_t cz) 
     return (size_t)c[0] + g->size[0] * ((size_t)c[1] + g->size[1] * (size_t)c[2]);
 }
 
+/* The bucket of the node at p, always one of the grid's: in a dense box, its cell is
+ * clamped into the box. make_grid made the box hold every node's cell, so the clamp
+ * changes nothing unless p was written by another thread since (a view written while
+ * the step runs): then the node goes to an edge cell (a meaningless list, but no
+ * index out of range). */
 static size_t node_bucket(const ss_grid *g, const double *p) {
-    return grid_bucket(g, cell_of(p[0], g->inv_cell), cell_of(p[1], g->inv_cell),
-                       cell_of(p[2], g->inv_cell));
+    int64_t c[3];
+    for (int q = 0; q < 3; q++) {
+        c[q] = cell_of(p[q], g->inv_cell);
+        if (g->dense) {
+            const int64_t last = g->first[q] + (int64_t)g->size[q] - 1;
+            c[q] = c[q] < g->first[q] ? g->first[q] : c[q] > last ? last : c[q];
+        }
+    }
+    return grid_bucket(g, c[0], c[1], c[2]);
 }
 
 /* The grid of cells `cell` m wide for the nodes at x; its number of buckets. */
@@ -280,18 +292,26 @@ void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, 
 /* Cells per axis a grown box may span: cells are 1 / (SS_SPAN - 1) of the largest. */
 #define SS_SPAN 3
 
-/* Rebuild the list at positions x. -1 when out of memory (the list is then invalid). */
-static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
+/* Nonzero when sc->opposite is that of the current faces. */
+static int opposites_current(const ss_self_contact *sc, const ss_system *sys) {
+    return sc->opposite_valid && sc->opposite_edits == sys->topology_edits &&
+           sc->opposite_faces == sys->num_faces;
+}
+
+/* Rebuild the list at positions x, with `opposite` the triangles' neighbours across their
+ * edges (find_opposites). -1 when out of memory (the list is then invalid).
+ *
+ * Each node's bucket is computed once (node_bucket, into bucket_of_node), and both the
+ * count and the placement of the counting sort read it: two reads of a position that
+ * disagree (another thread writing it meanwhile) cannot make them disagree, which
+ * would write outside `sorted`. */
+static int build(ss_self_contact *sc, const ss_system *sys, const double *x,
+                 const int32_t *opposite) {
     const size_t n = sys->num_nodes, nf = sys->num_faces;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     const double reach = sc->thickness + sc->margin;
-    ss_self_contact_count_crossings(sc, sys, x); /* over the old list, before it goes */
     sc->valid = 0;
     sc->count = 0;
-    if ((!sc->opposite_valid || sc->opposite_edits != sys->topology_edits ||
-         sc->opposite_faces != nf) &&
-        find_opposites(sc, sys))
-        return -1;
     double cell = 0.0;
     for (size_t t = 0; t < nf; t++) {
         const int32_t *tri = faces + 3 * t;
@@ -307,20 +327,24 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
     const size_t num_buckets = make_grid(&grid, x, n, (cell + 2.0 * reach) / (SS_SPAN - 1));
     if (ss_self_contact_reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1,
                                 sizeof(size_t)) ||
+        ss_self_contact_reserve((void **)&sc->bucket_of_node, &sc->bucket_of_node_capacity, n,
+                                sizeof(size_t)) ||
         ss_self_contact_reserve((void **)&sc->sorted, &sc->sorted_capacity, n, sizeof(int32_t)) ||
         ss_self_contact_reserve((void **)&sc->sorted_x, &sc->sorted_x_capacity, 3 * n,
                                 sizeof(double)) ||
         ss_self_contact_reserve((void **)&sc->hits, &sc->hits_capacity, n, sizeof(int32_t)) ||
         ss_self_contact_reserve((void **)&sc->built_x, &sc->built_capacity, 3 * n, sizeof(double)))
         return -1;
-    size_t *start = sc->buckets;
+    size_t *start = sc->buckets, *bucket = sc->bucket_of_node;
     memset(start, 0, (num_buckets + 1) * sizeof(size_t));
-    for (size_t i = 0; i < n; i++)
-        start[node_bucket(&grid, x + 3 * i)]++;
+    for (size_t i = 0; i < n; i++) {
+        bucket[i] = node_bucket(&grid, x + 3 * i);
+        start[bucket[i]]++;
+    }
     for (size_t b = 1; b <= num_buckets; b++)
         start[b] += start[b - 1];
     for (size_t i = n; i-- > 0;)
-        sc->sorted[--start[node_bucket(&grid, x + 3 * i)]] = (int32_t)i;
+        sc->sorted[--start[bucket[i]]] = (int32_t)i;
     /* The positions in bucket order, one coordinate after the other: the scan below
      * reads them in sequence, and tests them without branches. */
     double *sx = sc->sorted_x, *sy = sx + n, *sz = sy + n;
@@ -332,7 +356,7 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
     }
     int32_t *hits = sc->hits;
     for (size_t t = 0; t < nf; t++) {
-        const int32_t *tri = faces + 3 * t, *far = sc->opposite + 3 * t;
+        const int32_t *tri = faces + 3 * t, *far = opposite + 3 * t;
         double lo[3], hi[3];
         int64_t c0[3], c1[3];
         for (int q = 0; q < 3; q++) {
@@ -395,8 +419,7 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x) {
     return 0;
 }
 
-/* Make the list valid for positions x: 0, or -1 when out of memory. */
-int ss_self_contact_refresh(ss_self_contact *sc, const ss_system *sys, const double *x) {
+int ss_self_contact_fits(const ss_self_contact *sc, const ss_system *sys, const double *x) {
     if (sc->valid && sc->built_edits == sys->topology_edits && sc->built_nodes == sys->num_nodes &&
         sc->built_faces == sys->num_faces) {
         const double limit = 0.25 * sc->margin * sc->margin; /* (margin / 2)^2 */
@@ -419,10 +442,51 @@ int ss_self_contact_refresh(ss_self_contact *sc, const ss_system *sys, const dou
         for (int q = 0; q < 3; q++)
             farthest += 0.25 * (hi[q] - lo[q]) * (hi[q] - lo[q]);
         farthest = broken ? NAN : n ? farthest : 0.0; /* NaN: rebuild (and fail) */
-        if (farthest <= limit)
-            return 0;
+        return farthest <= limit;
     }
-    return build(sc, sys, x);
+    return 0;
+}
+
+/* Make the list valid for positions x: 0, or -1 when out of memory. */
+int ss_self_contact_refresh(ss_self_contact *sc, const ss_system *sys, const double *x) {
+    if (ss_self_contact_fits(sc, sys, x))
+        return 0;
+    ss_self_contact_count_crossings(sc, sys, x); /* over the old list, before it goes */
+    sc->valid = 0;
+    sc->count = 0;
+    if (!opposites_current(sc, sys) && find_opposites(sc, sys))
+        return -1;
+    return build(sc, sys, x, sc->opposite);
+}
+
+int ss_self_contact_query_list(ss_self_contact *own, const ss_self_contact *step,
+                               const ss_system *sys, const double *x) {
+    memset(own, 0, sizeof *own);
+    own->thickness = step->thickness;
+    own->stiffness = step->stiffness;
+    own->friction = step->friction;
+    own->margin = step->margin;
+    const int32_t *opposite = step->opposite;
+    if (!opposites_current(step, sys)) {
+        if (find_opposites(own, sys))
+            return -1;
+        opposite = own->opposite;
+    }
+    return build(own, sys, x, opposite);
+}
+
+void ss_self_contact_release(ss_self_contact *sc) {
+    ss_free(sc->pairs);
+    ss_free(sc->built_x);
+    ss_free(sc->buckets);
+    ss_free(sc->bucket_of_node);
+    ss_free(sc->sorted);
+    ss_free(sc->seen_x);
+    ss_free(sc->opposite);
+    ss_free(sc->sorted_x);
+    ss_free(sc->hits);
+    ss_free(sc->results);
+    ss_free(sc->touching);
 }
 
 /* The closest point of triangle (a, b, c) to p as barycentric weights w (Ericson,

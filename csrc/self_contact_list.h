@@ -13,8 +13,10 @@ struct ss_self_contact {
     size_t built_edits, built_nodes, built_faces;
     int32_t *pairs; /* (count, 2) node, triangle */
     size_t count, pair_capacity;
-    double *built_x;  /* (N, 3) positions at the build */
-    size_t *buckets;  /* (num_buckets + 1,) counting sort's offsets */
+    double *built_x;        /* (N, 3) positions at the build */
+    size_t *buckets;        /* (num_buckets + 1,) counting sort's offsets */
+    size_t *bucket_of_node; /* (N,) each node's bucket, computed once per build */
+    size_t bucket_of_node_capacity;
     int32_t *sorted;  /* (N,) nodes by bucket */
     double *sorted_x; /* (3, N) their positions, in that order */
     size_t sorted_x_capacity;
@@ -41,6 +43,15 @@ struct ss_self_contact {
 int ss_self_contact_reserve(void **p, size_t *capacity, size_t need, size_t size);
 /* Make the candidate list valid for positions x: 0, or -1 when out of memory. */
 int ss_self_contact_refresh(ss_self_contact *sc, const ss_system *sys, const double *x);
+/* Nonzero when sc's list is valid for positions x as it is (refresh would keep it). */
+int ss_self_contact_fits(const ss_self_contact *sc, const ss_system *sys, const double *x);
+/* A query's list: *own (zeroed here) gets step's settings and the list at x, built in
+ * memory of its own (the step's triangle neighbours only read, when current); no
+ * crossing is counted. 0, or -1 when out of memory; release *own after either. */
+int ss_self_contact_query_list(ss_self_contact *own, const ss_self_contact *step,
+                               const ss_system *sys, const double *x);
+/* Free every buffer sc holds (not sc itself). */
+void ss_self_contact_release(ss_self_contact *sc);
 /* Count the list's nodes that went through a triangle between the last check and x;
  * x becomes the last check. */
 void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, const double *x);

@@ -280,6 +280,12 @@ typedef struct ss_system {
     double divergence_factor;
     int books_mode;
     struct ss_books *books; /* NULL until a watched step; owned, never shared by a copy */
+    /* Edits made between steps through the kernel's setters (an assignment, a pin, a gas
+     * setting): the books of a loop of short calls start afresh after one. */
+    size_t state_edits;
+    /* The finiteness probe's scale s: it sums 0 * ((x s) s) + 0 * v, NaN also once some
+     * |coordinate| passes the bound of the short calls' books (divergence.c); 1 else. */
+    double probe_scale;
 
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;
@@ -549,18 +555,25 @@ typedef struct {
                       * pairs' 1/2 sum k (h - d)^2 (self_contact.c) */
 } ss_energy_terms;
 
+/* The energies at the current state, for a query (energy()): the contact searches run
+ * in scratch of their own, so the step's is never freed, grown or written. */
 void ss_energy(const ss_system *sys, ss_energy_terms *out);
+/* The same bits, for the step's own use (between its substeps): the searches run in the
+ * step's scratch, as its force evaluations do. */
+void ss_energy_in_step(const ss_system *sys, ss_energy_terms *out);
 void ss_momentum(const ss_system *sys, double out[3]);
 void ss_center_of_mass(const ss_system *sys, double out[3]);
 void ss_spring_lengths(const ss_system *sys, double *out);
 void ss_spring_tensions(const ss_system *sys, double *out);
 /* Power, W, that spring damping, drag and the air on faces take out of the motion at
  * the current state: sum c ((v_j - v_i).u)^2 + sum over free nodes of drag (v - wind).v
- * + ss_aero_power. */
+ * + ss_aero_power, and the contacts' dashpots and friction. The step's: the contact
+ * searches run in the step's scratch. */
 double ss_dissipation_power(const ss_system *sys);
 /* Kinetic energy of the free nodes, J (what energy_loss scales). */
 double ss_free_kinetic_energy(const ss_system *sys);
-/* The explicit stability limit, s (see energy.c for the estimate). */
+/* The explicit stability limit, s (see energy.c for the estimate). A query: node-node
+ * contacts are searched in scratch of its own. */
 ss_status ss_critical_dt(ss_system *sys, double *out);
 /* The Gershgorin bound on the springs' highest angular frequency, rad/s (inf with a
  * rigid rod, 0 with no spring on a free node): the w of ss_critical_dt's bound. */

@@ -85,6 +85,7 @@ ss_system *ss_system_new(int dim) {
     sys->cg_max_iterations = 1000;
     sys->last_cg_residual = NAN; /* no solve yet */
     sys->divergence_factor = SS_DIVERGENCE_FACTOR;
+    sys->probe_scale = 1.0;
     sys->unchecked = ~0u;
     sys->absent = SS_COLD_ARRAYS;
     sys->touch = ss_touch_new();
@@ -191,6 +192,8 @@ ss_system *ss_system_copy(const ss_system *src) {
     memset(&dst->contact, 0, sizeof dst->contact);
     dst->books = NULL; /* a copy starts its own books */
     dst->books_mode = SS_BOOKS_CALL;
+    dst->probe_scale = 1.0;
+    ss_books_forget(src);     /* and so does the original: the two step alike from here */
     dst->plan = NULL;         /* rebuilt on the copy's first step */
     dst->unchecked = ~0u;     /* the original may hold unchecked writes: check once */
     dst->colour_order = NULL; /* likewise */
@@ -522,6 +525,7 @@ ss_status ss_system_set_array(ss_system *sys, ss_array which, const void *data) 
     size_t bytes = rows * ss_array_columns(sys, which) * ss_array_itemsize(which);
     memmove(sys->arrays[which]->data, data, bytes); /* data may be a view of this array */
     ss_system_mark_unchecked(sys, which); /* what the row checks cannot see: gas volumes */
+    sys->state_edits++;
     if (which == SS_PINNED)
         for (size_t i = 0; i < rows; i++)
             SS_BYTES(sys, SS_PINNED)[i] = SS_BYTES(sys, SS_PINNED)[i] != 0;

@@ -114,6 +114,7 @@ ss_status ss_system_set_pinned(ss_system *sys, size_t count, const int64_t *indi
             return st;
     for (size_t k = 0; k < count; k++)
         SS_BYTES(sys, SS_PINNED)[indices[k]] = value ? 1 : 0;
+    sys->state_edits++;
     if (value)
         sys->pins_unheld = 1; /* the node may be moving */
     return SS_OK;

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from springsim.system import System
 
 # The forces, one function each, and the shortest spring (read here by the tests).
-from springsim._reference_contact import Contact, contact_forces, contact_matrices
+from springsim._reference_contact import Contact, contact_energy, contact_forces, contact_matrices
 from springsim._reference_forces import (
     MIN_SPRING_LENGTH as MIN_SPRING_LENGTH,  # (re-exported: obj.py and the tests read it)
 )
@@ -535,7 +535,8 @@ def gas_energy(s: State, x: np.ndarray) -> float:
 class Books:
     """The energy books of one step call (csrc/divergence.c, in NumPy).
 
-    The motion's energy Q (:func:`motion_energy`) may grow only by what is put in:
+    The motion's energy Q (:func:`motion_energy`) may grow only by what it had (with
+    the node–node contacts' potential at the start) and what is put in:
     the work of the constant node forces P = m g + F + drag·wind on the free nodes,
     P·(x − x₀), the drop of the gas energy, and the power −F_p·v_p of the springs on
     moving pinned nodes p (trapezoid rule per substep). A check (every EVERY substeps
@@ -550,7 +551,8 @@ class Books:
         self.factor, self.dt = factor, dt
         self.x0, self.v0, self.time0 = s.x.copy(), s.v.copy(), s.time
         self.prev_accel0 = None if s.prev_accel is None else s.prev_accel.copy()
-        self.available = self.most = motion_energy(s, s.x, s.v)
+        # what the motion may take: Q and the contacts' potential (an overlap releases it)
+        self.available = self.most = motion_energy(s, s.x, s.v) + contact_energy(s, s.x)
         self.gas0 = gas_energy(s, s.x)
         self.pin_work, self.pin_power = 0.0, self._pin_power(s)
         #: Q / max(A_max, floor) at each check so far (what the factor is compared with).
