@@ -119,7 +119,7 @@ typedef struct {
     double friction;      /* Coulomb coefficient >= 0 */
 } ss_collider;
 
-/* What contacts keep between substeps (collide.c), all derived from the system and
+/* What contacts keep between substeps (colliders.c), all derived from the system and
  * rebuilt when missing (every topology edit drops it): each node's springs, for the
  * potential energy that putting a node back on a surface costs, and the scratch of a
  * substep. */
@@ -131,7 +131,7 @@ typedef struct {
     double *gas;      /* (N, dim) N, gas forces at the end of the substep's integration */
     int32_t *hits;    /* (N, 2) what a mesh's detection found per node: face (-1 none), side */
     int sticky;       /* some collider has friction or is a mesh: start is saved */
-} ss_contact;
+} ss_collider_contacts;
 
 /* A closed body of ideal gas (pressure.c): its boundary is a closed, consistently
  * oriented loop of edges (2D, elements of 2 nodes) or surface of triangles (3D,
@@ -169,7 +169,7 @@ typedef struct {
     size_t *end_start;             /* (num_blocks + 1,) each block's ends */
 } ss_plan;
 
-typedef struct ss_self_contact ss_self_contact; /* self_contact.c's own */
+typedef struct ss_self_collision ss_self_collision; /* self_collision.c's own */
 typedef struct ss_system {
     int dim; /* 2 or 3 */
     size_t num_nodes;
@@ -290,8 +290,8 @@ typedef struct ss_system {
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;
     long last_collider_id;
-    ss_contact contact;
-    struct ss_touch *touch; /* node-node contact: law, group filter, scratch (contact.h) */
+    ss_collider_contacts collider_contacts;
+    struct ss_contact *contact; /* node-node contact: law, group filter, scratch (contact.h) */
 
     ss_pressure_body *bodies; /* gas bodies, in the order added */
     size_t num_bodies, body_capacity;
@@ -299,7 +299,7 @@ typedef struct ss_system {
     /* Set by a force evaluation that finds a body with volume <= 0 (its id), so the
      * step can roll back and say which; -1 otherwise. Reset by every step. */
     long collapsed_body;
-    ss_self_contact *self_contact; /* node-triangle self-collision; NULL: off */
+    ss_self_collision *self_collision; /* node-triangle self-collision; NULL: off */
 
     /* Bit a set: array a may hold values written through a view since the last
      * ss_system_validate, which then checks it (see unchecked() in system.c). */
@@ -334,6 +334,10 @@ ss_status ss_fail(ss_system *sys, ss_status status, const char *fmt, ...)
 
 ss_system *ss_system_new(int dim);
 void ss_system_free(ss_system *sys);
+/* The topology changed (nodes, springs or faces added or removed): count the edit and
+ * free what was built for the old one, the plan, the colouring and the colliders'
+ * contact lists, to be rebuilt when needed (system.c). */
+void ss_system_topology_changed(ss_system *sys);
 /* A deep copy, or NULL when out of memory. */
 ss_system *ss_system_copy(const ss_system *sys);
 
@@ -416,9 +420,9 @@ ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 /* Sections of this header kept in their own files (included here, in this order). */
 #include "divergence.h"
 #include "parallel.h"
-#include "collide.h"
+#include "colliders.h"
 #include "contact.h"
-#include "self_contact.h"
+#include "self_collision.h"
 
 /* ---- Constraints (constraints.c) --------------------------------------- */
 
@@ -552,7 +556,7 @@ typedef struct {
     double gravity;  /* -sum m g.x */
     double pressure; /* sum over gas bodies of -nrt ln V + ambient V */
     double contact;  /* node-node pairs' 1/2 sum k_c delta^2 (contact.c) and node-triangle
-                      * pairs' 1/2 sum k (h - d)^2 (self_contact.c) */
+                      * pairs' 1/2 sum k (h - d)^2 (self_collision.c) */
 } ss_energy_terms;
 
 /* The energies at the current state, for a query (energy()): the contact searches run

@@ -66,7 +66,7 @@ ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, con
         (st = ss_check_masses(sys, m, count, 0)))
         return st;
     /* A default contact radius gives the new nodes radii: the array must exist. */
-    const double radius = sys->touch->radius;
+    const double radius = sys->contact->radius;
     if ((radius > 0.0 && (st = ss_system_materialize(sys, SS_RADII))) ||
         (st = ss_reserve_rows(sys, 0, SS_NODE_ARRAYS, n + count, n)))
         return st;

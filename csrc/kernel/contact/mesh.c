@@ -1,12 +1,12 @@
 /* mesh.c - triangle-mesh colliders: the checked copy of a mesh, its bounding volume
- * hierarchy, and where a node is against it (collide.c responds to what this finds).
+ * hierarchy, and where a node is against it (colliders.c responds to what this finds).
  *
  * The mesh is a surface of thickness h >= 0 (at least the skin, 1e-9 of the mesh's
  * extent, so that a node put back is on a definite side of it, clear of rounding). A
  * node belongs on the side of a triangle it started the substep on: ss_mesh_find looks
  * for the first triangle that the segment from its start to where the integration left
  * it crosses (continuous: nothing passes a static mesh, at any dt), and else for the
- * nearest triangle closer than h; collide.c puts it back at distance h on its side. The
+ * nearest triangle closer than h; colliders.c puts it back at distance h on its side. The
  * hierarchy is built once per mesh (median splits along the widest axis of the
  * triangles' centroids, ties broken by face index), so its shape, and every result,
  * depends on the mesh alone: a query costs about log F box tests. */

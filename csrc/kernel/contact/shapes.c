@@ -1,5 +1,5 @@
 /* shapes.c - the geometry of the box and capsule colliders: where a point is against
- * them (collide.c responds to it, as for planes and spheres). */
+ * them (colliders.c responds to it, as for planes and spheres). */
 #include "springsim.h"
 
 #include <math.h>

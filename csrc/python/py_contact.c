@@ -1,4 +1,4 @@
-/* py_touch.c - node-node contact: its law, its group filter, the pairs in contact. */
+/* py_contact.c - node-node contact: its law, its group filter, the pairs in contact. */
 #define NO_IMPORT_ARRAY /* module.c imports NumPy's C API: see py_system.h */
 #include "py_system.h"
 
@@ -10,7 +10,7 @@ PyObject *ss_py_system_contact_law(SystemObject *self, PyObject *unused) {
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
-    const ss_touch *t = sys->touch;
+    const ss_contact *t = sys->contact;
     return Py_BuildValue("(dddd)", t->radius, t->stiffness, t->restitution, t->friction);
 }
 
@@ -20,7 +20,7 @@ PyObject *ss_py_system_has_radii(SystemObject *self, PyObject *unused) {
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
-    return PyBool_FromLong(ss_touch_active(sys));
+    return PyBool_FromLong(ss_contact_active(sys));
 }
 
 /* _set_contact_law(radius, stiffness, restitution, friction): all checked first. */
@@ -32,7 +32,7 @@ PyObject *ss_py_system_set_contact_law(SystemObject *self, PyObject *args) {
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
-    ss_status st = ss_touch_set_law(sys, radius, stiffness, restitution, friction);
+    ss_status st = ss_contact_set_law(sys, radius, stiffness, restitution, friction);
     if (st)
         return ss_py_raise_status(sys, st);
     Py_RETURN_NONE;
@@ -46,7 +46,7 @@ PyObject *ss_py_system_set_contact_filter(SystemObject *self, PyObject *args) {
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
-    ss_status st = ss_touch_set_filter(sys, (int32_t)a, (int32_t)b, enabled);
+    ss_status st = ss_contact_set_filter(sys, (int32_t)a, (int32_t)b, enabled);
     if (st)
         return ss_py_raise_status(sys, st);
     Py_RETURN_NONE;
@@ -58,7 +58,7 @@ PyObject *ss_py_system_contact_filter(SystemObject *self, PyObject *unused) {
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
-    const ss_touch *t = sys->touch;
+    const ss_contact *t = sys->contact;
     PyObject *list = PyList_New((Py_ssize_t)t->num_off);
     if (!list)
         return NULL;
@@ -86,7 +86,7 @@ PyObject *ss_py_system_contact_pairs(SystemObject *self, PyObject *unused) {
     size_t count;
     /* searched in scratch of its own, not the step's */
     ss_status st = ss_system_validate(sys);
-    if (st || (st = ss_touch_pairs_now(sys, &pairs, &count)))
+    if (st || (st = ss_contact_pairs_now(sys, &pairs, &count)))
         return ss_py_raise_status(sys, st);
     npy_intp dims[2] = {(npy_intp)count, 2};
     PyObject *arr = PyArray_SimpleNew(2, dims, NPY_INT32);

@@ -11,7 +11,7 @@
  * With threads, blocks go to whichever thread is free, and the two passes are
  * separated by one barrier; gas pressure (few elements, a sum over each body's
  * boundary), then the air on faces (aero.c), then node-node contact (contact.c: its
- * pairs in their fixed order), then self-contact (self_contact.c), are added between
+ * pairs in their fixed order), then self-contact (self_collision.c), are added between
  * them by one thread. The contact pairs are found before the region (they read x
  * only); their forces are computed by the threads with the between-block springs,
  * each pair into its own scratch row, and the one thread adds the rows in pair order.
@@ -126,7 +126,7 @@ static void evaluate(const evaluation *e) {
     const ss_plan *plan = sys->plan;
     const size_t blocks = plan->num_blocks;
     const int threads = ss_threads_for(sys);
-    const int air = ss_aero_active(sys), self = ss_self_contact_active(sys);
+    const int air = ss_aero_active(sys), self = ss_self_collision_active(sys);
     const int touch = !ss_array_absent(sys, SS_RADII); /* some node may have a radius */
     const size_t stride = ss_force_stride(sys->dim);
     if (threads <= 1 || blocks == 1) {
@@ -151,9 +151,9 @@ static void evaluate(const evaluation *e) {
         if (air)
             ss_aero_add_forces(sys, e->x, e->v, e->forces, stride);
         if (touch)
-            ss_touch_add_forces(sys, e->x, e->v, e->forces, stride);
+            ss_contact_add_forces(sys, e->x, e->v, e->forces, stride);
         if (self)
-            ss_self_contact_add_forces(sys, e->x, e->v, e->forces, stride);
+            ss_self_collision_add_forces(sys, e->x, e->v, e->forces, stride);
         for (size_t b = 0; b < blocks; b++)
             block_finish(e, b);
         return;
@@ -163,17 +163,17 @@ static void evaluate(const evaluation *e) {
      * contact ran in the single block), so that the pairs' forces can join the loop of
      * the between-block springs and the region keeps its two barriers. */
     if (touch)
-        ss_touch_search(sys, e->x);
+        ss_contact_search(sys, e->x);
     if (self)
-        ss_self_contact_search(sys, e->x);
-    const long long touches = touch ? (long long)ss_touch_num_pairs(sys) : 0;
-    const long long selfs = self ? (long long)ss_self_contact_num_pairs(sys) : 0;
-    const long touch_pieces = contact_pieces(touches), self_pieces = contact_pieces(selfs);
+        ss_self_collision_search(sys, e->x);
+    const long long touches = touch ? (long long)ss_contact_num_pairs(sys) : 0;
+    const long long selfs = self ? (long long)ss_self_collision_num_pairs(sys) : 0;
+    const long node_pieces = contact_pieces(touches), self_pieces = contact_pieces(selfs);
     /* long: OpenMP 2.0 (MSVC) wants a signed loop index; cross is 64-bit even where long
      * is 32 (Windows), so that cross * piece cannot overflow. */
     const long count = (long)blocks;
     const long long cross = (long long)plan->num_cross;
-    const long pieces = SS_CROSS_PIECES + touch_pieces + self_pieces;
+    const long pieces = SS_CROSS_PIECES + node_pieces + self_pieces;
 #pragma omp parallel num_threads(threads)
     {
         const ss_fpstate fp = ss_fp_enter(); /* the same rounding on every thread */
@@ -187,14 +187,14 @@ static void evaluate(const evaluation *e) {
             if (piece < SS_CROSS_PIECES) {
                 cross_springs(e, (size_t)(cross * piece / SS_CROSS_PIECES),
                               (size_t)(cross * (piece + 1) / SS_CROSS_PIECES));
-            } else if (piece < SS_CROSS_PIECES + touch_pieces) {
+            } else if (piece < SS_CROSS_PIECES + node_pieces) {
                 const long long q = piece - SS_CROSS_PIECES;
-                ss_touch_pair_forces(sys, e->x, e->v, (size_t)(touches * q / touch_pieces),
-                                     (size_t)(touches * (q + 1) / touch_pieces));
+                ss_contact_pair_forces(sys, e->x, e->v, (size_t)(touches * q / node_pieces),
+                                       (size_t)(touches * (q + 1) / node_pieces));
             } else {
-                const long long q = piece - SS_CROSS_PIECES - touch_pieces;
-                ss_self_contact_pair_forces(sys, e->x, e->v, (size_t)(selfs * q / self_pieces),
-                                            (size_t)(selfs * (q + 1) / self_pieces));
+                const long long q = piece - SS_CROSS_PIECES - node_pieces;
+                ss_self_collision_pair_forces(sys, e->x, e->v, (size_t)(selfs * q / self_pieces),
+                                              (size_t)(selfs * (q + 1) / self_pieces));
             }
         }
         if (sys->num_bodies || air || touch || self) {
@@ -207,9 +207,9 @@ static void evaluate(const evaluation *e) {
                 if (air)
                     ss_aero_add_forces(sys, e->x, e->v, e->forces, stride);
                 if (touch)
-                    ss_touch_gather_forces(sys, e->forces, stride);
+                    ss_contact_gather_forces(sys, e->forces, stride);
                 if (self)
-                    ss_self_contact_gather_forces(sys, e->forces, stride);
+                    ss_self_collision_gather_forces(sys, e->forces, stride);
             }
         }
 #pragma omp for schedule(dynamic, 1) nowait
@@ -283,8 +283,8 @@ void ss_forces_external(ss_system *sys, const double *x, const double *v, double
     if (ss_aero_active(sys))
         ss_aero_add_forces(sys, x, v, a, dim);
     if (!ss_array_absent(sys, SS_RADII))
-        ss_touch_add_forces(sys, x, v, a, dim);
-    if (ss_self_contact_active(sys))
-        ss_self_contact_add_forces(sys, x, v, a, dim);
+        ss_contact_add_forces(sys, x, v, a, dim);
+    if (ss_self_collision_active(sys))
+        ss_self_collision_add_forces(sys, x, v, a, dim);
     divide_by_mass(sys, 0, sys->num_nodes, a, dim, a);
 }

@@ -290,12 +290,12 @@ static double gas_energy(const ss_system *sys) {
 /* The energy the motion may take when books open: Q and the contacts' potential, J (node
  * pairs' 1/2 k_c delta^2, node-triangle pairs' 1/2 k (h - d)^2: a system that starts
  * with overlaps releases it). The step's scratch holds the node pairs at these positions
- * (ss_touch_prepare) and the self-contact list is made valid for them, as the first
+ * (ss_contact_prepare) and the self-contact list is made valid for them, as the first
  * force evaluation would: no search of its own. */
 static double opening_energy(const ss_system *sys, double motion) {
-    double stored = ss_self_contact_energy(sys, 1);
+    double stored = ss_self_collision_energy(sys, 1);
     if (!ss_array_absent(sys, SS_RADII))
-        stored += ss_touch_found_energy(sys);
+        stored += ss_contact_found_energy(sys);
     return motion + stored;
 }
 

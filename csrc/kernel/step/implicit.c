@@ -7,7 +7,7 @@
  * (-c u u^T per spring) and drag (-drag I); df/dx is minus the springs' projected
  * Hessian. Node-node contacts touching at x join both as compressed springs of
  * stiffness k_c along their normal u (rest length r_i + r_j, so the projected
- * transverse term is 0) with their dashpot c u u^T (contact_law.c); their friction,
+ * transverse term is 0) with their dashpot c u u^T (contact.c); their friction,
  * gas pressure, the air on faces, gravity and external forces enter f only
  * (explicitly).
  *
@@ -148,7 +148,7 @@ static void apply_matrix(const ss_system *sys, double dt, block_data blocks, int
             out[q] = (m[i] + dt * sys->drag) * p[q];
     add_spring_blocks(sys, blocks, p, out);
     if (touch)
-        ss_touch_add_blocks(sys, p, out); /* pinned entries of p: their rows are reset below */
+        ss_contact_add_blocks(sys, p, out); /* pinned entries of p: their rows are reset below */
     for (size_t i = 0; i < n; i++)
         if (pinned[i])
             for (size_t q = i * dim; q < (i + 1) * dim; q++)
@@ -172,7 +172,7 @@ static void inverse_diagonal(const ss_system *sys, double dt, block_data blocks,
                               blocks.transverse[s];
         }
     if (touch)
-        ss_touch_add_diagonal(sys, inv);
+        ss_contact_add_diagonal(sys, inv);
     for (size_t i = 0; i < n; i++)
         for (size_t q = i * dim; q < (i + 1) * dim; q++)
             inv[q] = pinned[i] ? 1.0 : 1.0 / inv[q];
@@ -250,16 +250,16 @@ void ss_implicit_euler_step(ss_system *sys, double dt, double *scratch) {
 
     ss_forces_acceleration(sys, x, v, b); /* a = f / m, 0 when pinned */
     /* the evaluation found the contacts at x (and failed, poisoning b, if it could not) */
-    const int touch = !ss_array_absent(sys, SS_RADII) && ss_touch_num_pairs(sys);
+    const int touch = !ss_array_absent(sys, SS_RADII) && ss_contact_num_pairs(sys);
     spring_frames(sys, x, 1, u, k_t);
     /* b = dt (f - dt K v): f = m a, and -dt K v from the projected Hessian. */
     block_coefficients(sys, k_t, 0.0, 1.0, axial, transverse);
     memset(dv, 0, nd * sizeof(double));
     add_spring_blocks(sys, blocks, v, dv); /* dv holds K v for now */
     if (touch) {
-        ss_touch_frames(sys, x, 0.0, 1.0);
-        ss_touch_add_blocks(sys, v, dv);
-        ss_touch_frames(sys, x, dt, dt * dt);
+        ss_contact_frames(sys, x, 0.0, 1.0);
+        ss_contact_add_blocks(sys, v, dv);
+        ss_contact_frames(sys, x, dt, dt * dt);
     }
     for (size_t i = 0; i < n; i++)
         for (size_t q = i * dim; q < (i + 1) * dim; q++)

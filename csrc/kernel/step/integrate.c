@@ -143,7 +143,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         memcpy(save_v, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
     }
     sys->known_finite = 0;
-    ss_collide_begin_substep(sys);
+    ss_colliders_begin_substep(sys);
     switch (method) {
     case SS_EULER:
         step_euler(sys, dt, scratch);
@@ -182,7 +182,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         sys->power = power;
     }
     /* The strain limit moves nodes: what it takes (or gives) is the change of the whole
-     * energy across it. Contacts count what they dissipate themselves (collide.c). */
+     * energy across it. Contacts count what they dissipate themselves (colliders.c). */
     const int limited = sys->max_strain >= 0.0, corrected = limited || sys->num_colliders;
     if (corrected || sys->energy_loss != 1.0)
         sys->known_finite = 0; /* what moved the nodes after the check is checked again */
@@ -193,7 +193,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     ss_constraints_limit_strain(sys);
     if (sys->track_energy && limited)
         sys->dissipated += before - total_energy(sys);
-    ss_collide(sys, damped);
+    ss_colliders_apply(sys, damped);
     /* A collider that pushed a node back out may have stretched a spring the limiter
      * had just shortened: then the limit is not met this substep, and the step says so. */
     if (limited && sys->num_colliders && sys->strain_unmet == unmet_before &&
@@ -277,13 +277,13 @@ static void restore(ss_system *sys, const ss_backup *b) {
     sys->time = b->time;
     sys->dissipated = b->dissipated;
     sys->prev_accel_valid = b->prev_accel_valid;
-    ss_self_contact_set_crossings(sys, b->crossings);
+    ss_self_collision_set_crossings(sys, b->crossings);
 }
 
 /* After a rollback: the UnstableError message, with a dt to try. */
 static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, double failed_at,
                                double time0, int diverged) {
-    if (sys->touch->failed)
+    if (sys->contact->failed)
         return ss_fail(sys, SS_ERR_NOMEM,
                        "out of memory for node-node contact during a %s step; the system was "
                        "rolled back to t = %g s",
@@ -371,8 +371,8 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         (st = ss_system_ensure_plan(sys)) ||
         ((method == SS_IMPLICIT_EULER || method == SS_XPBD) &&
          (st = ss_system_ensure_colouring(sys))) ||
-        (st = ss_constraints_begin_tearing(sys)) || (st = ss_collide_prepare(sys)) ||
-        (st = ss_touch_prepare(sys)))
+        (st = ss_constraints_begin_tearing(sys)) || (st = ss_colliders_prepare(sys)) ||
+        (st = ss_contact_prepare(sys)))
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
     const ss_backup backup = {sys->scratch,
@@ -382,7 +382,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
                               sys->time,
                               sys->dissipated,
                               sys->prev_accel_valid,
-                              ss_self_contact_crossings(sys)};
+                              ss_self_collision_crossings(sys)};
     double *substep_scratch = sys->scratch + saved * nd;
     /* x and v are saved by the first substep (symplectic Euler's node pass saves each
      * node just before it moves it: no pass of its own). */
@@ -455,7 +455,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         return fail_unstable(sys, dt, method, failed_at, backup.time,
                              diverged && sys->collapsed_body < 0);
     }
-    ss_self_contact_end_step(sys); /* count the nodes that went through a triangle */
+    ss_self_collision_end_step(sys); /* count the nodes that went through a triangle */
     if (watched)
         ss_books_end(sys, backup.x);
     if (!sys->hold_cuts)

@@ -1,4 +1,4 @@
-/* collide.c - planes, spheres (circles in 2D), axis-aligned boxes, capsules (stadiums
+/* colliders.c - planes, spheres (circles in 2D), axis-aligned boxes, capsules (stadiums
  * in 2D) and triangle meshes (3D; mesh.c finds where a node is against one) that nodes
  * cannot enter, with restitution and Coulomb friction, applied after every substep of
  * every method.
@@ -191,18 +191,18 @@ static ss_status build_adjacency(ss_system *sys) {
     for (size_t i = n; i > 0; i--)
         first[i] = first[i - 1];
     first[0] = 0;
-    sys->contact.first = first;
-    sys->contact.springs = springs;
+    sys->collider_contacts.first = first;
+    sys->collider_contacts.springs = springs;
     return SS_OK;
 }
 
-ss_status ss_collide_prepare(ss_system *sys) {
-    ss_contact *c = &sys->contact;
+ss_status ss_colliders_prepare(ss_system *sys) {
+    ss_collider_contacts *c = &sys->collider_contacts;
     c->sticky = 0;
     if (!sys->num_colliders)
         return SS_OK;
     if (c->nodes != sys->num_nodes)
-        ss_collide_forget(sys); /* a safety net: topology edits forget it already */
+        ss_colliders_forget(sys); /* a safety net: topology edits forget it already */
     c->nodes = sys->num_nodes;
     int meshes = 0;
     for (size_t k = 0; k < sys->num_colliders; k++) {
@@ -221,9 +221,9 @@ ss_status ss_collide_prepare(ss_system *sys) {
     return st;
 }
 
-void ss_collide_begin_substep(ss_system *sys) {
-    if (sys->contact.sticky && sys->num_colliders)
-        memcpy(sys->contact.start, SS_DOUBLES(sys, SS_POSITIONS),
+void ss_colliders_begin_substep(ss_system *sys) {
+    if (sys->collider_contacts.sticky && sys->num_colliders)
+        memcpy(sys->collider_contacts.start, SS_DOUBLES(sys, SS_POSITIONS),
                sys->num_nodes * (size_t)sys->dim * sizeof(double));
 }
 
@@ -324,8 +324,8 @@ static double potential_change(const ss_system *sys, const double *gas, size_t i
         if (gas)
             change -= gas[i * dim + k] * moved;
     }
-    for (size_t q = sys->contact.first[i]; q < sys->contact.first[i + 1]; q++) {
-        const size_t s = (size_t)sys->contact.springs[q];
+    for (size_t q = sys->collider_contacts.first[i]; q < sys->collider_contacts.first[i + 1]; q++) {
+        const size_t s = (size_t)sys->collider_contacts.springs[q];
         if (stiffness[s] == 0.0 || isinf(stiffness[s]))
             continue;
         const size_t j =
@@ -351,8 +351,8 @@ static void resisting_force(const ss_system *sys, size_t i, const double *p, dou
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
     for (size_t k = 0; k < dim; k++)
         out[k] = -sys->drag * (v[i * dim + k] - sys->wind[k]);
-    for (size_t q = sys->contact.first[i]; q < sys->contact.first[i + 1]; q++) {
-        const size_t s = (size_t)sys->contact.springs[q];
+    for (size_t q = sys->collider_contacts.first[i]; q < sys->collider_contacts.first[i + 1]; q++) {
+        const size_t s = (size_t)sys->collider_contacts.springs[q];
         if (damping[s] == 0.0)
             continue;
         const size_t j =
@@ -413,7 +413,7 @@ static double respond(ss_system *sys, const ss_collider *col, const ss_mesh_cont
          * to `reached` (h0: how far outside it started; f = 0 if on or inside): it slid
          * from there keep times as far as it would have without friction (as its velocity
          * was braked), and ends on the surface. Sticking (keep = 0): where it touched. */
-        const double *x0 = sys->contact.start + i * (size_t)dim;
+        const double *x0 = sys->collider_contacts.start + i * (size_t)dim;
         double d0, touch[3], anchor[3];
         const int started_inside = locate(col, hint, dim, x0, 1, &d0, anchor, normal);
         const double h0 = started_inside || !(d0 < 0.0) ? 0.0 : -d0;
@@ -453,7 +453,7 @@ static double put_back(ss_system *sys, const ss_collider *col, const ss_mesh_con
     for (int k = 0; k < dim; k++)
         vn += vi[k] * normal[k];
     if (vn < 0.0 && !*gas && sys->num_bodies && (col->restitution > 0.0 || sys->track_energy)) {
-        *gas = sys->contact.gas;
+        *gas = sys->collider_contacts.gas;
         memset(*gas, 0, sys->num_nodes * (size_t)dim * sizeof(double));
         ss_pressure_add_forces(sys, x, *gas, (size_t)dim);
     }
@@ -470,9 +470,9 @@ static double put_back(ss_system *sys, const ss_collider *col, const ss_mesh_con
  * contact.hits: a pure function of the node's start and end and of the mesh, so the
  * threads (the system's count, as for the springs) give the same answer as one. */
 static void detect(ss_system *sys, const ss_collider *col) {
-    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *x0 = sys->contact.start;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *x0 = sys->collider_contacts.start;
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    int32_t *hits = sys->contact.hits;
+    int32_t *hits = sys->collider_contacts.hits;
     const long n = (long)sys->num_nodes;
     const int threads = ss_threads_for(sys);
     (void)threads; /* without OpenMP */
@@ -502,14 +502,15 @@ static void detect(ss_system *sys, const ss_collider *col) {
  * look is detect()'s. */
 #define MESH_PASSES 4
 static double collide_mesh(ss_system *sys, const ss_collider *col, size_t i, double **gas) {
-    const double *x0 = sys->contact.start + 3 * i;
+    const double *x0 = sys->collider_contacts.start + 3 * i;
     double *xi = SS_DOUBLES(sys, SS_POSITIONS) + 3 * i;
     /* Put back at the layer's surface, a node is found again within rounding of it:
      * after the first pass only a depth beyond this counts. */
     const double slack = 1e-6 * fmax(col->thickness, col->mesh->skin);
     double taken = 0.0;
     for (int pass = 0; pass <= MESH_PASSES; pass++) {
-        ss_mesh_contact hit = {sys->contact.hits[2 * i], (int)sys->contact.hits[2 * i + 1]};
+        ss_mesh_contact hit = {sys->collider_contacts.hits[2 * i],
+                               (int)sys->collider_contacts.hits[2 * i + 1]};
         double depth, surface[3], normal[3];
         if (pass ? !ss_mesh_find(col->mesh, col->thickness, x0, xi, &hit) : hit.face < 0)
             break;
@@ -525,7 +526,7 @@ static double collide_mesh(ss_system *sys, const ss_collider *col, size_t i, dou
     return taken;
 }
 
-void ss_collide(ss_system *sys, double damped) {
+void ss_colliders_apply(ss_system *sys, double damped) {
     const size_t n = sys->num_nodes;
     const int dim = sys->dim;
     double *x = SS_DOUBLES(sys, SS_POSITIONS);
@@ -540,7 +541,7 @@ void ss_collide(ss_system *sys, double damped) {
             if (pinned[i])
                 continue;
             if (col->kind == SS_MESH) {
-                if (sys->contact.hits[2 * i] >= 0) /* detect() found it in contact */
+                if (sys->collider_contacts.hits[2 * i] >= 0) /* detect() found it in contact */
                     taken += collide_mesh(sys, col, i, &gas);
             } else if (touches(col, dim, x + i * (size_t)dim))
                 taken += put_back(sys, col, NULL, i, &gas);
@@ -549,4 +550,29 @@ void ss_collide(ss_system *sys, double damped) {
     /* The dampers get back at most what they were counted in this substep. */
     if (sys->track_energy)
         sys->dissipated += damped > 0.0 ? fmax(taken, -damped) : fmax(taken, 0.0);
+}
+
+/* ---- What the contact lists keep -------------------------------------------- */
+
+/* colliders.c - what the contacts keep between substeps (ss_collider_contacts, built by
+ * colliders.c): freeing it and counting its bytes. Apart from colliders.c so that the
+ * topology's bookkeeping (parallel.c), which forgets it, does not call into the contact
+ * pass, which runs on parallel.c's threads. */
+
+void ss_colliders_forget(ss_system *sys) {
+    ss_free(sys->collider_contacts.first);
+    ss_free(sys->collider_contacts.springs);
+    ss_free(sys->collider_contacts.start);
+    ss_free(sys->collider_contacts.gas);
+    ss_free(sys->collider_contacts.hits);
+    memset(&sys->collider_contacts, 0, sizeof sys->collider_contacts);
+}
+
+size_t ss_colliders_nbytes(const ss_system *sys) {
+    const ss_collider_contacts *c = &sys->collider_contacts;
+    const size_t rows = c->nodes * (size_t)sys->dim * sizeof(double);
+    return (c->first ? (c->nodes + 1) * sizeof(size_t) + 2 * sys->num_springs * sizeof(int32_t)
+                     : 0) +
+           (c->start ? rows : 0) + (c->gas ? rows : 0) +
+           (c->hits ? 2 * c->nodes * sizeof(int32_t) : 0);
 }

@@ -132,21 +132,13 @@ void ss_threads_end_substep(ss_system *sys, double seconds) {
     }
 }
 
-static void drop_colouring(ss_system *sys) {
+void ss_colouring_forget(ss_system *sys) {
     ss_free(sys->colour_order);
     ss_free(sys->colour_start);
     sys->colour_order = NULL;
     sys->colour_start = NULL;
     sys->num_colours = 0;
     sys->colouring_valid = 0;
-}
-
-void ss_system_topology_changed(ss_system *sys) {
-    sys->topology_edits++;
-    drop_colouring(sys);
-    ss_plan_free(sys->plan);
-    sys->plan = NULL;
-    ss_collide_forget(sys);
 }
 
 /* Greedy edge colouring in spring order: each spring takes the lowest colour in
@@ -199,7 +191,7 @@ ss_status ss_system_ensure_colouring(ss_system *sys) {
         order[fill[colour[s]]++] = (int32_t)s;
     ss_free(used);
     ss_free(colour);
-    drop_colouring(sys);
+    ss_colouring_forget(sys);
     sys->colour_order = order;
     sys->colour_start = start;
     sys->num_colours = colours;

@@ -79,7 +79,7 @@ int ss_py_parse_method(PyObject *obj);
 PyObject *ss_py_system_view(SystemObject *self, PyObject *name);
 PyObject *ss_py_system_set_array(SystemObject *self, PyObject *args);
 
-/* py_self_contact.c */
+/* py_self_collision.c */
 PyObject *ss_py_system_set_self_collision(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_self_collision(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_set_self_collision_crossings(SystemObject *self, PyObject *arg);
@@ -114,7 +114,7 @@ PyObject *ss_py_system_remove_pressure(SystemObject *self, PyObject *arg);
 PyObject *ss_py_system_pressure_bodies(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_pressure_elements(SystemObject *self, PyObject *arg);
 
-/* py_touch.c */
+/* py_contact.c */
 PyObject *ss_py_system_contact_law(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_set_contact_law(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_set_contact_filter(SystemObject *self, PyObject *args);

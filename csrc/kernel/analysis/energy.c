@@ -52,11 +52,11 @@ static void energy_terms(const ss_system *sys, ss_energy_terms *out, int in_step
     out->pressure = ss_pressure_energy(sys);
     double touch = 0.0;
     if (!ss_array_absent(sys, SS_RADII)) {
-        ss_touch_scratch own = {0};
-        touch = ss_touch_energy(sys, in_step ? &sys->touch->found : &own);
-        ss_touch_scratch_release(&own);
+        ss_contact_scratch own = {0};
+        touch = ss_contact_energy(sys, in_step ? &sys->contact->found : &own);
+        ss_contact_scratch_release(&own);
     }
-    out->contact = touch + ss_self_contact_energy(sys, in_step);
+    out->contact = touch + ss_self_collision_energy(sys, in_step);
 }
 
 void ss_energy(const ss_system *sys, ss_energy_terms *out) {
@@ -92,8 +92,8 @@ double ss_dissipation_power(const ss_system *sys) {
                 for (size_t k = 0; k < dim; k++)
                     power += sys->drag * (v[i * dim + k] - sys->wind[k]) * v[i * dim + k];
     if (!ss_array_absent(sys, SS_RADII))
-        power += ss_touch_power(sys);
-    return power + ss_aero_power(sys) + ss_self_contact_power(sys);
+        power += ss_contact_power(sys);
+    return power + ss_aero_power(sys) + ss_self_collision_power(sys);
 }
 
 double ss_free_kinetic_energy(const ss_system *sys) {
@@ -215,7 +215,7 @@ ss_status ss_critical_dt(ss_system *sys, double *out) {
     if (!rows)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory estimating critical_dt");
     stability_rows(sys, rows);
-    ss_touch_stability_rows(sys, rows, rows + 2 * n); /* node-node contact's springs */
+    ss_contact_stability_rows(sys, rows, rows + 2 * n); /* node-node contact's springs */
     double limit = INFINITY;
     for (size_t i = 0; i < n; i++) {
         const double w2 = rows[2 * i], g = rows[2 * i + 1];

@@ -1,5 +1,431 @@
-/* self_contact_list.c - self-collision's broad phase: which (node, triangle) pairs
- * the force evaluation checks (self_contact.c), and the closest point of a triangle.
+/* self_collision.c - surfaces that do not pass through themselves: node-triangle
+ * repulsion with a thickness, for the system's faces.
+ *
+ * A node p that is not a vertex of triangle (a, b, c) and lies within the thickness h
+ * of it, at distance d from its closest point q = w_a a + w_b b + w_c c (barycentric
+ * weights, summing to 1), is pushed away from q by the penalty
+ *     F = k (h - d) n,   n = (p - q) / d                              N
+ * and the triangle's vertices are pushed back by -w_a F, -w_b F, -w_c F: the forces
+ * sum to zero (momentum is conserved to round-off) and they are minus the gradient of
+ *     E = 1/2 k (h - d)^2                                             J
+ * (the closest point moves along the triangle, perpendicular to n, so d's gradient is
+ * n on p and -w n on the vertices), the energy ss_energy reports as `contact`. With
+ * friction mu, the sliding part u_t of the relative velocity u = v_p - sum w v is
+ * resisted by -mu |F| u_t / sqrt(|u_t|^2 + s^2), Coulomb friction smoothed below the
+ * slip speed s = SS_SELF_SLIP; its power goes to `dissipated` with damping's.
+ *
+ * Which pairs are checked: see self_collision.c.
+ *
+ * Each candidate's force is computed alone (the threads share the list, forces.c) into
+ * a scratch row; then one thread, where the gas and the air on faces are added, adds
+ * the rows to the nodes in list order: the same additions in the same order for any
+ * thread count, so the results are bit-identical.
+ *
+ * Crossings (counted in self_collision.c, at every rebuild of the list and at the end
+ * of every step call): a node whose side of a triangle of the list changed while its
+ * projection stayed inside the triangle went through. Counted, not undone. */
+#include "springsim.h"
+
+#include <math.h>
+#include <string.h>
+#include <stdlib.h>
+
+/* ---- The setting and its broad phase's state (private to this file) ---- */
+
+struct ss_self_collision {
+    double thickness, stiffness, friction, margin;
+    size_t crossings;
+    /* The candidate list: valid for the topology and node positions it was built at. */
+    int valid;
+    size_t built_edits, built_nodes, built_faces;
+    int32_t *pairs; /* (count, 2) node, triangle */
+    size_t count, pair_capacity;
+    double *built_x;        /* (N, 3) positions at the build */
+    size_t *buckets;        /* (num_buckets + 1,) counting sort's offsets */
+    size_t *bucket_of_node; /* (N,) each node's bucket, computed once per build */
+    size_t bucket_of_node_capacity;
+    int32_t *sorted;  /* (N,) nodes by bucket */
+    double *sorted_x; /* (3, N) their positions, in that order */
+    size_t sorted_x_capacity;
+    int32_t *hits; /* (N,) a scan's nodes inside a triangle's grown box */
+    size_t hits_capacity;
+    double *seen_x; /* (N, 3) positions at the last crossing check */
+    /* (F, 3): for each triangle's edge k (from corner k to k + 1), the far vertex of the
+     * other triangle on that edge, or -1; built with the list when the topology changed. */
+    int32_t *opposite;
+    size_t opposite_capacity, opposite_edits, opposite_faces;
+    int opposite_valid;
+    size_t built_capacity, sorted_capacity, seen_capacity, bucket_capacity; /* elements */
+    int seen_valid; /* seen_x holds them (0: no check yet, or rolled back since) */
+    /* The threads' scratch: per candidate, its force F on the node and the weights w
+     * (6 doubles), and whether it touches; filled for the list of the last search. */
+    double *results;
+    uint8_t *touching;
+    size_t results_capacity, touching_capacity;
+    int search_failed; /* the last ss_self_collision_search ran out of memory */
+};
+
+/* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old (its
+ * capacity in elements in *capacity); -1 when out of memory. */
+int ss_self_collision_reserve(void **p, size_t *capacity, size_t need, size_t size);
+/* Make the candidate list valid for positions x: 0, or -1 when out of memory. */
+int ss_self_collision_refresh(ss_self_collision *sc, const ss_system *sys, const double *x);
+/* Nonzero when sc's list is valid for positions x as it is (refresh would keep it). */
+int ss_self_collision_fits(const ss_self_collision *sc, const ss_system *sys, const double *x);
+/* A query's list: *own (zeroed here) gets step's settings and the list at x, built in
+ * memory of its own (the step's triangle neighbours only read, when current); no
+ * crossing is counted. 0, or -1 when out of memory; release *own after either. */
+int ss_self_collision_query_list(ss_self_collision *own, const ss_self_collision *step,
+                                 const ss_system *sys, const double *x);
+/* Free every buffer sc holds (not sc itself). */
+void ss_self_collision_release(ss_self_collision *sc);
+/* Count the list's nodes that went through a triangle between the last check and x;
+ * x becomes the last check. */
+void ss_self_collision_count_crossings(ss_self_collision *sc, const ss_system *sys,
+                                       const double *x);
+/* The closest point of triangle (a, b, c) to p as barycentric weights w. */
+void ss_closest_weights(const double *p, const double *a, const double *b, const double *c,
+                        double w[3]);
+
+/* m/s: friction is smoothed below this sliding speed (so that it has a power). */
+#define SS_SELF_SLIP 1e-3
+
+/* Slack of the plane test, relative to h^2 |N|^2: far above the rounding of s = N.(p - a)
+ * (a few ulps of |N| |p - a|, and |p - a| is within the list's reach of a triangle), so
+ * that a pair the test skips is one the closest point would have found apart too. */
+#define SS_PLANE_SLACK 1e-6
+
+/* The plane of the triangle the last pairs were of: the list holds a triangle's pairs
+ * one after the other, so that its normal is computed once for all of them. */
+typedef struct {
+    int32_t face;             /* -1: none yet */
+    double a[3], N[3], limit; /* a vertex, the unnormalised normal, (1 + slack) h^2 |N|^2 */
+} face_plane;
+
+/* Nonzero when p is farther than h from the plane of triangle pair[1] (so from the
+ * triangle): most of the list's pairs, skipped before the closest point. A degenerate
+ * or non-finite triangle is never skipped (its limit is 0 or NaN). */
+static inline int beyond_plane(face_plane *fp, double h, const double *x, const int32_t *faces,
+                               const int32_t *pair) {
+    if (fp->face != pair[1]) {
+        const int32_t *tri = faces + 3 * (size_t)pair[1];
+        const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
+                     *c = x + 3 * (size_t)tri[2];
+        double e1[3], e2[3];
+        for (int q = 0; q < 3; q++) {
+            fp->a[q] = a[q];
+            e1[q] = b[q] - a[q];
+            e2[q] = c[q] - a[q];
+        }
+        fp->N[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        fp->N[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        fp->N[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        const double nn = fp->N[0] * fp->N[0] + fp->N[1] * fp->N[1] + fp->N[2] * fp->N[2];
+        fp->limit = (1.0 + SS_PLANE_SLACK) * h * h * nn;
+        fp->face = pair[1];
+    }
+    const double *p = x + 3 * (size_t)pair[0];
+    const double s =
+        fp->N[0] * (p[0] - fp->a[0]) + fp->N[1] * (p[1] - fp->a[1]) + fp->N[2] * (p[2] - fp->a[2]);
+    return s * s > fp->limit;
+}
+
+/* One pair's contact at x: 0 when apart (d >= h); else 1, with the weights w, the unit
+ * direction n from the closest point to the node, and the penetration h - d. */
+static inline int pair_contact(const ss_self_collision *sc, face_plane *plane, const double *x,
+                               const int32_t *faces, const int32_t *pair, double w[3], double n[3],
+                               double *depth) {
+    if (beyond_plane(plane, sc->thickness, x, faces, pair))
+        return 0;
+    const double *p = x + 3 * (size_t)pair[0];
+    const int32_t *tri = faces + 3 * (size_t)pair[1];
+    const double *a = x + 3 * (size_t)tri[0], *b = x + 3 * (size_t)tri[1],
+                 *c = x + 3 * (size_t)tri[2];
+    ss_closest_weights(p, a, b, c, w);
+    double d2 = 0.0;
+    for (int q = 0; q < 3; q++) {
+        n[q] = p[q] - (w[0] * a[q] + w[1] * b[q] + w[2] * c[q]);
+        d2 += n[q] * n[q];
+    }
+    const double h = sc->thickness;
+    if (!(d2 < h * h))
+        return 0;
+    double d = sqrt(d2);
+    if (d == 0.0) { /* on the triangle: push along its normal */
+        const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        const double e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        d = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (!(d > 0.0))
+            return 0;
+        *depth = h;
+    } else {
+        *depth = h - d;
+    }
+    for (int q = 0; q < 3; q++)
+        n[q] /= d;
+    return 1;
+}
+
+/* The friction force g (N) of a touching pair pushed with fn (N), and its power, W. */
+static double friction_force(const ss_self_collision *sc, const double *v, const int32_t *faces,
+                             const int32_t *pair, const double w[3], const double n[3], double fn,
+                             double g[3]) {
+    const double *vp = v + 3 * (size_t)pair[0];
+    const int32_t *tri = faces + 3 * (size_t)pair[1];
+    double u[3];
+    for (int q = 0; q < 3; q++)
+        u[q] = vp[q] - (w[0] * v[3 * (size_t)tri[0] + q] + w[1] * v[3 * (size_t)tri[1] + q] +
+                        w[2] * v[3 * (size_t)tri[2] + q]);
+    const double un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
+    double ut2 = 0.0;
+    for (int q = 0; q < 3; q++) {
+        u[q] -= un * n[q];
+        ut2 += u[q] * u[q];
+    }
+    const double scale = sc->friction * fn / sqrt(ut2 + SS_SELF_SLIP * SS_SELF_SLIP);
+    for (int q = 0; q < 3; q++)
+        g[q] = -scale * u[q];
+    return scale * ut2;
+}
+
+int ss_self_collision_active(const ss_system *sys) {
+    return sys->self_collision != NULL && sys->num_faces > 0 && sys->dim == 3;
+}
+
+void ss_self_collision_search(const ss_system *sys, const double *x) {
+    ss_self_collision *sc = sys->self_collision;
+    sc->search_failed =
+        ss_self_collision_refresh(sc, sys, x) ||
+        ss_self_collision_reserve((void **)&sc->results, &sc->results_capacity, 6 * sc->count,
+                                  sizeof(double)) ||
+        ss_self_collision_reserve((void **)&sc->touching, &sc->touching_capacity, sc->count, 1);
+}
+
+size_t ss_self_collision_num_pairs(const ss_system *sys) {
+    const ss_self_collision *sc = sys->self_collision;
+    return sc->search_failed ? 0 : sc->count;
+}
+
+void ss_self_collision_pair_forces(const ss_system *sys, const double *x, const double *v,
+                                   size_t first, size_t last) {
+    ss_self_collision *sc = sys->self_collision;
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    const double k = sc->stiffness;
+    face_plane plane = {.face = -1}; /* per range: a range may start inside a triangle's run */
+    for (size_t c = first; c < last; c++) {
+        const int32_t *pair = sc->pairs + 2 * c;
+        double *F = sc->results + 6 * c, *w = F + 3, n[3], depth;
+        const int hit = pair_contact(sc, &plane, x, faces, pair, w, n, &depth);
+        sc->touching[c] = (uint8_t)hit;
+        if (!hit)
+            continue;
+        const double fn = k * depth;
+        for (int q = 0; q < 3; q++)
+            F[q] = fn * n[q];
+        if (sc->friction > 0.0) {
+            double g[3];
+            friction_force(sc, v, faces, pair, w, n, fn, g);
+            for (int q = 0; q < 3; q++)
+                F[q] += g[q];
+        }
+    }
+}
+
+void ss_self_collision_gather_forces(const ss_system *sys, double *f, size_t stride) {
+    const ss_self_collision *sc = sys->self_collision;
+    if (sc->search_failed) {
+        for (size_t i = 0; i < sys->num_nodes; i++)
+            f[i * stride] = NAN; /* out of memory: the step fails and rolls back */
+        return;
+    }
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    for (size_t c = 0; c < sc->count; c++) {
+        if (!sc->touching[c])
+            continue;
+        const int32_t *pair = sc->pairs + 2 * c;
+        const double *F = sc->results + 6 * c, *w = F + 3;
+        double *fp = f + (size_t)pair[0] * stride;
+        const int32_t *tri = faces + 3 * (size_t)pair[1];
+        for (int q = 0; q < 3; q++)
+            fp[q] += F[q];
+        for (int corner = 0; corner < 3; corner++) {
+            double *fv = f + (size_t)tri[corner] * stride;
+            for (int q = 0; q < 3; q++)
+                fv[q] -= w[corner] * F[q];
+        }
+    }
+}
+
+void ss_self_collision_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                                  size_t stride) {
+    ss_self_collision_search(sys, x);
+    ss_self_collision_pair_forces(sys, x, v, 0, ss_self_collision_num_pairs(sys));
+    ss_self_collision_gather_forces(sys, f, stride);
+}
+
+double ss_self_collision_energy(const ss_system *sys, int in_step) {
+    if (!ss_self_collision_active(sys))
+        return 0.0;
+    ss_self_collision *sc = sys->self_collision, own;
+    const ss_self_collision *list = sc;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS);
+    if (in_step) {
+        if (ss_self_collision_refresh(sc, sys, x))
+            return NAN;
+    } else if (!ss_self_collision_fits(sc, sys, x)) {
+        /* a query: the step's list is read only as it is; else a list of its own, the
+         * one a rebuild at x would make (so the same pairs, in the same order) */
+        const int failed = ss_self_collision_query_list(&own, sc, sys, x);
+        if (failed) {
+            ss_self_collision_release(&own);
+            return NAN;
+        }
+        list = &own;
+    }
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    double energy = 0.0;
+    face_plane plane = {.face = -1};
+    for (size_t c = 0; c < list->count; c++) {
+        double w[3], n[3], depth;
+        if (pair_contact(list, &plane, x, faces, list->pairs + 2 * c, w, n, &depth))
+            energy += depth * depth;
+    }
+    if (list == &own)
+        ss_self_collision_release(&own);
+    return 0.5 * sc->stiffness * energy;
+}
+
+double ss_self_collision_power(const ss_system *sys) {
+    if (!ss_self_collision_active(sys) || sys->self_collision->friction == 0.0)
+        return 0.0;
+    ss_self_collision *sc = sys->self_collision;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    if (ss_self_collision_refresh(sc, sys, x))
+        return NAN;
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    double power = 0.0;
+    face_plane plane = {.face = -1};
+    for (size_t c = 0; c < sc->count; c++) {
+        double w[3], n[3], depth, g[3];
+        if (pair_contact(sc, &plane, x, faces, sc->pairs + 2 * c, w, n, &depth))
+            power +=
+                friction_force(sc, v, faces, sc->pairs + 2 * c, w, n, sc->stiffness * depth, g);
+    }
+    return power;
+}
+
+void ss_self_collision_end_step(ss_system *sys) {
+    if (ss_self_collision_active(sys))
+        ss_self_collision_count_crossings(sys->self_collision, sys, SS_DOUBLES(sys, SS_POSITIONS));
+}
+
+ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffness,
+                                double friction) {
+    if (thickness == 0.0) {
+        ss_self_collision_free(sys);
+        return SS_OK;
+    }
+    if (sys->dim != 3)
+        return ss_fail(sys, SS_ERR_VALUE,
+                       "self-collision needs a 3D system (its faces are triangles in space)");
+    if (!isfinite(thickness) || !(thickness > 0.0))
+        return ss_fail(sys, SS_ERR_VALUE, "thickness is %g: must be finite and > 0 m", thickness);
+    if (!isfinite(stiffness) || !(stiffness > 0.0))
+        return ss_fail(sys, SS_ERR_VALUE, "stiffness is %g: must be finite and > 0 N/m", stiffness);
+    if (!isfinite(friction) || !(friction >= 0.0))
+        return ss_fail(sys, SS_ERR_VALUE, "friction is %g: must be finite and >= 0", friction);
+    ss_self_collision *sc = sys->self_collision;
+    if (!sc) {
+        sc = ss_malloc(sizeof *sc);
+        if (!sc)
+            return ss_fail(sys, SS_ERR_NOMEM, "out of memory for self-collision");
+        memset(sc, 0, sizeof *sc);
+        sys->self_collision = sc;
+    }
+    sc->thickness = thickness;
+    sc->stiffness = stiffness;
+    sc->friction = friction;
+    sc->margin = thickness;
+    sc->crossings = 0;
+    sc->valid = 0;
+    sc->seen_valid = 0;
+    sc->opposite_valid = 0;
+    return SS_OK;
+}
+
+int ss_self_collision_get(const ss_system *sys, double out[3]) {
+    const ss_self_collision *sc = sys->self_collision;
+    if (!sc)
+        return 0;
+    out[0] = sc->thickness;
+    out[1] = sc->stiffness;
+    out[2] = sc->friction;
+    return 1;
+}
+
+size_t ss_self_collision_crossings(const ss_system *sys) {
+    return sys->self_collision ? sys->self_collision->crossings : 0;
+}
+
+void ss_self_collision_set_crossings(ss_system *sys, size_t crossings) {
+    ss_self_collision *sc = sys->self_collision;
+    if (!sc)
+        return;
+    sc->crossings = crossings;
+    sc->valid = sc->seen_valid = 0; /* a rollback: positions the list has not seen */
+}
+
+ss_status ss_self_collision_copy(ss_system *dst, const ss_system *src) {
+    dst->self_collision = NULL;
+    const ss_self_collision *from = src->self_collision;
+    if (!from)
+        return SS_OK;
+    ss_self_collision *sc = ss_malloc(sizeof *sc);
+    if (!sc)
+        return SS_ERR_NOMEM;
+    memset(sc, 0, sizeof *sc);
+    sc->thickness = from->thickness;
+    sc->stiffness = from->stiffness;
+    sc->friction = from->friction;
+    sc->margin = from->margin;
+    sc->crossings = from->crossings;
+    dst->self_collision = sc;
+    return SS_OK;
+}
+
+void ss_self_collision_free(ss_system *sys) {
+    ss_self_collision *sc = sys->self_collision;
+    if (!sc)
+        return;
+    ss_self_collision_release(sc);
+    ss_free(sc);
+    sys->self_collision = NULL;
+}
+
+size_t ss_self_collision_nbytes(const ss_system *sys) {
+    const ss_self_collision *sc = sys->self_collision;
+    if (!sc)
+        return 0;
+    return sizeof *sc + (sc->pairs ? 2 * sc->pair_capacity * sizeof(int32_t) : 0) +
+           (sc->built_x ? sc->built_capacity * sizeof(double) : 0) +
+           (sc->buckets ? sc->bucket_capacity * sizeof(size_t) : 0) +
+           (sc->bucket_of_node ? sc->bucket_of_node_capacity * sizeof(size_t) : 0) +
+           (sc->sorted ? sc->sorted_capacity * sizeof(int32_t) : 0) +
+           (sc->seen_x ? sc->seen_capacity * sizeof(double) : 0) +
+           (sc->opposite ? sc->opposite_capacity * sizeof(int32_t) : 0) +
+           (sc->sorted_x ? sc->sorted_x_capacity * sizeof(double) : 0) +
+           (sc->hits ? sc->hits_capacity * sizeof(int32_t) : 0) +
+           (sc->results ? sc->results_capacity * sizeof(double) : 0) +
+           (sc->touching ? sc->touching_capacity : 0);
+}
+
+/* ---- The broad phase: grid, candidate list, closest points ------------------ */
+
+/* self_collision.c - self-collision's broad phase: which (node, triangle) pairs
+ * the force evaluation checks (self_collision.c), and the closest point of a triangle.
  *
  * Left out: a node and a triangle that share an edge's neighbour, the far vertex of
  * the triangle across one of its edges. Flat, such a node is 0.7 of an edge from the
@@ -25,14 +451,9 @@
  * check while its projection was inside the triangle at both: a node that went
  * through. A node that jumps further than the list reaches is not seen, nor one that
  * went through and back between two checks: the count is a lower bound. */
-#include "self_contact_list.h"
-
-#include <math.h>
-#include <stdlib.h>
-#include <string.h>
 
 /* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old. */
-int ss_self_contact_reserve(void **p, size_t *capacity, size_t need, size_t size) {
+int ss_self_collision_reserve(void **p, size_t *capacity, size_t need, size_t size) {
     if (need <= *capacity && *p)
         return 0;
     size_t grown = *capacity + *capacity / 2;
@@ -50,7 +471,7 @@ int ss_self_contact_reserve(void **p, size_t *capacity, size_t need, size_t size
 }
 
 /* The pairs array grows keeping what it holds. */
-static int reserve_pairs(ss_self_contact *sc, size_t need) {
+static int reserve_pairs(ss_self_collision *sc, size_t need) {
     if (need <= sc->pair_capacity)
         return 0;
     size_t grown = sc->pair_capacity * 2 > need ? sc->pair_capacity * 2 : need + 1024;
@@ -175,11 +596,11 @@ static int by_edge(const void *p, const void *q) {
 }
 
 /* sc->opposite for the current faces: -1 when out of memory. */
-static int find_opposites(ss_self_contact *sc, const ss_system *sys) {
+static int find_opposites(ss_self_collision *sc, const ss_system *sys) {
     const size_t nf = sys->num_faces;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
-    if (ss_self_contact_reserve((void **)&sc->opposite, &sc->opposite_capacity, 3 * nf,
-                                sizeof(int32_t)))
+    if (ss_self_collision_reserve((void **)&sc->opposite, &sc->opposite_capacity, 3 * nf,
+                                  sizeof(int32_t)))
         return -1;
     face_edge *edges = ss_malloc((3 * nf + 1) * sizeof *edges); /* topology edits only */
     if (!edges)
@@ -255,7 +676,8 @@ static double side(const double N[3], const double *p, const double *a) {
     return N[0] * (p[0] - a[0]) + N[1] * (p[1] - a[1]) + N[2] * (p[2] - a[2]);
 }
 
-void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, const double *x) {
+void ss_self_collision_count_crossings(ss_self_collision *sc, const ss_system *sys,
+                                       const double *x) {
     const size_t n3 = 3 * sys->num_nodes;
     if (sc->seen_valid && sc->valid && sc->built_nodes == sys->num_nodes &&
         sc->built_faces == sys->num_faces && sc->built_edits == sys->topology_edits) {
@@ -284,7 +706,7 @@ void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, 
         }
     }
     sc->seen_valid =
-        !ss_self_contact_reserve((void **)&sc->seen_x, &sc->seen_capacity, n3, sizeof(double));
+        !ss_self_collision_reserve((void **)&sc->seen_x, &sc->seen_capacity, n3, sizeof(double));
     if (sc->seen_valid)
         memcpy(sc->seen_x, x, n3 * sizeof(double));
 }
@@ -293,7 +715,7 @@ void ss_self_contact_count_crossings(ss_self_contact *sc, const ss_system *sys, 
 #define SS_SPAN 3
 
 /* Nonzero when sc->opposite is that of the current faces. */
-static int opposites_current(const ss_self_contact *sc, const ss_system *sys) {
+static int opposites_current(const ss_self_collision *sc, const ss_system *sys) {
     return sc->opposite_valid && sc->opposite_edits == sys->topology_edits &&
            sc->opposite_faces == sys->num_faces;
 }
@@ -305,7 +727,7 @@ static int opposites_current(const ss_self_contact *sc, const ss_system *sys) {
  * count and the placement of the counting sort read it: two reads of a position that
  * disagree (another thread writing it meanwhile) cannot make them disagree, which
  * would write outside `sorted`. */
-static int build(ss_self_contact *sc, const ss_system *sys, const double *x,
+static int build(ss_self_collision *sc, const ss_system *sys, const double *x,
                  const int32_t *opposite) {
     const size_t n = sys->num_nodes, nf = sys->num_faces;
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
@@ -325,15 +747,16 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x,
     }
     ss_grid grid = {0}; /* (every field is set below; zeroed for the compiler) */
     const size_t num_buckets = make_grid(&grid, x, n, (cell + 2.0 * reach) / (SS_SPAN - 1));
-    if (ss_self_contact_reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1,
-                                sizeof(size_t)) ||
-        ss_self_contact_reserve((void **)&sc->bucket_of_node, &sc->bucket_of_node_capacity, n,
-                                sizeof(size_t)) ||
-        ss_self_contact_reserve((void **)&sc->sorted, &sc->sorted_capacity, n, sizeof(int32_t)) ||
-        ss_self_contact_reserve((void **)&sc->sorted_x, &sc->sorted_x_capacity, 3 * n,
-                                sizeof(double)) ||
-        ss_self_contact_reserve((void **)&sc->hits, &sc->hits_capacity, n, sizeof(int32_t)) ||
-        ss_self_contact_reserve((void **)&sc->built_x, &sc->built_capacity, 3 * n, sizeof(double)))
+    if (ss_self_collision_reserve((void **)&sc->buckets, &sc->bucket_capacity, num_buckets + 1,
+                                  sizeof(size_t)) ||
+        ss_self_collision_reserve((void **)&sc->bucket_of_node, &sc->bucket_of_node_capacity, n,
+                                  sizeof(size_t)) ||
+        ss_self_collision_reserve((void **)&sc->sorted, &sc->sorted_capacity, n, sizeof(int32_t)) ||
+        ss_self_collision_reserve((void **)&sc->sorted_x, &sc->sorted_x_capacity, 3 * n,
+                                  sizeof(double)) ||
+        ss_self_collision_reserve((void **)&sc->hits, &sc->hits_capacity, n, sizeof(int32_t)) ||
+        ss_self_collision_reserve((void **)&sc->built_x, &sc->built_capacity, 3 * n,
+                                  sizeof(double)))
         return -1;
     size_t *start = sc->buckets, *bucket = sc->bucket_of_node;
     memset(start, 0, (num_buckets + 1) * sizeof(size_t));
@@ -419,7 +842,7 @@ static int build(ss_self_contact *sc, const ss_system *sys, const double *x,
     return 0;
 }
 
-int ss_self_contact_fits(const ss_self_contact *sc, const ss_system *sys, const double *x) {
+int ss_self_collision_fits(const ss_self_collision *sc, const ss_system *sys, const double *x) {
     if (sc->valid && sc->built_edits == sys->topology_edits && sc->built_nodes == sys->num_nodes &&
         sc->built_faces == sys->num_faces) {
         const double limit = 0.25 * sc->margin * sc->margin; /* (margin / 2)^2 */
@@ -448,10 +871,10 @@ int ss_self_contact_fits(const ss_self_contact *sc, const ss_system *sys, const 
 }
 
 /* Make the list valid for positions x: 0, or -1 when out of memory. */
-int ss_self_contact_refresh(ss_self_contact *sc, const ss_system *sys, const double *x) {
-    if (ss_self_contact_fits(sc, sys, x))
+int ss_self_collision_refresh(ss_self_collision *sc, const ss_system *sys, const double *x) {
+    if (ss_self_collision_fits(sc, sys, x))
         return 0;
-    ss_self_contact_count_crossings(sc, sys, x); /* over the old list, before it goes */
+    ss_self_collision_count_crossings(sc, sys, x); /* over the old list, before it goes */
     sc->valid = 0;
     sc->count = 0;
     if (!opposites_current(sc, sys) && find_opposites(sc, sys))
@@ -459,8 +882,8 @@ int ss_self_contact_refresh(ss_self_contact *sc, const ss_system *sys, const dou
     return build(sc, sys, x, sc->opposite);
 }
 
-int ss_self_contact_query_list(ss_self_contact *own, const ss_self_contact *step,
-                               const ss_system *sys, const double *x) {
+int ss_self_collision_query_list(ss_self_collision *own, const ss_self_collision *step,
+                                 const ss_system *sys, const double *x) {
     memset(own, 0, sizeof *own);
     own->thickness = step->thickness;
     own->stiffness = step->stiffness;
@@ -475,7 +898,7 @@ int ss_self_contact_query_list(ss_self_contact *own, const ss_self_contact *step
     return build(own, sys, x, opposite);
 }
 
-void ss_self_contact_release(ss_self_contact *sc) {
+void ss_self_collision_release(ss_self_collision *sc) {
     ss_free(sc->pairs);
     ss_free(sc->built_x);
     ss_free(sc->buckets);

@@ -1,4 +1,4 @@
-/* py_self_contact.c - self-collision of surfaces (self_contact.c). */
+/* py_self_collision.c - self-collision of surfaces (self_collision.c). */
 #define NO_IMPORT_ARRAY /* module.c imports NumPy's C API: see py_system.h */
 #include "py_system.h"
 
@@ -10,7 +10,7 @@ PyObject *ss_py_system_set_self_collision(SystemObject *self, PyObject *args) {
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
-    ss_status st = ss_self_contact_set(sys, thickness, stiffness, friction);
+    ss_status st = ss_self_collision_set(sys, thickness, stiffness, friction);
     if (st)
         return ss_py_raise_status(sys, st);
     Py_RETURN_NONE;
@@ -23,10 +23,10 @@ PyObject *ss_py_system_self_collision(SystemObject *self, PyObject *unused) {
     if (!sys)
         return NULL;
     double setting[3];
-    if (!ss_self_contact_get(sys, setting))
+    if (!ss_self_collision_get(sys, setting))
         Py_RETURN_NONE;
     return Py_BuildValue("(dddn)", setting[0], setting[1], setting[2],
-                         (Py_ssize_t)ss_self_contact_crossings(sys));
+                         (Py_ssize_t)ss_self_collision_crossings(sys));
 }
 
 /* _set_self_collision_crossings(n): restore the crossing count (a load, a pickle). */
@@ -41,9 +41,9 @@ PyObject *ss_py_system_set_self_collision_crossings(SystemObject *self, PyObject
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
-    if (crossings && !ss_self_contact_get(sys, (double[3]){0}))
+    if (crossings && !ss_self_collision_get(sys, (double[3]){0}))
         return PyErr_Format(PyExc_ValueError,
                             "self_collision_crossings = %zd, but self-collision is off", crossings);
-    ss_self_contact_set_crossings(sys, (size_t)crossings);
+    ss_self_collision_set_crossings(sys, (size_t)crossings);
     Py_RETURN_NONE;
 }

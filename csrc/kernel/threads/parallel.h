@@ -38,8 +38,8 @@ void ss_threads_end_substep(ss_system *sys, double seconds);
 /* Build the colouring (implicit_euler's block product and XPBD's solve order use it)
  * if the topology changed since the last one. */
 ss_status ss_system_ensure_colouring(ss_system *sys);
-/* Free the colouring and the plan, to be rebuilt when needed (topology edits call this). */
-void ss_system_topology_changed(ss_system *sys);
+/* Free the colouring, to be rebuilt when needed (ss_system_topology_changed calls it). */
+void ss_colouring_forget(ss_system *sys);
 
 /* ---- The spring plan (plan.c) ------------------------------------------ */
 

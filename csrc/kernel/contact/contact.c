@@ -1,6 +1,6 @@
 /* contact.c - node-node contact: its settings, the group filter, and the search for
  * the pairs that touch (the broad phase). The law, forces, energy and power are
- * contact_law.c's; the header comment there explains them.
+ * contact.c's; the header comment there explains them.
  *
  * Broad phase, at every force evaluation: every node with r > 0 gets the grid cell of
  * side 2 r_max it is in, and the nodes are counting-sorted by cell, stably (a cell
@@ -8,7 +8,7 @@
  * has at most 4 cells per such node, else hashed into a power of 2 >= 2 K buckets (K
  * such nodes). Each node, in index order, looks in the half of its 3^dim neighbouring
  * cells that come after its own, and in its own cell at the nodes after it, so that
- * each pair is met once (stored i < j; see ss_touch_find): the pairs come in an order
+ * each pair is met once (stored i < j; see ss_contact_find): the pairs come in an order
  * fixed by the positions alone, and the forces are added serially in that order (bit-identical for
  * any thread count). The buffers only grow, so once they fit the contacts nothing is allocated. */
 #include "springsim.h"
@@ -25,8 +25,8 @@ typedef struct {
     uint32_t bucket;
 } entry;
 
-ss_touch *ss_touch_new(void) {
-    ss_touch *t = ss_malloc(sizeof *t);
+ss_contact *ss_contact_new(void) {
+    ss_contact *t = ss_malloc(sizeof *t);
     if (!t)
         return NULL;
     memset(t, 0, sizeof *t);
@@ -36,7 +36,7 @@ ss_touch *ss_touch_new(void) {
     return t;
 }
 
-void ss_touch_scratch_release(ss_touch_scratch *found) {
+void ss_contact_scratch_release(ss_contact_scratch *found) {
     ss_free(found->pairs);
     ss_free(found->entries);
     ss_free(found->bucket_start);
@@ -45,18 +45,18 @@ void ss_touch_scratch_release(ss_touch_scratch *found) {
     memset(found, 0, sizeof *found);
 }
 
-void ss_touch_free(ss_touch *t) {
+void ss_contact_free(ss_contact *t) {
     if (!t)
         return;
-    ss_touch_scratch_release(&t->found);
+    ss_contact_scratch_release(&t->found);
     ss_free(t->frames);
     ss_free(t->pair_forces);
     ss_free(t->off);
     ss_free(t);
 }
 
-ss_touch *ss_touch_copy(const ss_touch *src) {
-    ss_touch *t = ss_malloc(sizeof *t);
+ss_contact *ss_contact_copy(const ss_contact *src) {
+    ss_contact *t = ss_malloc(sizeof *t);
     if (!t)
         return NULL;
     memset(t, 0, sizeof *t);
@@ -77,19 +77,19 @@ ss_touch *ss_touch_copy(const ss_touch *src) {
     return t;
 }
 
-size_t ss_touch_nbytes(const ss_touch *t) {
+size_t ss_contact_nbytes(const ss_contact *t) {
     if (!t)
         return 0;
-    const ss_touch_scratch *f = &t->found;
+    const ss_contact_scratch *f = &t->found;
     return sizeof *t + t->off_capacity * sizeof *t->off + f->pair_capacity * 2 * sizeof(int32_t) +
-           t->frame_capacity * (SS_TOUCH_FRAME + 3) * sizeof(double) +
+           t->frame_capacity * (SS_CONTACT_FRAME + 3) * sizeof(double) +
            2 * f->node_capacity * sizeof(entry) +
            (f->bucket_start ? (f->bucket_capacity + 1) * sizeof(int32_t) : 0) +
            f->adj_node_capacity * sizeof(size_t) + f->adj_capacity * sizeof(int32_t);
 }
 
-ss_status ss_touch_set_law(ss_system *sys, double radius, double stiffness, double restitution,
-                           double friction) {
+ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, double restitution,
+                             double friction) {
     if (!(radius >= 0.0) || !isfinite(radius))
         return ss_fail(sys, SS_ERR_VALUE, "contact_radius is %g: must be finite and >= 0 m",
                        radius);
@@ -102,7 +102,7 @@ ss_status ss_touch_set_law(ss_system *sys, double radius, double stiffness, doub
     if (!(friction >= 0.0) || !isfinite(friction))
         return ss_fail(sys, SS_ERR_VALUE, "contact_friction is %g: must be finite and >= 0",
                        friction);
-    ss_touch *t = sys->touch;
+    ss_contact *t = sys->contact;
     t->radius = radius;
     t->stiffness = stiffness;
     t->restitution = restitution;
@@ -119,7 +119,7 @@ static uint64_t group_key(int32_t a, int32_t b) {
 }
 
 /* Index of the first key >= key in the sorted filter. */
-static size_t filter_find(const ss_touch *t, uint64_t key) {
+static size_t filter_find(const ss_contact *t, uint64_t key) {
     size_t lo = 0, hi = t->num_off;
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
@@ -131,7 +131,7 @@ static size_t filter_find(const ss_touch *t, uint64_t key) {
     return lo;
 }
 
-int ss_touch_enabled(const ss_touch *t, int32_t a, int32_t b) {
+int ss_contact_enabled(const ss_contact *t, int32_t a, int32_t b) {
     if (!t->num_off)
         return 1;
     const uint64_t key = group_key(a, b);
@@ -139,8 +139,8 @@ int ss_touch_enabled(const ss_touch *t, int32_t a, int32_t b) {
     return !(k < t->num_off && t->off[k] == key);
 }
 
-ss_status ss_touch_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled) {
-    ss_touch *t = sys->touch;
+ss_status ss_contact_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled) {
+    ss_contact *t = sys->contact;
     const uint64_t key = group_key(a, b);
     const size_t k = filter_find(t, key);
     const int present = k < t->num_off && t->off[k] == key;
@@ -166,7 +166,7 @@ ss_status ss_touch_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled)
     return SS_OK;
 }
 
-int ss_touch_active(const ss_system *sys) {
+int ss_contact_active(const ss_system *sys) {
     if (ss_array_absent(sys, SS_RADII))
         return 0;
     const double *r = SS_DOUBLES(sys, SS_RADII);
@@ -184,11 +184,11 @@ static int compare_int32(const void *a, const void *b) {
 }
 
 /* Nonzero when t's adjacency is that of the current topology. */
-static int adjacency_current(const ss_system *sys, const ss_touch_scratch *t) {
+static int adjacency_current(const ss_system *sys, const ss_contact_scratch *t) {
     return t->adj_valid && t->adj_edits == sys->topology_edits && t->adj_nodes == sys->num_nodes;
 }
 
-static int ensure_adjacency(const ss_system *sys, ss_touch_scratch *t) {
+static int ensure_adjacency(const ss_system *sys, ss_contact_scratch *t) {
     const size_t n = sys->num_nodes, m = sys->num_springs;
     if (adjacency_current(sys, t))
         return 0;
@@ -236,14 +236,14 @@ static int ensure_adjacency(const ss_system *sys, ss_touch_scratch *t) {
 
 /* The adjacency a search in `found` reads: the step's when it is current (a query then
  * only reads it), else found's own, built now; NULL when out of memory. */
-static const ss_touch_scratch *adjacency(const ss_system *sys, ss_touch_scratch *found) {
-    const ss_touch_scratch *step = &sys->touch->found;
+static const ss_contact_scratch *adjacency(const ss_system *sys, ss_contact_scratch *found) {
+    const ss_contact_scratch *step = &sys->contact->found;
     if (adjacency_current(sys, step))
         return step;
     return ensure_adjacency(sys, found) ? NULL : found;
 }
 
-static int joined(const ss_touch_scratch *t, int32_t i, int32_t j) {
+static int joined(const ss_contact_scratch *t, int32_t i, int32_t j) {
     size_t lo = t->adj_first[i], hi = t->adj_first[i + 1];
     while (lo < hi) {
         const size_t mid = lo + (hi - lo) / 2;
@@ -277,7 +277,7 @@ static int64_t cell_coordinate(double x, double inv_cell) {
 }
 
 /* The pairs double their room, keeping what they hold. */
-static int grow_pairs(ss_touch_scratch *t) {
+static int grow_pairs(ss_contact_scratch *t) {
     const size_t capacity = t->pair_capacity ? 2 * t->pair_capacity : 64;
     int32_t *fresh = ss_malloc(2 * capacity * sizeof *fresh);
     if (!fresh)
@@ -294,7 +294,7 @@ static int grow_pairs(ss_touch_scratch *t) {
  * (memory O(K)); a sparser cloud (a node far away) is hashed instead. */
 #define SS_DENSE_CELLS_PER_NODE 4
 
-static int ensure_nodes(ss_touch_scratch *t, size_t k, size_t buckets) {
+static int ensure_nodes(ss_contact_scratch *t, size_t k, size_t buckets) {
     if (t->node_capacity < k) {
         entry *fresh = ss_malloc(2 * k * sizeof *fresh);
         if (!fresh)
@@ -321,10 +321,10 @@ static int ensure_nodes(ss_touch_scratch *t, size_t k, size_t buckets) {
 /* What a search reads and where it writes. */
 typedef struct {
     const ss_system *sys;
-    const double *x, *r;         /* positions, radii */
-    const int32_t *group;        /* NULL: every node in group 0 */
-    const ss_touch_scratch *adj; /* the spring neighbours */
-    ss_touch_scratch *found;     /* the pairs go here */
+    const double *x, *r;           /* positions, radii */
+    const int32_t *group;          /* NULL: every node in group 0 */
+    const ss_contact_scratch *adj; /* the spring neighbours */
+    ss_contact_scratch *found;     /* the pairs go here */
 } search;
 
 /* Nonzero when i and j may touch: the groups' filter, and no spring within a group. */
@@ -332,7 +332,7 @@ static int may_touch(const search *q, int32_t i, int32_t j) {
     const int32_t a = q->group ? q->group[i] : 0, b = q->group ? q->group[j] : 0;
     if (a == b && joined(q->adj, i, j))
         return 0;
-    return ss_touch_enabled(q->sys->touch, a, b);
+    return ss_contact_enabled(q->sys->contact, a, b);
 }
 
 /* Pair (i, j), i < j, if it touches at x: appended to the pairs; -1 when out of memory. */
@@ -348,7 +348,7 @@ static int consider(const search *q, int32_t i, int32_t j) {
     const double reach = r[i] + r[j];
     if (!(d2 < reach * reach) || !may_touch(q, i, j))
         return 0;
-    ss_touch_scratch *t = q->found;
+    ss_contact_scratch *t = q->found;
     if (t->num_pairs == t->pair_capacity && grow_pairs(t))
         return -1;
     t->pairs[2 * t->num_pairs] = i;
@@ -401,8 +401,8 @@ static int64_t dense_coordinate(double c, double lo, double inv_cell, int64_t ce
  * cells), but the second read alone decides where a node goes, and it is clamped into
  * the grid. So is the number of entries: a node counts only if the first pass counted
  * room for it (radii written meanwhile cannot overrun the entries). */
-int ss_touch_find(const ss_system *sys, const double *x, ss_touch_scratch *found) {
-    ss_touch_scratch *t = found;
+int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *found) {
+    ss_contact_scratch *t = found;
     t->num_pairs = 0;
     if (ss_array_absent(sys, SS_RADII))
         return 0;
@@ -440,7 +440,7 @@ int ss_touch_find(const ss_system *sys, const double *x, ss_touch_scratch *found
     else
         while (slots < 2 * k)
             slots *= 2;
-    const ss_touch_scratch *adj = adjacency(sys, t);
+    const ss_contact_scratch *adj = adjacency(sys, t);
     if (!adj || ensure_nodes(t, k, slots))
         return -1;
     const search ctx = {sys, x, r, group, adj, t};
@@ -506,11 +506,11 @@ int ss_touch_find(const ss_system *sys, const double *x, ss_touch_scratch *found
 }
 
 /* The frames and pair forces grown to the pairs' room: -1 when out of memory. */
-static int fit_frames(ss_touch *t) {
+static int fit_frames(ss_contact *t) {
     const size_t need = t->found.pair_capacity;
     if (t->frame_capacity >= need)
         return 0;
-    double *frames = ss_malloc(SS_TOUCH_FRAME * need * sizeof *frames);
+    double *frames = ss_malloc(SS_CONTACT_FRAME * need * sizeof *frames);
     double *forces = ss_malloc(3 * need * sizeof *forces);
     if (!frames || !forces) {
         ss_free(frames);
@@ -525,26 +525,26 @@ static int fit_frames(ss_touch *t) {
     return 0;
 }
 
-int ss_touch_step_find(const ss_system *sys, const double *x) {
-    ss_touch *t = sys->touch;
+int ss_contact_step_find(const ss_system *sys, const double *x) {
+    ss_contact *t = sys->contact;
     /* a failed search leaves pairs the frames may have no room for: none are used then */
-    t->search_failed = ss_touch_find(sys, x, &t->found) || fit_frames(t);
+    t->search_failed = ss_contact_find(sys, x, &t->found) || fit_frames(t);
     return t->search_failed ? -1 : 0;
 }
 
-ss_status ss_touch_prepare(ss_system *sys) {
-    sys->touch->failed = 0;
-    if (ss_touch_step_find(sys, SS_DOUBLES(sys, SS_POSITIONS)))
+ss_status ss_contact_prepare(ss_system *sys) {
+    sys->contact->failed = 0;
+    if (ss_contact_step_find(sys, SS_DOUBLES(sys, SS_POSITIONS)))
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
     return SS_OK;
 }
 
-ss_status ss_touch_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
-    ss_touch_scratch own = {0};
+ss_status ss_contact_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
+    ss_contact_scratch own = {0};
     *pairs = NULL;
     *count = 0;
-    if (ss_touch_find(sys, SS_DOUBLES(sys, SS_POSITIONS), &own)) {
-        ss_touch_scratch_release(&own);
+    if (ss_contact_find(sys, SS_DOUBLES(sys, SS_POSITIONS), &own)) {
+        ss_contact_scratch_release(&own);
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
     }
     *count = own.num_pairs;
@@ -552,6 +552,275 @@ ss_status ss_touch_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
         *pairs = own.pairs; /* handed over */
         own.pairs = NULL;
     }
-    ss_touch_scratch_release(&own);
+    ss_contact_scratch_release(&own);
     return SS_OK;
+}
+
+/* ---- The law: forces, energy, power, stability ------------------------------ */
+
+/* contact.c - node-node contact's law: nodes with a radius repel when they overlap.
+ *
+ * The law (Cundall & Strack 1979, the linear spring-dashpot of DEM): for a pair i, j
+ * with r_i + r_j > d = |x_j - x_i|, overlap delta = r_i + r_j - d and n the unit vector
+ * from i to j, node j feels
+ *     F = (k_c delta - c v_n) n - min(gamma |v_t|, mu |k_c delta - c v_n|) v_t / |v_t|
+ * and node i feels -F, with v_n = (v_j - v_i).n (> 0 when they separate) and v_t the
+ * rest of the relative velocity. The dashpot c = 2 zeta sqrt(k_c m_eff), m_eff =
+ * m_i m_j / (m_i + m_j) (a pinned node counts as infinitely heavy: m_eff is the free
+ * node's mass), with zeta = -ln e / sqrt(pi^2 + ln^2 e): the overlap is then a damped
+ * oscillator that returns to 0 with exactly e times its entry speed (a head-on
+ * collision's coefficient of restitution). As in the textbook model the dashpot may
+ * pull during the end of a contact: clipping it would change e. Friction is Coulomb's,
+ * regularised: a tangential dashpot gamma = 2 sqrt(k_c m_eff) (critical for the pair)
+ * capped at mu times the normal force, so it can hold a slow slide but not a resting
+ * stick exactly.
+ *
+ * The contact potential 1/2 k_c delta^2 is conservative (energy() reports it as
+ * "contact"); the dashpot's c v_n^2 and friction's |F_t| |v_t| are powers that the step
+ * books into dissipated with damping and drag (ss_dissipation_power).
+ *
+ * The pairs are contact.c's (ss_contact_find), in their fixed order. Each pair's force
+ * is computed alone (by any thread, forces.c) into a scratch row; then one thread adds
+ * the rows to the nodes serially in pair order: the same additions in the same order
+ * for any thread count, so the results are bit-identical. */
+
+typedef struct {
+    double force[3]; /* on j; -force on i */
+    double delta;    /* overlap, m */
+    double power;    /* W taken by the dashpot and friction */
+} pair_result;
+
+/* The force of pair p of `pairs` at state (x, v); 0 for coincident nodes (no direction). */
+static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const double *x,
+                            const double *v, size_t p) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    pair_result out = {{0.0, 0.0, 0.0}, 0.0, 0.0};
+    double d[3] = {0.0, 0.0, 0.0}, dist2 = 0.0;
+    for (size_t w = 0; w < dim; w++) {
+        d[w] = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
+        dist2 += d[w] * d[w];
+    }
+    const double dist = sqrt(dist2), delta = r[i] + r[j] - dist;
+    if (!(dist >= SS_MIN_SPRING_LENGTH) || !(delta > 0.0) || (pinned[i] && pinned[j]))
+        return out;
+    const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+    const double root = sqrt(t->stiffness * m_eff);
+    const double c = 2.0 * t->zeta * root;
+    double n[3], vrel[3] = {0.0, 0.0, 0.0}, vn = 0.0;
+    for (size_t w = 0; w < dim; w++) {
+        n[w] = d[w] / dist;
+        vrel[w] = v[(size_t)j * dim + w] - v[(size_t)i * dim + w];
+        vn += vrel[w] * n[w];
+    }
+    const double fn = t->stiffness * delta - c * vn;
+    for (size_t w = 0; w < dim; w++)
+        out.force[w] = fn * n[w];
+    out.delta = delta;
+    out.power = c * vn * vn;
+    if (t->friction > 0.0) {
+        double vt[3], speed2 = 0.0;
+        for (size_t w = 0; w < dim; w++) {
+            vt[w] = vrel[w] - vn * n[w];
+            speed2 += vt[w] * vt[w];
+        }
+        const double speed = sqrt(speed2);
+        if (speed > 0.0) {
+            const double viscous = 2.0 * root * speed, cap = t->friction * fabs(fn);
+            const double ft = viscous < cap ? viscous : cap;
+            for (size_t w = 0; w < dim; w++)
+                out.force[w] -= ft * vt[w] / speed;
+            out.power += ft * speed;
+        }
+    }
+    return out;
+}
+
+void ss_contact_search(const ss_system *sys, const double *x) {
+    if (ss_contact_step_find(sys, x))
+        sys->contact->failed = 1;
+}
+
+size_t ss_contact_num_pairs(const ss_system *sys) {
+    return sys->contact->search_failed ? 0 : sys->contact->found.num_pairs;
+}
+
+void ss_contact_pair_forces(const ss_system *sys, const double *x, const double *v, size_t first,
+                            size_t last) {
+    double *out = sys->contact->pair_forces;
+    const int32_t *pairs = sys->contact->found.pairs;
+    for (size_t p = first; p < last; p++) {
+        const pair_result pr = pair_law(sys, pairs, x, v, p);
+        memcpy(out + 3 * p, pr.force, sizeof pr.force);
+    }
+}
+
+void ss_contact_gather_forces(const ss_system *sys, double *f, size_t stride) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    if (t->search_failed) {
+        /* out of memory mid-step: poison the forces so the step rolls back */
+        for (size_t i = 0; i < sys->num_nodes; i++)
+            f[i * stride] = NAN;
+        return;
+    }
+    const int32_t *pairs = t->found.pairs;
+    for (size_t p = 0; p < t->found.num_pairs; p++) {
+        const double *F = t->pair_forces + 3 * p;
+        double *fi = f + (size_t)pairs[2 * p] * stride, *fj = f + (size_t)pairs[2 * p + 1] * stride;
+        for (size_t w = 0; w < dim; w++) {
+            fi[w] -= F[w];
+            fj[w] += F[w];
+        }
+    }
+}
+
+void ss_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                           size_t stride) {
+    ss_contact_search(sys, x);
+    ss_contact_pair_forces(sys, x, v, 0, ss_contact_num_pairs(sys));
+    ss_contact_gather_forces(sys, f, stride);
+}
+
+/* Search at x in `found`: the step's scratch (kept fit for the step's other buffers) or
+ * a query's. */
+static int find_in(const ss_system *sys, const double *x, ss_contact_scratch *found) {
+    return found == &sys->contact->found ? ss_contact_step_find(sys, x)
+                                         : ss_contact_find(sys, x, found);
+}
+
+double ss_contact_energy(const ss_system *sys, ss_contact_scratch *found) {
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    if (find_in(sys, x, found))
+        return NAN;
+    double sum = 0.0;
+    for (size_t p = 0; p < found->num_pairs; p++) {
+        const double delta = pair_law(sys, found->pairs, x, v, p).delta;
+        sum += delta * delta;
+    }
+    return 0.5 * sys->contact->stiffness * sum;
+}
+
+double ss_contact_found_energy(const ss_system *sys) {
+    const ss_contact *t = sys->contact;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    double sum = 0.0;
+    for (size_t p = 0; p < ss_contact_num_pairs(sys); p++) {
+        const double delta = pair_law(sys, t->found.pairs, x, v, p).delta;
+        sum += delta * delta;
+    }
+    return t->search_failed ? NAN : 0.5 * t->stiffness * sum;
+}
+
+double ss_contact_power(const ss_system *sys) {
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    ss_contact_scratch *found = &sys->contact->found;
+    if (find_in(sys, x, found))
+        return NAN;
+    double power = 0.0;
+    for (size_t p = 0; p < found->num_pairs; p++)
+        power += pair_law(sys, found->pairs, x, v, p).power;
+    return power;
+}
+
+void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own) {
+    if (!ss_contact_active(sys))
+        return;
+    const ss_contact *t = sys->contact;
+    const size_t n = sys->num_nodes;
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const double k = t->stiffness, friction = t->friction > 0.0 ? 1.0 : 0.0;
+    /* damping per sqrt(k m_eff): the dashpot's 2 zeta and friction's 2 */
+    const double damping = 2.0 * t->zeta + 2.0 * friction;
+    memset(own, 0, 2 * n * sizeof *own);
+    ss_contact_scratch found = {0}; /* a query's: the step's scratch is not touched */
+    int searched = ss_contact_find(sys, SS_DOUBLES(sys, SS_POSITIONS), &found) == 0;
+    for (size_t p = 0; searched && p < found.num_pairs; p++) {
+        const int32_t i = found.pairs[2 * p], j = found.pairs[2 * p + 1];
+        if (pinned[i] && pinned[j])
+            continue;
+        const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+        const double c = damping * sqrt(k * m_eff);
+        const int32_t ends[2][2] = {{i, j}, {j, i}};
+        for (int e = 0; e < 2; e++) {
+            const int32_t a = ends[e][0], b = ends[e][1];
+            if (pinned[a])
+                continue;
+            const double weight = 1.0 / m[a] + (pinned[b] ? 0.0 : 1.0 / sqrt(m[a] * m[b]));
+            own[2 * a] += k * weight;
+            own[2 * a + 1] += c * weight;
+        }
+    }
+    ss_contact_scratch_release(&found);
+    /* A node with no contact now may meet a node of its own mass: w^2 = 2 k / m. */
+    for (size_t i = 0; i < n; i++) {
+        if (pinned[i] || !(r[i] > 0.0))
+            continue;
+        const double one_w2 = 2.0 * k / m[i], one_g = 2.0 * damping * sqrt(0.5 * k * m[i]) / m[i];
+        rows[2 * i] += own[2 * i] > one_w2 ? own[2 * i] : one_w2;
+        rows[2 * i + 1] += own[2 * i] > one_w2 ? own[2 * i + 1] : one_g;
+    }
+}
+
+void ss_contact_frames(const ss_system *sys, const double *x, double scale_c, double scale_k) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const int32_t *pairs = t->found.pairs;
+    for (size_t p = 0; p < ss_contact_num_pairs(sys); p++) {
+        const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
+        double *frame = t->frames + SS_CONTACT_FRAME * p, dist2 = 0.0;
+        for (size_t w = 0; w < 3; w++) {
+            frame[w] = w < dim ? x[(size_t)j * dim + w] - x[(size_t)i * dim + w] : 0.0;
+            dist2 += frame[w] * frame[w];
+        }
+        const double dist = sqrt(dist2);
+        frame[3] = 0.0;
+        if (!(dist >= SS_MIN_SPRING_LENGTH) || !(r[i] + r[j] - dist > 0.0) ||
+            (pinned[i] && pinned[j]))
+            continue; /* no force (pair_law's cases): no block */
+        for (size_t w = 0; w < dim; w++)
+            frame[w] /= dist;
+        const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+        const double c = 2.0 * t->zeta * sqrt(t->stiffness * m_eff);
+        frame[3] = (scale_c == 0.0 ? 0.0 : scale_c * c) + scale_k * t->stiffness;
+    }
+}
+
+void ss_contact_add_blocks(const ss_system *sys, const double *p, double *out) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    for (size_t q = 0; q < ss_contact_num_pairs(sys); q++) {
+        const double *frame = t->frames + SS_CONTACT_FRAME * q;
+        if (frame[3] == 0.0)
+            continue;
+        const size_t i = (size_t)t->found.pairs[2 * q] * dim;
+        const size_t j = (size_t)t->found.pairs[2 * q + 1] * dim;
+        double along = 0.0;
+        for (size_t w = 0; w < dim; w++)
+            along += frame[w] * (p[i + w] - p[j + w]);
+        for (size_t w = 0; w < dim; w++) {
+            const double g = frame[3] * along * frame[w];
+            out[i + w] += g;
+            out[j + w] -= g;
+        }
+    }
+}
+
+void ss_contact_add_diagonal(const ss_system *sys, double *diag) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    for (size_t q = 0; q < ss_contact_num_pairs(sys); q++) {
+        const double *frame = t->frames + SS_CONTACT_FRAME * q;
+        for (int end = 0; end < 2; end++) {
+            const size_t i = (size_t)t->found.pairs[2 * q + end] * dim;
+            for (size_t w = 0; w < dim; w++)
+                diag[i + w] += frame[3] * frame[w] * frame[w];
+        }
+    }
 }

@@ -43,8 +43,8 @@ size_t ss_system_nbytes(const ss_system *sys) {
                  (sys->books->pin_springs ? block(sys->books->pin_capacity * sizeof(int32_t)) : 0) +
                  (sys->books->x_ref ? (sys->books->x_ref_capacity + SS_PAD_DOUBLES) * sizeof(double)
                                     : 0);
-    return total + ss_plan_nbytes(sys->plan) + ss_collide_nbytes(sys) +
-           ss_touch_nbytes(sys->touch) + ss_self_contact_nbytes(sys);
+    return total + ss_plan_nbytes(sys->plan) + ss_colliders_nbytes(sys) +
+           ss_contact_nbytes(sys->contact) + ss_self_collision_nbytes(sys);
 }
 
 /* ---- Giving freed memory back ------------------------------------------

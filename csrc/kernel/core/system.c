@@ -88,8 +88,8 @@ ss_system *ss_system_new(int dim) {
     sys->probe_scale = 1.0;
     sys->unchecked = ~0u;
     sys->absent = SS_COLD_ARRAYS;
-    sys->touch = ss_touch_new();
-    if (!sys->touch) {
+    sys->contact = ss_contact_new();
+    if (!sys->contact) {
         ss_free(sys);
         return NULL;
     }
@@ -101,6 +101,14 @@ ss_system *ss_system_new(int dim) {
         }
     }
     return sys;
+}
+
+void ss_system_topology_changed(ss_system *sys) {
+    sys->topology_edits++;
+    ss_colouring_forget(sys);
+    ss_plan_free(sys->plan);
+    sys->plan = NULL;
+    ss_colliders_forget(sys);
 }
 
 void ss_system_free(ss_system *sys) {
@@ -118,8 +126,8 @@ void ss_system_free(ss_system *sys) {
     ss_free(sys->held);
     ss_free(sys->held_v);
     ss_pressure_free(sys);
-    ss_touch_free(sys->touch);
-    ss_self_contact_free(sys);
+    ss_contact_free(sys->contact);
+    ss_self_collision_free(sys);
     ss_books_free(sys->books);
     ss_system_topology_changed(sys);
     ss_free(sys);
@@ -135,8 +143,8 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->xpbd_prepared = 0;
     dst->colliders = NULL;
     dst->collider_capacity = 0;
-    dst->self_contact = NULL; /* copied below, with the bodies */
-    dst->broken = NULL;       /* the record of torn springs stays with the original */
+    dst->self_collision = NULL; /* copied below, with the bodies */
+    dst->broken = NULL;         /* the record of torn springs stays with the original */
     dst->num_broken = dst->broken_capacity = 0;
     /* Springs cut but not yet removed (deferred tearing, as inside run()) go with the
      * copy, so that it removes them at its next tear as the original does. */
@@ -189,7 +197,7 @@ ss_system *ss_system_copy(const ss_system *src) {
         }
     }
     /* What the contacts keep is rebuilt on the copy's first step, like the plan. */
-    memset(&dst->contact, 0, sizeof dst->contact);
+    memset(&dst->collider_contacts, 0, sizeof dst->collider_contacts);
     dst->books = NULL; /* a copy starts its own books */
     dst->books_mode = SS_BOOKS_CALL;
     dst->probe_scale = 1.0;
@@ -202,9 +210,9 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->colouring_valid = 0;
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         dst->arrays[a] = NULL;
-    dst->touch = ss_touch_copy(src->touch); /* the law and filter; the scratch is rebuilt */
-    if (!dst->touch || ss_pressure_copy(dst, src) != SS_OK ||
-        ss_self_contact_copy(dst, src) != SS_OK) {
+    dst->contact = ss_contact_copy(src->contact); /* the law and filter; the scratch is rebuilt */
+    if (!dst->contact || ss_pressure_copy(dst, src) != SS_OK ||
+        ss_self_collision_copy(dst, src) != SS_OK) {
         ss_system_free(dst);
         return NULL;
     }
