@@ -96,11 +96,15 @@ class BuildExt(build_ext):
         super().build_extensions()
 
 
+# csrc/: the kernel's public header (springsim.h), the kernel's stages by concern
+# (csrc/kernel/<concern>/) and the Python binding (csrc/python/); every folder that
+# holds a header is on the include path.
+headers = sorted(glob.glob("csrc/**/*.h", recursive=True))
 core = Extension(
     "springsim._core",
-    sources=sorted(glob.glob("csrc/*.c")),
-    depends=sorted(glob.glob("csrc/*.h")),
-    include_dirs=[np.get_include(), "csrc"],
+    sources=sorted(glob.glob("csrc/**/*.c", recursive=True)),
+    depends=headers,
+    include_dirs=[np.get_include(), *sorted({os.path.dirname(h) for h in headers})],
     define_macros=[("NPY_NO_DEPRECATED_API", "NPY_1_7_API_VERSION")],
 )
 

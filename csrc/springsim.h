@@ -119,7 +119,7 @@ typedef struct {
     double friction;      /* Coulomb coefficient >= 0 */
 } ss_collider;
 
-/* What contacts keep between substeps (collide.c), all derived from the system and
+/* What contacts keep between substeps (colliders.c), all derived from the system and
  * rebuilt when missing (every topology edit drops it): each node's springs, for the
  * potential energy that putting a node back on a surface costs, and the scratch of a
  * substep. */
@@ -131,7 +131,7 @@ typedef struct {
     double *gas;      /* (N, dim) N, gas forces at the end of the substep's integration */
     int32_t *hits;    /* (N, 2) what a mesh's detection found per node: face (-1 none), side */
     int sticky;       /* some collider has friction or is a mesh: start is saved */
-} ss_contact;
+} ss_collider_contacts;
 
 /* A closed body of ideal gas (pressure.c): its boundary is a closed, consistently
  * oriented loop of edges (2D, elements of 2 nodes) or surface of triangles (3D,
@@ -169,7 +169,7 @@ typedef struct {
     size_t *end_start;             /* (num_blocks + 1,) each block's ends */
 } ss_plan;
 
-typedef struct ss_self_contact ss_self_contact; /* self_contact.c's own */
+typedef struct ss_self_collision ss_self_collision; /* self_collision.c's own */
 typedef struct ss_system {
     int dim; /* 2 or 3 */
     size_t num_nodes;
@@ -280,12 +280,18 @@ typedef struct ss_system {
     double divergence_factor;
     int books_mode;
     struct ss_books *books; /* NULL until a watched step; owned, never shared by a copy */
+    /* Edits made between steps through the kernel's setters (an assignment, a pin, a gas
+     * setting): the books of a loop of short calls start afresh after one. */
+    size_t state_edits;
+    /* The finiteness probe's scale s: it sums 0 * ((x s) s) + 0 * v, NaN also once some
+     * |coordinate| passes the bound of the short calls' books (divergence.c); 1 else. */
+    double probe_scale;
 
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;
     long last_collider_id;
-    ss_contact contact;
-    struct ss_touch *touch; /* node-node contact: law, group filter, scratch (contact.h) */
+    ss_collider_contacts collider_contacts;
+    struct ss_contact *contact; /* node-node contact: law, group filter, scratch (contact.h) */
 
     ss_pressure_body *bodies; /* gas bodies, in the order added */
     size_t num_bodies, body_capacity;
@@ -293,7 +299,7 @@ typedef struct ss_system {
     /* Set by a force evaluation that finds a body with volume <= 0 (its id), so the
      * step can roll back and say which; -1 otherwise. Reset by every step. */
     long collapsed_body;
-    ss_self_contact *self_contact; /* node-triangle self-collision; NULL: off */
+    ss_self_collision *self_collision; /* node-triangle self-collision; NULL: off */
 
     /* Bit a set: array a may hold values written through a view since the last
      * ss_system_validate, which then checks it (see unchecked() in system.c). */
@@ -328,6 +334,10 @@ ss_status ss_fail(ss_system *sys, ss_status status, const char *fmt, ...)
 
 ss_system *ss_system_new(int dim);
 void ss_system_free(ss_system *sys);
+/* The topology changed (nodes, springs or faces added or removed): count the edit and
+ * free what was built for the old one, the plan, the colouring and the colliders'
+ * contact lists, to be rebuilt when needed (system.c). */
+void ss_system_topology_changed(ss_system *sys);
 /* A deep copy, or NULL when out of memory. */
 ss_system *ss_system_copy(const ss_system *sys);
 
@@ -410,9 +420,9 @@ ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 /* Sections of this header kept in their own files (included here, in this order). */
 #include "divergence.h"
 #include "parallel.h"
-#include "collide.h"
+#include "colliders.h"
 #include "contact.h"
-#include "self_contact.h"
+#include "self_collision.h"
 
 /* ---- Constraints (constraints.c) --------------------------------------- */
 
@@ -546,21 +556,28 @@ typedef struct {
     double gravity;  /* -sum m g.x */
     double pressure; /* sum over gas bodies of -nrt ln V + ambient V */
     double contact;  /* node-node pairs' 1/2 sum k_c delta^2 (contact.c) and node-triangle
-                      * pairs' 1/2 sum k (h - d)^2 (self_contact.c) */
+                      * pairs' 1/2 sum k (h - d)^2 (self_collision.c) */
 } ss_energy_terms;
 
+/* The energies at the current state, for a query (energy()): the contact searches run
+ * in scratch of their own, so the step's is never freed, grown or written. */
 void ss_energy(const ss_system *sys, ss_energy_terms *out);
+/* The same bits, for the step's own use (between its substeps): the searches run in the
+ * step's scratch, as its force evaluations do. */
+void ss_energy_in_step(const ss_system *sys, ss_energy_terms *out);
 void ss_momentum(const ss_system *sys, double out[3]);
 void ss_center_of_mass(const ss_system *sys, double out[3]);
 void ss_spring_lengths(const ss_system *sys, double *out);
 void ss_spring_tensions(const ss_system *sys, double *out);
 /* Power, W, that spring damping, drag and the air on faces take out of the motion at
  * the current state: sum c ((v_j - v_i).u)^2 + sum over free nodes of drag (v - wind).v
- * + ss_aero_power. */
+ * + ss_aero_power, and the contacts' dashpots and friction. The step's: the contact
+ * searches run in the step's scratch. */
 double ss_dissipation_power(const ss_system *sys);
 /* Kinetic energy of the free nodes, J (what energy_loss scales). */
 double ss_free_kinetic_energy(const ss_system *sys);
-/* The explicit stability limit, s (see energy.c for the estimate). */
+/* The explicit stability limit, s (see energy.c for the estimate). A query: node-node
+ * contacts are searched in scratch of its own. */
 ss_status ss_critical_dt(ss_system *sys, double *out);
 /* The Gershgorin bound on the springs' highest angular frequency, rad/s (inf with a
  * rigid rod, 0 with no spring on a free node): the w of ss_critical_dt's bound. */

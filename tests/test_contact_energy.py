@@ -1,6 +1,7 @@
 """Contacts keep the books: what a collider takes is counted in `dissipated`, exactly.
 
-The rule (csrc/collide.c; docs/guide/colliders.md, "How contact energy is counted"): a
+The rule (csrc/kernel/contact/colliders.c; docs/guide/colliders.md, "How contact energy
+is counted"): a
 node found inside a collider, moving in with normal speed v_n, is put back on the
 surface, which costs potential energy dU (gravity, its springs, the gas) less the work
 its dampers and drag do meanwhile; it meets the surface with 1/2 m v_s^2 = 1/2 m v_n^2 -

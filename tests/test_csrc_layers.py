@@ -14,11 +14,19 @@ INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 
 def binding(path: pathlib.Path) -> bool:
-    return path.name == "module.c" or path.name.startswith("py_")
+    """The Python binding: the files of csrc/python/ (module.c and the py_*.c files)."""
+    return path.parent == CSRC / "python"
+
+
+def test_the_binding_is_its_own_folder():
+    assert {p.name for p in (CSRC / "python").glob("*.c")} >= {"module.c", "py_system.c"}
+    for path in CSRC.rglob("*.[ch]"):
+        named_like_binding = path.name == "module.c" or path.name.startswith("py_")
+        assert named_like_binding == binding(path), path
 
 
 def test_the_kernel_includes_no_python_header():
-    kernel = [p for p in sorted(CSRC.glob("*.[ch]")) if not binding(p)]
+    kernel = [p for p in sorted(CSRC.rglob("*.[ch]")) if not binding(p)]
     assert any(p.name == "springsim.h" for p in kernel)
     for path in kernel:
         includes = INCLUDE.findall(path.read_text())
@@ -29,11 +37,11 @@ def test_the_kernel_includes_no_python_header():
 
 
 def test_numpy_api_is_imported_in_module_c_only():
-    for path in sorted(CSRC.glob("py_*.c")):
+    for path in sorted(CSRC.rglob("py_*.c")):
         text = path.read_text()
         assert "import_array" not in text, path.name
         define = text.find("#define NO_IMPORT_ARRAY")
         include = text.find('#include "py_system.h"')
         assert 0 <= define < include, f"{path.name}: NO_IMPORT_ARRAY must come before py_system.h"
-    module = (CSRC / "module.c").read_text()
+    module = (CSRC / "python" / "module.c").read_text()
     assert "#define NO_IMPORT_ARRAY" not in module and "import_array();" in module

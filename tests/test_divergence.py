@@ -114,16 +114,186 @@ def test_the_factor_is_settable_and_none_turns_the_watch_off():
     assert sim.energy().total > 1e11 * e0
 
 
-def test_short_calls_are_not_watched_but_run_keeps_one_set_of_books():
-    # A call of fewer than 64 substeps has no books of its own (so a loop of single
-    # steps costs nothing more); run() keeps books over all its calls.
-    sim = oscillator()
-    for _ in range(300):
-        sim.step(0.064, method="euler")
-    assert sim.energy().total > 1e4 * oscillator().energy().total
+def test_run_keeps_one_set_of_books_over_its_calls():
     with pytest.raises(ss.UnstableError, match="diverged") as info:
         oscillator().run(300 * 0.064, dt=0.064, method="euler", record_every=1, progress=False)
     assert info.value.history.steps < 130
+    # and plain calls after a run keep books of their own again
+    sim = oscillator()
+    sim.run(10 * 0.064, dt=0.064, method="euler", record_every=1, progress=False)
+    with pytest.raises(ss.UnstableError, match="diverged"):
+        for _ in range(300):
+            sim.step(0.064, method="euler")
+
+
+# ---- short calls: one set of books over a loop of them --------------------------------
+
+
+def scene_size(sim):
+    """The largest side of the box of the nodes, m."""
+    return float(np.ptp(sim.positions, axis=0).max())
+
+
+def step_until_unstable(sim, dt, calls, method, most=3000, read_view=False):
+    """Step ``sim`` in calls of ``calls`` substeps until UnstableError (returned with
+    the snapshot taken before the failing call, the substeps done and the largest
+    |coordinate| any call returned); AssertionError if none came in ``most`` substeps."""
+    size, largest, done = scene_size(sim), 0.0, 0
+    while done < most:
+        before = snapshot(sim)
+        try:
+            sim.step(dt, steps=calls, method=method)
+        except ss.UnstableError as error:
+            return error, before, done, largest
+        done += calls
+        largest = max(largest, float(np.abs(sim.positions).max()))
+        # never a state 1e5 times the scene's size without an error
+        assert largest < 1e5 * size, f"|x| reached {largest:.3g} m after {done} substeps"
+        if read_view:
+            sim.positions.sum()  # a view made (and only read) between the calls
+    raise AssertionError(f"no UnstableError in {done} substeps; |x| reached {largest:.3g} m")
+
+
+def assert_caught(error, before, sim):
+    """The error names a dt to try and the failing call was undone whole (the
+    rollback of the README's "A step is all or nothing")."""
+    assert re.search(r"try dt = \S+ s or smaller", str(error)), str(error)
+    assert "divergence_factor = None" in str(error)
+    assert_same(before, snapshot(sim))
+
+
+@pytest.mark.parametrize("calls", [1, 10])
+def test_short_calls_of_explicit_euler_are_stopped(calls):
+    # A call of fewer than 64 substeps had no books of its own: 300 one-substep calls
+    # of explicit Euler grew the oscillator's energy 1e4-fold with no error. The books
+    # now go on from call to call: checked at the 64th substep of the loop and at every
+    # 64th after, as one call of 300 substeps would be.
+    sim = oscillator()
+    error, before, done, _ = step_until_unstable(sim, 0.064, calls, "euler")
+    assert "the euler step diverged" in str(error)
+    assert done < 130
+    assert_caught(error, before, sim)
+
+
+def contact_heavy_cloth():
+    """Issue 29's scene: a 48 x 48 cloth 2 cm above a floor, with node radii and
+    self-collision."""
+    n = 48
+    sim = ss.cloth(
+        n, n, width=1.0, height=1.0, mass=1.0, stiffness=1000.0, pin=None,
+        normal=(0, 1, 0), origin=(-0.5, 0.02, -0.5),
+    )  # fmt: skip
+    sim.add_plane((0, 1, 0), 0.0, friction=0.3)
+    sim.radii = 0.45 / (n - 1)
+    sim.enable_self_collision(0.4 / (n - 1))
+    return sim
+
+
+@pytest.mark.parametrize("calls", [1, 10])
+def test_a_contact_heavy_cloth_in_short_calls_is_stopped_before_it_outgrows_the_scene(calls):
+    # Explicit Euler at half critical_dt(): when the cloth lands, its contacts blow up.
+    # In calls of 10 substeps it reached 1.8e5 m (and later 1e90) with no error, each
+    # call 500 times slower than before (the contact grids of a cloth flying apart).
+    # Now the books of the loop stop it at their first check after the landing, before
+    # the cloth has grown at all.
+    sim = contact_heavy_cloth()
+    size = scene_size(sim)
+    dt = 0.5 * sim.critical_dt()
+    error, before, done, largest = step_until_unstable(sim, dt, calls, "euler", most=1200)
+    assert "the euler step diverged" in str(error)
+    assert largest < 2.0 * size  # caught before the state outgrew the scene
+    assert_caught(error, before, sim)
+
+
+@pytest.mark.parametrize("method", ["symplectic_euler", "rk2"])
+def test_a_blow_up_faster_than_the_checks_is_stopped_by_the_size_of_the_state(method):
+    # At 2.5 times the limit the energy grows ~100-fold per substep: 64 substeps would
+    # be 1e128 times. Every short call also checks the state's size, for free (the
+    # finiteness probe it makes anyway): past the bound set at the last check, the
+    # books are checked at once.
+    sim = chain(1e4)
+    sim.gravity = (0.0, 0.0)
+    sim.velocities = np.random.default_rng(1).normal(0.0, 0.01, sim.velocities.shape)
+    sim.velocities[sim.pinned] = 0.0
+    size = scene_size(sim)
+    error, before, done, largest = step_until_unstable(sim, 2.5 * sim.critical_dt(), 1, method)
+    assert done < 64 and largest < 10.0 * size
+    assert_caught(error, before, sim)
+
+
+def test_a_loop_that_reads_views_between_its_calls_is_watched_too():
+    # Making a view marks the array as possibly written; the books hash it when it is
+    # made and compare at the next call: a view only read keeps them.
+    sim = oscillator()
+    error, before, done, _ = step_until_unstable(sim, 0.064, 1, "euler", read_view=True)
+    assert done < 130
+    assert_caught(error, before, sim)
+    held = oscillator()
+    x = held.positions  # a view alive across the calls: hashed at each call's end
+    error, before, done, _ = step_until_unstable(held, 0.064, 1, "euler")
+    assert done < 130 and x is not None
+
+
+@pytest.mark.parametrize("kind", ["copy", "pickle", "file"])
+def test_a_twin_made_between_short_calls_steps_like_the_original(kind, tmp_path):
+    # The loop's books are not part of a file; so a twin (and the original) start new
+    # ones: both are then stopped at the same call, in the same state.
+    sim = oscillator()
+    for _ in range(100):
+        sim.step(0.064, method="euler")
+    path = tmp_path / "twin.npz"
+    make = {
+        "copy": sim.copy,
+        "pickle": lambda: pickle.loads(pickle.dumps(sim)),
+        "file": lambda: (sim.save(path), ss.load(path))[1],
+    }[kind]
+    twin = make()
+    outcomes = []
+    for each in (sim, twin):
+        error, before, done, _ = step_until_unstable(each, 0.064, 1, "euler")
+        outcomes.append((done, str(error)))
+    assert outcomes[0] == outcomes[1]
+    assert_same(snapshot(sim), snapshot(twin))
+
+
+@pytest.mark.parametrize("method", STABLE)
+def test_short_calls_let_legitimate_motion_run(method):
+    # A free fall over kilometres in calls of 1 and 7 substeps (the bound's check
+    # runs at each doubling of the distance, and passes); a system that starts with
+    # its contacts compressed (the contacts' energy counts as available); and energy
+    # put in between the calls, through a view, a setter and by moving the system far.
+    for calls in (1, 7):
+        jelly = ss.jelly(3, 3, 3, size=1.0, mass=1.0, stiffness=500.0)
+        dt = 0.5 * jelly.critical_dt()
+        for _ in range(4000 // calls):
+            jelly.step(dt, steps=calls, method=method)
+        assert -jelly.center_of_mass()[1] > 0.5 * 9.81 * jelly.time**2 * 0.99
+    pressed = ss.System(dim=2)
+    pressed.gravity = (0.0, 0.0)
+    pressed.add_nodes([[0.0, 0.0], [0.15, 0.0], [0.0, 0.15]], masses=0.1)
+    pressed.radii = 0.1  # overlapping at rest: their contact energy drives them apart
+    for _ in range(400):
+        pressed.step(1e-4, method=method)
+    assert pressed.energy().kinetic > 0.0
+    kicked = oscillator()
+    for k in range(600):
+        kicked.step(0.01, method=method)
+        if k % 50 == 10:
+            kicked.velocities[1] += (3.0, 0.0)  # through a view
+        if k % 50 == 30:
+            kicked.velocities = kicked.velocities * 3.0  # through the setter
+        if k % 50 == 40:
+            kicked.positions[1] += (100.0, 0.0)  # far: a big stretch
+    assert kicked.energy().kinetic + kicked.energy().elastic > 1e4
+
+
+def test_short_calls_stay_unwatched_where_calls_are():
+    # divergence_factor = None turns the books off; xpbd keeps none.
+    sim = oscillator()
+    sim.divergence_factor = None
+    for _ in range(300):
+        sim.step(0.064, method="euler")
+    assert sim.energy().total > 1e4 * oscillator().energy().total
 
 
 @pytest.mark.parametrize("method", ss.EXPLICIT_METHODS)

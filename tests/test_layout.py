@@ -277,7 +277,9 @@ def test_kernel_call_graph_reads_definitions_and_calls():
 
 
 def test_the_kernel_files_call_in_one_direction():
-    sources = {p.name: p.read_text() for p in sorted((ROOT / "csrc").glob("*.c"))}
+    paths = sorted((ROOT / "csrc").rglob("*.c"))
+    sources = {p.name: p.read_text() for p in paths}
+    assert len(sources) == len(paths), "two C files of one name"
     graph = kernel_call_graph(sources)
     # the layers the issue names: storage below colouring and gas, errors below all
     assert graph["plan.c"] >= {"alloc.c", "errors.c"} and "system.c" in graph["topology.c"]

@@ -1,6 +1,7 @@
 """Boxes, capsules and triangle-mesh colliders.
 
-They share the planes' and spheres' contact response (csrc/collide.c), so the expected
+They share the planes' and spheres' contact response
+(csrc/kernel/contact/colliders.c), so the expected
 values are the plane's analytic ones (test_collide.py, test_contact_energy.py): a bounce
 rebounds to e² h, one impact keeps −e v_n and takes μ (1 + e)|v_n| off |v_t|, a slider
 decelerates by μ g. A mesh collider of a box's 12 triangles must move a node as the
@@ -314,7 +315,7 @@ def test_every_method_keeps_a_cloth_outside_a_mesh(method):
 
 def test_inside_a_closed_mesh_its_concave_corners_hold_a_thrown_cloth():
     # From inside, every edge of an icosphere is a concave corner: a node pushed off one
-    # triangle's layer can land in its neighbour's, which the passes of collide.c
+    # triangle's layer can land in its neighbour's, which the passes of colliders.c
     # handle. A cloth thrown about inside (random 1 m/s velocities) never crosses a
     # triangle and keeps its distance h from every one.
     vertices, faces = icosphere(radius=0.5)

@@ -2,7 +2,7 @@
 bit-identical to each other, for every method and thread count.
 
 Every path computes each spring with the same IEEE operations in the same order and
-adds the forces into the nodes in the same order (csrc/spring_pass.c), so the state
+adds the forces into the nodes in the same order (csrc/kernel/forces/spring_pass.c), so the state
 after N steps must hash the same whichever path ran, on 1 thread or 2.
 """
 

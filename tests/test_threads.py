@@ -1,7 +1,7 @@
 """Threads: results are bit-identical for any thread count; the settings are checked.
 
 The kernel colours the springs so that threads never add into the same node at once
-and every node sums its springs in one order (csrc/parallel.c). Systems need at
+and every node sums its springs in one order (csrc/kernel/threads/parallel.c). Systems need at
 least 8192 springs before threads are used, so the systems here are that large.
 """
 

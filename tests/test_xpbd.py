@@ -144,7 +144,7 @@ def test_a_spring_of_zero_stiffness_is_no_constraint():
     np.testing.assert_allclose(sim.positions, [[-1.0, 0.0], [2.0, 0.0]], rtol=1e-12)
 
 
-# ---- The solve order: colour by colour (csrc/xpbd.c, reference.colour_order) ----------
+# ---- The solve order: colour by colour (csrc/kernel/step/xpbd.c, reference.colour_order) ---
 
 #: K4, springs in index order. Greedy colours (the lowest colour not yet taken at
 #: either end): 0-1 takes 0; 1-2 finds 0 taken at 1, takes 1; 2-3 takes 0; 3-0 finds 0

@@ -3,8 +3,8 @@
 A warning raised inside springsim is reported (file and line, and the "once per
 location" of the default filter) at the first frame outside the package: the line of
 the user's code that called into it, however deep the call went (``sim.run`` ->
-``run.py`` -> ``sim.step``). The kernel's warnings (py_errors.c, ``ss_py_warn``) find the
-same frame the same way.
+``stepping/run.py`` -> ``sim.step``). The kernel's warnings (csrc/python/py_errors.c,
+``ss_py_warn``) find the same frame the same way.
 """
 
 from __future__ import annotations

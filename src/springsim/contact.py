@@ -1,6 +1,6 @@
 """Node–node contact: per-node radii and groups, the contact law, the group filter.
 
-The kernel's half is ``csrc/contact.c`` (the law, the grid search, the energy books).
+The kernel's half is ``csrc/kernel/contact/contact.c`` (the law, the grid search, the energy books).
 """
 
 from __future__ import annotations

@@ -281,7 +281,8 @@ def aero_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
     return float(-np.sum(f[free] * v[free]))
 
 
-#: m/s: self-collision friction is smoothed below this sliding speed (csrc/self_contact.c).
+#: m/s: self-collision friction is smoothed below this sliding speed
+#: (csrc/kernel/contact/self_collision.c).
 SELF_COLLISION_SLIP = 1e-3
 
 
@@ -373,10 +374,10 @@ def self_collision_forces(
 
 
 # ---------------------------------------------------------------- node–node contact
-# Every pair tried, no grid: the kernel (csrc/contact.c) finds the touching pairs with a
-# hashed grid, so a pair the grid missed (or found twice) shows as a disagreement in the
-# tests. The law is the same linear spring–dashpot with regularised Coulomb friction
-# (see :attr:`springsim.System.contact_stiffness`).
+# Every pair tried, no grid: the kernel (csrc/kernel/contact/contact.c) finds the
+# touching pairs with a hashed grid, so a pair the grid missed (or found twice) shows as
+# a disagreement in the tests. The law is the same linear spring–dashpot with
+# regularised Coulomb friction (see :attr:`springsim.System.contact_stiffness`).
 
 #: Nodes closer than this (metres) exert no contact force: no direction.
 MIN_DISTANCE = 1e-12
@@ -885,9 +886,10 @@ def gas_energy(s: State, x: np.ndarray) -> float:
 
 
 class Books:
-    """The energy books of one step call (csrc/divergence.c, in NumPy).
+    """The energy books of one step call (csrc/kernel/step/divergence.c, in NumPy).
 
-    The motion's energy Q (:func:`motion_energy`) may grow only by what is put in:
+    The motion's energy Q (:func:`motion_energy`) may grow only by what it had (with
+    the node–node contacts' potential at the start) and what is put in:
     the work of the constant node forces P = m g + F + drag·wind on the free nodes,
     P·(x − x₀), the drop of the gas energy, and the power −F_p·v_p of the springs on
     moving pinned nodes p (trapezoid rule per substep). A check (every EVERY substeps
@@ -902,7 +904,8 @@ class Books:
         self.factor, self.dt = factor, dt
         self.x0, self.v0, self.time0 = s.x.copy(), s.v.copy(), s.time
         self.prev_accel0 = None if s.prev_accel is None else s.prev_accel.copy()
-        self.available = self.most = motion_energy(s, s.x, s.v)
+        # what the motion may take: Q and the contacts' potential (an overlap releases it)
+        self.available = self.most = motion_energy(s, s.x, s.v) + contact_energy(s, s.x)
         self.gas0 = gas_energy(s, s.x)
         self.pin_work, self.pin_power = 0.0, self._pin_power(s)
         #: Q / max(A_max, floor) at each check so far (what the factor is compared with).

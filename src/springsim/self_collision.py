@@ -1,7 +1,7 @@
 """Self-collision of surfaces: node–triangle repulsion with a thickness;
 :class:`SelfCollision`, the setting.
 
-The kernel's side is ``csrc/self_contact.c``.
+The kernel's side is ``csrc/kernel/contact/self_collision.c``.
 """
 
 from __future__ import annotations

@@ -1,14 +1,14 @@
 """The bench's scene and integrator in Numba: a serial scatter and a parallel gather.
 
 Both are symplectic Euler with gravity, Hooke springs and axial damping, as
-springsim's ``symplectic_euler`` (``csrc/forces.c``, ``csrc/integrate.c``): per
-spring ``F = (k (l − L) + c (v_j − v_i)·u) u`` on node i and ``−F`` on node j
-(springs shorter than 1e-12 m exert none), ``a = (ΣF + m g) / m`` (0 on pinned
-nodes), then ``v += a dt``, ``x += v dt``. The steps run inside one compiled call,
-as ``sim.step(dt, steps=n)`` does. Like the kernel, they take one reciprocal square
-root per spring for both l and u: written with ``d / l`` instead, the rounding
-differs by up to 6e-11 over the 20 validation steps (on the string), above
-:data:`springsim.bench.peers.VALIDATION_TOLERANCE`.
+springsim's ``symplectic_euler`` (``csrc/kernel/forces/forces.c``,
+``csrc/kernel/step/integrate.c``): per spring ``F = (k (l − L) + c (v_j − v_i)·u) u``
+on node i and ``−F`` on node j (springs shorter than 1e-12 m exert none),
+``a = (ΣF + m g) / m`` (0 on pinned nodes), then ``v += a dt``, ``x += v dt``. The
+steps run inside one compiled call, as ``sim.step(dt, steps=n)`` does. Like the
+kernel, they take one reciprocal square root per spring for both l and u: written with
+``d / l`` instead, the rounding differs by up to 6e-11 over the 20 validation steps (on
+the string), above :data:`springsim.bench.peers.VALIDATION_TOLERANCE`.
 """
 
 import functools

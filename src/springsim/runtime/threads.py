@@ -1,6 +1,6 @@
 """How many threads the kernel steps a large system on.
 
-Results are bit-identical for any number of threads (see ``csrc/parallel.c``), so
+Results are bit-identical for any number of threads (see ``csrc/kernel/threads/parallel.c``), so
 this is only a speed setting. Systems with fewer than 8192 springs always step on
 one thread: for them, starting threads costs more than it saves.
 """

@@ -1,19 +1,25 @@
-"""How the divergence watch's books span several kernel calls (see csrc/divergence.c).
+"""How the divergence watch's books span several kernel calls (see
+csrc/kernel/step/divergence.c).
 
 A step call keeps energy books: the motion's kinetic + elastic energy may grow only
-by what gravity, external forces, wind, gas and moving pins put in, and a step whose
-motion exceeds :attr:`springsim.System.divergence_factor` times the most energy
-available raises :class:`springsim.UnstableError`. A plain call keeps books of its
-own; :meth:`springsim.System.run` and a step with driven nodes make many kernel calls
-of one motion, and keep one set of books over all of them by setting ``sim._books``
-(the kernel resets it after every call) to one of these values.
+by what gravity, external forces, wind, gas and moving pins put in (and what the
+contacts held when the books opened), and a step whose motion exceeds
+:attr:`springsim.System.divergence_factor` times the most energy available raises
+:class:`springsim.UnstableError`. A plain call of EVERY substeps or more keeps books of
+its own; a loop of shorter plain calls keeps one set over its calls, which starts
+afresh whenever something else changed the state between them
+(csrc/kernel/step/divergence_calls.c). :meth:`springsim.System.run` and a step with
+driven nodes make many kernel calls of one motion, and keep one set of books over all
+of them by setting ``sim._books`` (the kernel resets it after every call) to one of
+these values.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-#: Books for this call alone, watched when it has EVERY substeps or more.
+#: A plain call: books for this call alone when it has EVERY substeps or more, else
+#: the books of the loop of short calls it belongs to.
 CALL = 0
 #: Open books that the next calls continue.
 START = 1
@@ -33,7 +39,7 @@ def substep_books(books: int, steps: int) -> Iterator[int]:
     with mode ``books``: the first opens or continues the books as ``books`` says, the
     others continue exactly, and the last checks at its end when the call would have.
 
-    >>> list(substep_books(CALL, 3))  # too short to be watched, as one call would be
+    >>> list(substep_books(CALL, 3))  # too short for books of its own, as one call
     [0, 0, 0]
     >>> modes = list(substep_books(CALL, EVERY))
     >>> modes[0], modes[1], modes[-1] == EXACT | CHECK_END

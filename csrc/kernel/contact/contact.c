@@ -1,0 +1,826 @@
+/* contact.c - node-node contact: its settings, the group filter, and the search for
+ * the pairs that touch (the broad phase). The law, forces, energy and power are
+ * contact.c's; the header comment there explains them.
+ *
+ * Broad phase, at every force evaluation: every node with r > 0 gets the grid cell of
+ * side 2 r_max it is in, and the nodes are counting-sorted by cell, stably (a cell
+ * lists its nodes in index order): numbered densely inside the bounding box when that
+ * has at most 4 cells per such node, else hashed into a power of 2 >= 2 K buckets (K
+ * such nodes). Each node, in index order, looks in the half of its 3^dim neighbouring
+ * cells that come after its own, and in its own cell at the nodes after it, so that
+ * each pair is met once (stored i < j; see ss_contact_find): the pairs come in an order
+ * fixed by the positions alone, and the forces are added serially in that order (bit-identical for
+ * any thread count). The buffers only grow, so once they fit the contacts nothing is allocated. */
+#include "springsim.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define SS_PI 3.14159265358979323846
+
+typedef struct {
+    int64_t cell[3];
+    int32_t node;
+    uint32_t bucket;
+} entry;
+
+ss_contact *ss_contact_new(void) {
+    ss_contact *t = ss_malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->stiffness = 1e4; /* N/m: a 0.1 kg ball then overlaps 1 mm per newton */
+    t->restitution = 0.5;
+    t->zeta = -log(0.5) / sqrt(SS_PI * SS_PI + log(0.5) * log(0.5));
+    return t;
+}
+
+void ss_contact_scratch_release(ss_contact_scratch *found) {
+    ss_free(found->pairs);
+    ss_free(found->entries);
+    ss_free(found->bucket_start);
+    ss_free(found->adj_first);
+    ss_free(found->adj);
+    memset(found, 0, sizeof *found);
+}
+
+void ss_contact_free(ss_contact *t) {
+    if (!t)
+        return;
+    ss_contact_scratch_release(&t->found);
+    ss_free(t->frames);
+    ss_free(t->pair_forces);
+    ss_free(t->off);
+    ss_free(t);
+}
+
+ss_contact *ss_contact_copy(const ss_contact *src) {
+    ss_contact *t = ss_malloc(sizeof *t);
+    if (!t)
+        return NULL;
+    memset(t, 0, sizeof *t);
+    t->radius = src->radius;
+    t->stiffness = src->stiffness;
+    t->restitution = src->restitution;
+    t->friction = src->friction;
+    t->zeta = src->zeta;
+    if (src->num_off) {
+        t->off = ss_malloc(src->num_off * sizeof *t->off);
+        if (!t->off) {
+            ss_free(t);
+            return NULL;
+        }
+        memcpy(t->off, src->off, src->num_off * sizeof *t->off);
+        t->num_off = t->off_capacity = src->num_off;
+    }
+    return t;
+}
+
+size_t ss_contact_nbytes(const ss_contact *t) {
+    if (!t)
+        return 0;
+    const ss_contact_scratch *f = &t->found;
+    return sizeof *t + t->off_capacity * sizeof *t->off + f->pair_capacity * 2 * sizeof(int32_t) +
+           t->frame_capacity * (SS_CONTACT_FRAME + 3) * sizeof(double) +
+           2 * f->node_capacity * sizeof(entry) +
+           (f->bucket_start ? (f->bucket_capacity + 1) * sizeof(int32_t) : 0) +
+           f->adj_node_capacity * sizeof(size_t) + f->adj_capacity * sizeof(int32_t);
+}
+
+ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, double restitution,
+                             double friction) {
+    if (!(radius >= 0.0) || !isfinite(radius))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_radius is %g: must be finite and >= 0 m",
+                       radius);
+    if (!(stiffness > 0.0) || !isfinite(stiffness))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_stiffness is %g: must be finite and > 0 N/m",
+                       stiffness);
+    if (!(restitution >= 0.0 && restitution <= 1.0))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_restitution is %g: must be in [0, 1]",
+                       restitution);
+    if (!(friction >= 0.0) || !isfinite(friction))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_friction is %g: must be finite and >= 0",
+                       friction);
+    ss_contact *t = sys->contact;
+    t->radius = radius;
+    t->stiffness = stiffness;
+    t->restitution = restitution;
+    t->friction = friction;
+    /* e = 0: ln e = -inf, the limit of zeta is 1 (critical damping: no rebound) */
+    const double log_e = log(restitution);
+    t->zeta = restitution == 0.0 ? 1.0 : -log_e / sqrt(SS_PI * SS_PI + log_e * log_e);
+    return SS_OK;
+}
+
+static uint64_t group_key(int32_t a, int32_t b) {
+    const uint32_t lo = (uint32_t)(a < b ? a : b), hi = (uint32_t)(a < b ? b : a);
+    return (uint64_t)lo << 32 | hi;
+}
+
+/* Index of the first key >= key in the sorted filter. */
+static size_t filter_find(const ss_contact *t, uint64_t key) {
+    size_t lo = 0, hi = t->num_off;
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (t->off[mid] < key)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+int ss_contact_enabled(const ss_contact *t, int32_t a, int32_t b) {
+    if (!t->num_off)
+        return 1;
+    const uint64_t key = group_key(a, b);
+    const size_t k = filter_find(t, key);
+    return !(k < t->num_off && t->off[k] == key);
+}
+
+ss_status ss_contact_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled) {
+    ss_contact *t = sys->contact;
+    const uint64_t key = group_key(a, b);
+    const size_t k = filter_find(t, key);
+    const int present = k < t->num_off && t->off[k] == key;
+    if (enabled && present) {
+        memmove(t->off + k, t->off + k + 1, (t->num_off - k - 1) * sizeof *t->off);
+        t->num_off--;
+    } else if (!enabled && !present) {
+        if (t->num_off == t->off_capacity) {
+            const size_t capacity = t->off_capacity ? 2 * t->off_capacity : 8;
+            uint64_t *fresh = ss_malloc(capacity * sizeof *fresh);
+            if (!fresh)
+                return ss_fail(sys, SS_ERR_NOMEM, "out of memory for the contact filter");
+            if (t->num_off)
+                memcpy(fresh, t->off, t->num_off * sizeof *fresh);
+            ss_free(t->off);
+            t->off = fresh;
+            t->off_capacity = capacity;
+        }
+        memmove(t->off + k + 1, t->off + k, (t->num_off - k) * sizeof *t->off);
+        t->off[k] = key;
+        t->num_off++;
+    }
+    return SS_OK;
+}
+
+int ss_contact_active(const ss_system *sys) {
+    if (ss_array_absent(sys, SS_RADII))
+        return 0;
+    const double *r = SS_DOUBLES(sys, SS_RADII);
+    for (size_t i = 0; i < sys->num_nodes; i++)
+        if (r[i] > 0.0)
+            return 1;
+    return 0;
+}
+
+/* ---- Spring neighbours (same-group pairs joined by a spring do not touch) ---- */
+
+static int compare_int32(const void *a, const void *b) {
+    const int32_t x = *(const int32_t *)a, y = *(const int32_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* Nonzero when t's adjacency is that of the current topology. */
+static int adjacency_current(const ss_system *sys, const ss_contact_scratch *t) {
+    return t->adj_valid && t->adj_edits == sys->topology_edits && t->adj_nodes == sys->num_nodes;
+}
+
+static int ensure_adjacency(const ss_system *sys, ss_contact_scratch *t) {
+    const size_t n = sys->num_nodes, m = sys->num_springs;
+    if (adjacency_current(sys, t))
+        return 0;
+    if (t->adj_node_capacity < n + 1) {
+        size_t *fresh = ss_malloc((n + 1) * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->adj_first);
+        t->adj_first = fresh;
+        t->adj_node_capacity = n + 1;
+    }
+    if (t->adj_capacity < 2 * m || !t->adj) {
+        int32_t *fresh = ss_malloc((2 * m + 1) * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->adj);
+        t->adj = fresh;
+        t->adj_capacity = 2 * m + 1;
+    }
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    size_t *first = t->adj_first;
+    memset(first, 0, (n + 1) * sizeof *first);
+    for (size_t s = 0; s < 2 * m; s++)
+        first[pairs[s] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        first[i + 1] += first[i];
+    for (size_t s = 0; s < m; s++) { /* fill from the back: first[i] ends at its start */
+        const int32_t a = pairs[2 * s], b = pairs[2 * s + 1];
+        t->adj[first[a + 1] - 1] = b;
+        first[a + 1]--;
+        t->adj[first[b + 1] - 1] = a;
+        first[b + 1]--;
+    }
+    /* now first[i + 1] is node i's start: shift back to first[i] */
+    memmove(first, first + 1, n * sizeof *first);
+    first[n] = 2 * m;
+    for (size_t i = 0; i < n; i++)
+        if (first[i + 1] - first[i] > 1)
+            qsort(t->adj + first[i], first[i + 1] - first[i], sizeof(int32_t), compare_int32);
+    t->adj_nodes = n;
+    t->adj_edits = sys->topology_edits;
+    t->adj_valid = 1;
+    return 0;
+}
+
+/* The adjacency a search in `found` reads: the step's when it is current (a query then
+ * only reads it), else found's own, built now; NULL when out of memory. */
+static const ss_contact_scratch *adjacency(const ss_system *sys, ss_contact_scratch *found) {
+    const ss_contact_scratch *step = &sys->contact->found;
+    if (adjacency_current(sys, step))
+        return step;
+    return ensure_adjacency(sys, found) ? NULL : found;
+}
+
+static int joined(const ss_contact_scratch *t, int32_t i, int32_t j) {
+    size_t lo = t->adj_first[i], hi = t->adj_first[i + 1];
+    while (lo < hi) {
+        const size_t mid = lo + (hi - lo) / 2;
+        if (t->adj[mid] < j)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < t->adj_first[i + 1] && t->adj[lo] == j;
+}
+
+/* ---- The search ----------------------------------------------------------- */
+
+static size_t bucket_of(const int64_t c[3], size_t mask) {
+    uint64_t h = (uint64_t)c[0] * 0x9E3779B97F4A7C15u ^ (uint64_t)c[1] * 0xC2B2AE3D27D4EB4Fu ^
+                 (uint64_t)c[2] * 0x165667B19E3779F9u;
+    h ^= h >> 29;
+    h *= 0xBF58476D1CE4E5B9u;
+    h ^= h >> 32;
+    return (size_t)(h & mask);
+}
+
+/* A cell coordinate, clamped so that far-away (or NaN) nodes still get a valid one. */
+static int64_t cell_coordinate(double x, double inv_cell) {
+    double q = floor(x * inv_cell);
+    if (!(q >= -1e15))
+        q = -1e15;
+    if (q > 1e15)
+        q = 1e15;
+    return (int64_t)q;
+}
+
+/* The pairs double their room, keeping what they hold. */
+static int grow_pairs(ss_contact_scratch *t) {
+    const size_t capacity = t->pair_capacity ? 2 * t->pair_capacity : 64;
+    int32_t *fresh = ss_malloc(2 * capacity * sizeof *fresh);
+    if (!fresh)
+        return -1;
+    if (t->num_pairs)
+        memcpy(fresh, t->pairs, 2 * t->num_pairs * sizeof *fresh);
+    ss_free(t->pairs);
+    t->pairs = fresh;
+    t->pair_capacity = capacity;
+    return 0;
+}
+
+/* Cells of the bounding box at most this many per node with a radius: a dense grid
+ * (memory O(K)); a sparser cloud (a node far away) is hashed instead. */
+#define SS_DENSE_CELLS_PER_NODE 4
+
+static int ensure_nodes(ss_contact_scratch *t, size_t k, size_t buckets) {
+    if (t->node_capacity < k) {
+        entry *fresh = ss_malloc(2 * k * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->entries);
+        t->entries = (int32_t *)(void *)fresh;
+        t->node_capacity = k;
+    }
+    if (t->bucket_capacity < buckets) {
+        /* room for the most either mode may use with k nodes, so that a moving bounding
+         * box never makes a step allocate */
+        const size_t most =
+            SS_DENSE_CELLS_PER_NODE * k + 64 > buckets ? SS_DENSE_CELLS_PER_NODE * k + 64 : buckets;
+        int32_t *fresh = ss_malloc((most + 1) * sizeof *fresh);
+        if (!fresh)
+            return -1;
+        ss_free(t->bucket_start);
+        t->bucket_start = fresh;
+        t->bucket_capacity = most;
+    }
+    return 0;
+}
+
+/* What a search reads and where it writes. */
+typedef struct {
+    const ss_system *sys;
+    const double *x, *r;           /* positions, radii */
+    const int32_t *group;          /* NULL: every node in group 0 */
+    const ss_contact_scratch *adj; /* the spring neighbours */
+    ss_contact_scratch *found;     /* the pairs go here */
+} search;
+
+/* Nonzero when i and j may touch: the groups' filter, and no spring within a group. */
+static int may_touch(const search *q, int32_t i, int32_t j) {
+    const int32_t a = q->group ? q->group[i] : 0, b = q->group ? q->group[j] : 0;
+    if (a == b && joined(q->adj, i, j))
+        return 0;
+    return ss_contact_enabled(q->sys->contact, a, b);
+}
+
+/* Pair (i, j), i < j, if it touches at x: appended to the pairs; -1 when out of memory. */
+static int consider(const search *q, int32_t i, int32_t j) {
+    const ss_system *sys = q->sys;
+    const double *x = q->x, *r = q->r;
+    const size_t dim = (size_t)sys->dim;
+    double d2 = 0.0;
+    for (size_t w = 0; w < dim; w++) {
+        const double d = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
+        d2 += d * d;
+    }
+    const double reach = r[i] + r[j];
+    if (!(d2 < reach * reach) || !may_touch(q, i, j))
+        return 0;
+    ss_contact_scratch *t = q->found;
+    if (t->num_pairs == t->pair_capacity && grow_pairs(t))
+        return -1;
+    t->pairs[2 * t->num_pairs] = i;
+    t->pairs[2 * t->num_pairs + 1] = j;
+    t->num_pairs++;
+    return 0;
+}
+
+/* Counting sort of the k raw entries by their slot (bucket or cell) into sorted, stable
+ * (a slot keeps index order); start[s] .. start[s + 1] is then slot s's range. */
+static void sort_by_slot(const entry *raw, entry *sorted, size_t k, int32_t *start, size_t slots) {
+    memset(start, 0, (slots + 1) * sizeof *start);
+    for (size_t q = 0; q < k; q++)
+        start[raw[q].bucket + 1]++;
+    for (size_t b = 0; b < slots; b++)
+        start[b + 1] += start[b];
+    for (size_t q = 0; q < k; q++)
+        sorted[start[raw[q].bucket]++] = raw[q];
+    for (size_t b = slots; b > 0; b--) /* start[b] was advanced to its end: shift back */
+        start[b] = start[b - 1];
+    start[0] = 0;
+}
+
+/* A dense grid's cell coordinate floor((c - lo) / (2 r_max)) on an axis of `cells` cells,
+ * clamped into [0, cells - 1] before the conversion (NaN to 0). The first pass found
+ * every coordinate within [lo, hi], whose cells are 0 .. cells - 1, so the clamp changes
+ * nothing; a position written by another thread between the two passes (a view written
+ * while the step runs), or made NaN, infinite or huge, lands in an edge cell instead of
+ * outside the grid: meaningless pairs, but no index out of range. */
+static int64_t dense_coordinate(double c, double lo, double inv_cell, int64_t cells) {
+    const double q = floor((c - lo) * inv_cell);
+    if (!(q >= 0.0))
+        return 0;
+    if (q >= (double)(cells - 1))
+        return cells - 1;
+    return (int64_t)q;
+}
+
+/* Dense grid: cells are numbered x fastest inside the contact nodes' bounding box, so
+ * the cells x - 1 .. x + 1 of a row are one run of the sorted entries: a node scans 5
+ * runs in 3D (its own row from its cell on, the next row, the three rows above), 2 in
+ * 2D. Otherwise the cells are hashed into buckets and a node looks in 14 (3D) or 5
+ * (2D) buckets, keeping the entries of the cell it wants. Either way the pairs come by
+ * the node that met them, then by neighbouring cell, then by index: an order fixed by
+ * the positions.
+ *
+ * Each node's cell is computed once, into its entry, and everything after (the slot it
+ * is counted and placed in, the cells its neighbours are looked for in) reads the
+ * entry, never x again: the positions are read twice (the bounding box, then the
+ * cells), but the second read alone decides where a node goes, and it is clamped into
+ * the grid. So is the number of entries: a node counts only if the first pass counted
+ * room for it (radii written meanwhile cannot overrun the entries). */
+int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *found) {
+    ss_contact_scratch *t = found;
+    t->num_pairs = 0;
+    if (ss_array_absent(sys, SS_RADII))
+        return 0;
+    const double *r = SS_DOUBLES(sys, SS_RADII);
+    const int32_t *group = ss_array_absent(sys, SS_GROUPS) ? NULL : SS_INT32S(sys, SS_GROUPS);
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    size_t k = 0;
+    double r_max = 0.0, lo[3] = {0.0, 0.0, 0.0}, hi[3] = {0.0, 0.0, 0.0};
+    int finite = 1;
+    for (size_t i = 0; i < n; i++)
+        if (r[i] > 0.0) {
+            for (size_t q = 0; q < dim; q++) {
+                const double c = x[i * dim + q];
+                finite &= isfinite(c);
+                lo[q] = k == 0 || c < lo[q] ? c : lo[q];
+                hi[q] = k == 0 || c > hi[q] ? c : hi[q];
+            }
+            k++;
+            r_max = r[i] > r_max ? r[i] : r_max;
+        }
+    if (k < 2)
+        return 0;
+    const double inv_cell = 0.5 / r_max;
+    int64_t g[3] = {1, 1, 1};
+    double cells = 1.0;
+    for (size_t q = 0; q < dim && finite; q++) {
+        const double span = floor((hi[q] - lo[q]) * inv_cell) + 1.0;
+        cells *= span;
+        g[q] = span < 1e15 ? (int64_t)span : (int64_t)1e15;
+    }
+    const int dense = finite && cells <= (double)(SS_DENSE_CELLS_PER_NODE * k + 64);
+    size_t slots = 16;
+    if (dense)
+        slots = (size_t)cells;
+    else
+        while (slots < 2 * k)
+            slots *= 2;
+    const ss_contact_scratch *adj = adjacency(sys, t);
+    if (!adj || ensure_nodes(t, k, slots))
+        return -1;
+    const search ctx = {sys, x, r, group, adj, t};
+    entry *raw = (entry *)(void *)t->entries;
+    int32_t *start = t->bucket_start;
+    size_t e = 0;
+    for (size_t i = 0; i < n && e < k; i++) {
+        if (!(r[i] > 0.0))
+            continue;
+        entry *en = raw + e++;
+        for (size_t q = 0; q < 3; q++)
+            en->cell[q] = q >= dim ? 0
+                          : dense  ? dense_coordinate(x[i * dim + q], lo[q], inv_cell, g[q])
+                                   : cell_coordinate(x[i * dim + q], inv_cell);
+        en->node = (int32_t)i;
+        en->bucket = dense ? (uint32_t)(en->cell[0] + g[0] * (en->cell[1] + g[1] * en->cell[2]))
+                           : (uint32_t)bucket_of(en->cell, slots - 1);
+    }
+    k = e; /* fewer, if radii were written meanwhile */
+    entry *sorted = raw + k;
+    sort_by_slot(raw, sorted, k, start, slots);
+    /* Half the neighbourhood: the cells after this one (z, then y, then x greater),
+     * and in its own cell the nodes after it, so that each pair is met once. */
+    const int64_t reach_z = dim == 3 ? 1 : 0;
+    for (size_t q = 0; q < k; q++) {
+        const entry *a = raw + q;
+        const int32_t i = a->node;
+        for (int64_t dz = 0; dz <= reach_z; dz++)
+            for (int64_t dy = dz == 0 ? 0 : -1; dy <= 1; dy++) {
+                const int own_row = dz == 0 && dy == 0;
+                if (dense) {
+                    const int64_t y = a->cell[1] + dy, z = a->cell[2] + dz;
+                    if (y >= g[1] || y < 0 || z >= g[2])
+                        continue;
+                    const int64_t x0 = own_row || a->cell[0] == 0 ? a->cell[0] : a->cell[0] - 1;
+                    const int64_t x1 = a->cell[0] + 1 < g[0] ? a->cell[0] + 1 : g[0] - 1;
+                    const int64_t row = g[0] * (y + g[1] * z);
+                    for (int32_t s = start[row + x0]; s < start[row + x1 + 1]; s++) {
+                        const int32_t j = sorted[s].node;
+                        if (own_row && sorted[s].cell[0] == a->cell[0] && j <= i)
+                            continue;
+                        if (consider(&ctx, i < j ? i : j, i < j ? j : i))
+                            return -1;
+                    }
+                    continue;
+                }
+                for (int64_t dx = own_row ? 0 : -1; dx <= 1; dx++) {
+                    const int64_t c[3] = {a->cell[0] + dx, a->cell[1] + dy, a->cell[2] + dz};
+                    const size_t b = bucket_of(c, slots - 1);
+                    for (int32_t s = start[b]; s < start[b + 1]; s++) {
+                        const entry *o = sorted + s;
+                        const int32_t j = o->node;
+                        if ((own_row && dx == 0 && j <= i) || o->cell[0] != c[0] ||
+                            o->cell[1] != c[1] || o->cell[2] != c[2])
+                            continue;
+                        if (consider(&ctx, i < j ? i : j, i < j ? j : i))
+                            return -1;
+                    }
+                }
+            }
+    }
+    return 0;
+}
+
+/* The frames and pair forces grown to the pairs' room: -1 when out of memory. */
+static int fit_frames(ss_contact *t) {
+    const size_t need = t->found.pair_capacity;
+    if (t->frame_capacity >= need)
+        return 0;
+    double *frames = ss_malloc(SS_CONTACT_FRAME * need * sizeof *frames);
+    double *forces = ss_malloc(3 * need * sizeof *forces);
+    if (!frames || !forces) {
+        ss_free(frames);
+        ss_free(forces);
+        return -1;
+    }
+    ss_free(t->frames);
+    ss_free(t->pair_forces);
+    t->frames = frames;
+    t->pair_forces = forces;
+    t->frame_capacity = need;
+    return 0;
+}
+
+int ss_contact_step_find(const ss_system *sys, const double *x) {
+    ss_contact *t = sys->contact;
+    /* a failed search leaves pairs the frames may have no room for: none are used then */
+    t->search_failed = ss_contact_find(sys, x, &t->found) || fit_frames(t);
+    return t->search_failed ? -1 : 0;
+}
+
+ss_status ss_contact_prepare(ss_system *sys) {
+    sys->contact->failed = 0;
+    if (ss_contact_step_find(sys, SS_DOUBLES(sys, SS_POSITIONS)))
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
+    return SS_OK;
+}
+
+ss_status ss_contact_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
+    ss_contact_scratch own = {0};
+    *pairs = NULL;
+    *count = 0;
+    if (ss_contact_find(sys, SS_DOUBLES(sys, SS_POSITIONS), &own)) {
+        ss_contact_scratch_release(&own);
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
+    }
+    *count = own.num_pairs;
+    if (own.num_pairs) {
+        *pairs = own.pairs; /* handed over */
+        own.pairs = NULL;
+    }
+    ss_contact_scratch_release(&own);
+    return SS_OK;
+}
+
+/* ---- The law: forces, energy, power, stability ------------------------------ */
+
+/* contact.c - node-node contact's law: nodes with a radius repel when they overlap.
+ *
+ * The law (Cundall & Strack 1979, the linear spring-dashpot of DEM): for a pair i, j
+ * with r_i + r_j > d = |x_j - x_i|, overlap delta = r_i + r_j - d and n the unit vector
+ * from i to j, node j feels
+ *     F = (k_c delta - c v_n) n - min(gamma |v_t|, mu |k_c delta - c v_n|) v_t / |v_t|
+ * and node i feels -F, with v_n = (v_j - v_i).n (> 0 when they separate) and v_t the
+ * rest of the relative velocity. The dashpot c = 2 zeta sqrt(k_c m_eff), m_eff =
+ * m_i m_j / (m_i + m_j) (a pinned node counts as infinitely heavy: m_eff is the free
+ * node's mass), with zeta = -ln e / sqrt(pi^2 + ln^2 e): the overlap is then a damped
+ * oscillator that returns to 0 with exactly e times its entry speed (a head-on
+ * collision's coefficient of restitution). As in the textbook model the dashpot may
+ * pull during the end of a contact: clipping it would change e. Friction is Coulomb's,
+ * regularised: a tangential dashpot gamma = 2 sqrt(k_c m_eff) (critical for the pair)
+ * capped at mu times the normal force, so it can hold a slow slide but not a resting
+ * stick exactly.
+ *
+ * The contact potential 1/2 k_c delta^2 is conservative (energy() reports it as
+ * "contact"); the dashpot's c v_n^2 and friction's |F_t| |v_t| are powers that the step
+ * books into dissipated with damping and drag (ss_dissipation_power).
+ *
+ * The pairs are contact.c's (ss_contact_find), in their fixed order. Each pair's force
+ * is computed alone (by any thread, forces.c) into a scratch row; then one thread adds
+ * the rows to the nodes serially in pair order: the same additions in the same order
+ * for any thread count, so the results are bit-identical. */
+
+typedef struct {
+    double force[3]; /* on j; -force on i */
+    double delta;    /* overlap, m */
+    double power;    /* W taken by the dashpot and friction */
+} pair_result;
+
+/* The force of pair p of `pairs` at state (x, v); 0 for coincident nodes (no direction). */
+static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const double *x,
+                            const double *v, size_t p) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    pair_result out = {{0.0, 0.0, 0.0}, 0.0, 0.0};
+    double d[3] = {0.0, 0.0, 0.0}, dist2 = 0.0;
+    for (size_t w = 0; w < dim; w++) {
+        d[w] = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
+        dist2 += d[w] * d[w];
+    }
+    const double dist = sqrt(dist2), delta = r[i] + r[j] - dist;
+    if (!(dist >= SS_MIN_SPRING_LENGTH) || !(delta > 0.0) || (pinned[i] && pinned[j]))
+        return out;
+    const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+    const double root = sqrt(t->stiffness * m_eff);
+    const double c = 2.0 * t->zeta * root;
+    double n[3], vrel[3] = {0.0, 0.0, 0.0}, vn = 0.0;
+    for (size_t w = 0; w < dim; w++) {
+        n[w] = d[w] / dist;
+        vrel[w] = v[(size_t)j * dim + w] - v[(size_t)i * dim + w];
+        vn += vrel[w] * n[w];
+    }
+    const double fn = t->stiffness * delta - c * vn;
+    for (size_t w = 0; w < dim; w++)
+        out.force[w] = fn * n[w];
+    out.delta = delta;
+    out.power = c * vn * vn;
+    if (t->friction > 0.0) {
+        double vt[3], speed2 = 0.0;
+        for (size_t w = 0; w < dim; w++) {
+            vt[w] = vrel[w] - vn * n[w];
+            speed2 += vt[w] * vt[w];
+        }
+        const double speed = sqrt(speed2);
+        if (speed > 0.0) {
+            const double viscous = 2.0 * root * speed, cap = t->friction * fabs(fn);
+            const double ft = viscous < cap ? viscous : cap;
+            for (size_t w = 0; w < dim; w++)
+                out.force[w] -= ft * vt[w] / speed;
+            out.power += ft * speed;
+        }
+    }
+    return out;
+}
+
+void ss_contact_search(const ss_system *sys, const double *x) {
+    if (ss_contact_step_find(sys, x))
+        sys->contact->failed = 1;
+}
+
+size_t ss_contact_num_pairs(const ss_system *sys) {
+    return sys->contact->search_failed ? 0 : sys->contact->found.num_pairs;
+}
+
+void ss_contact_pair_forces(const ss_system *sys, const double *x, const double *v, size_t first,
+                            size_t last) {
+    double *out = sys->contact->pair_forces;
+    const int32_t *pairs = sys->contact->found.pairs;
+    for (size_t p = first; p < last; p++) {
+        const pair_result pr = pair_law(sys, pairs, x, v, p);
+        memcpy(out + 3 * p, pr.force, sizeof pr.force);
+    }
+}
+
+void ss_contact_gather_forces(const ss_system *sys, double *f, size_t stride) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    if (t->search_failed) {
+        /* out of memory mid-step: poison the forces so the step rolls back */
+        for (size_t i = 0; i < sys->num_nodes; i++)
+            f[i * stride] = NAN;
+        return;
+    }
+    const int32_t *pairs = t->found.pairs;
+    for (size_t p = 0; p < t->found.num_pairs; p++) {
+        const double *F = t->pair_forces + 3 * p;
+        double *fi = f + (size_t)pairs[2 * p] * stride, *fj = f + (size_t)pairs[2 * p + 1] * stride;
+        for (size_t w = 0; w < dim; w++) {
+            fi[w] -= F[w];
+            fj[w] += F[w];
+        }
+    }
+}
+
+void ss_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                           size_t stride) {
+    ss_contact_search(sys, x);
+    ss_contact_pair_forces(sys, x, v, 0, ss_contact_num_pairs(sys));
+    ss_contact_gather_forces(sys, f, stride);
+}
+
+/* Search at x in `found`: the step's scratch (kept fit for the step's other buffers) or
+ * a query's. */
+static int find_in(const ss_system *sys, const double *x, ss_contact_scratch *found) {
+    return found == &sys->contact->found ? ss_contact_step_find(sys, x)
+                                         : ss_contact_find(sys, x, found);
+}
+
+double ss_contact_energy(const ss_system *sys, ss_contact_scratch *found) {
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    if (find_in(sys, x, found))
+        return NAN;
+    double sum = 0.0;
+    for (size_t p = 0; p < found->num_pairs; p++) {
+        const double delta = pair_law(sys, found->pairs, x, v, p).delta;
+        sum += delta * delta;
+    }
+    return 0.5 * sys->contact->stiffness * sum;
+}
+
+double ss_contact_found_energy(const ss_system *sys) {
+    const ss_contact *t = sys->contact;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    double sum = 0.0;
+    for (size_t p = 0; p < ss_contact_num_pairs(sys); p++) {
+        const double delta = pair_law(sys, t->found.pairs, x, v, p).delta;
+        sum += delta * delta;
+    }
+    return t->search_failed ? NAN : 0.5 * t->stiffness * sum;
+}
+
+double ss_contact_power(const ss_system *sys) {
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    ss_contact_scratch *found = &sys->contact->found;
+    if (find_in(sys, x, found))
+        return NAN;
+    double power = 0.0;
+    for (size_t p = 0; p < found->num_pairs; p++)
+        power += pair_law(sys, found->pairs, x, v, p).power;
+    return power;
+}
+
+void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own) {
+    if (!ss_contact_active(sys))
+        return;
+    const ss_contact *t = sys->contact;
+    const size_t n = sys->num_nodes;
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const double k = t->stiffness, friction = t->friction > 0.0 ? 1.0 : 0.0;
+    /* damping per sqrt(k m_eff): the dashpot's 2 zeta and friction's 2 */
+    const double damping = 2.0 * t->zeta + 2.0 * friction;
+    memset(own, 0, 2 * n * sizeof *own);
+    ss_contact_scratch found = {0}; /* a query's: the step's scratch is not touched */
+    int searched = ss_contact_find(sys, SS_DOUBLES(sys, SS_POSITIONS), &found) == 0;
+    for (size_t p = 0; searched && p < found.num_pairs; p++) {
+        const int32_t i = found.pairs[2 * p], j = found.pairs[2 * p + 1];
+        if (pinned[i] && pinned[j])
+            continue;
+        const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+        const double c = damping * sqrt(k * m_eff);
+        const int32_t ends[2][2] = {{i, j}, {j, i}};
+        for (int e = 0; e < 2; e++) {
+            const int32_t a = ends[e][0], b = ends[e][1];
+            if (pinned[a])
+                continue;
+            const double weight = 1.0 / m[a] + (pinned[b] ? 0.0 : 1.0 / sqrt(m[a] * m[b]));
+            own[2 * a] += k * weight;
+            own[2 * a + 1] += c * weight;
+        }
+    }
+    ss_contact_scratch_release(&found);
+    /* A node with no contact now may meet a node of its own mass: w^2 = 2 k / m. */
+    for (size_t i = 0; i < n; i++) {
+        if (pinned[i] || !(r[i] > 0.0))
+            continue;
+        const double one_w2 = 2.0 * k / m[i], one_g = 2.0 * damping * sqrt(0.5 * k * m[i]) / m[i];
+        rows[2 * i] += own[2 * i] > one_w2 ? own[2 * i] : one_w2;
+        rows[2 * i + 1] += own[2 * i] > one_w2 ? own[2 * i + 1] : one_g;
+    }
+}
+
+void ss_contact_frames(const ss_system *sys, const double *x, double scale_c, double scale_k) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const int32_t *pairs = t->found.pairs;
+    for (size_t p = 0; p < ss_contact_num_pairs(sys); p++) {
+        const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
+        double *frame = t->frames + SS_CONTACT_FRAME * p, dist2 = 0.0;
+        for (size_t w = 0; w < 3; w++) {
+            frame[w] = w < dim ? x[(size_t)j * dim + w] - x[(size_t)i * dim + w] : 0.0;
+            dist2 += frame[w] * frame[w];
+        }
+        const double dist = sqrt(dist2);
+        frame[3] = 0.0;
+        if (!(dist >= SS_MIN_SPRING_LENGTH) || !(r[i] + r[j] - dist > 0.0) ||
+            (pinned[i] && pinned[j]))
+            continue; /* no force (pair_law's cases): no block */
+        for (size_t w = 0; w < dim; w++)
+            frame[w] /= dist;
+        const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+        const double c = 2.0 * t->zeta * sqrt(t->stiffness * m_eff);
+        frame[3] = (scale_c == 0.0 ? 0.0 : scale_c * c) + scale_k * t->stiffness;
+    }
+}
+
+void ss_contact_add_blocks(const ss_system *sys, const double *p, double *out) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    for (size_t q = 0; q < ss_contact_num_pairs(sys); q++) {
+        const double *frame = t->frames + SS_CONTACT_FRAME * q;
+        if (frame[3] == 0.0)
+            continue;
+        const size_t i = (size_t)t->found.pairs[2 * q] * dim;
+        const size_t j = (size_t)t->found.pairs[2 * q + 1] * dim;
+        double along = 0.0;
+        for (size_t w = 0; w < dim; w++)
+            along += frame[w] * (p[i + w] - p[j + w]);
+        for (size_t w = 0; w < dim; w++) {
+            const double g = frame[3] * along * frame[w];
+            out[i + w] += g;
+            out[j + w] -= g;
+        }
+    }
+}
+
+void ss_contact_add_diagonal(const ss_system *sys, double *diag) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    for (size_t q = 0; q < ss_contact_num_pairs(sys); q++) {
+        const double *frame = t->frames + SS_CONTACT_FRAME * q;
+        for (int end = 0; end < 2; end++) {
+            const size_t i = (size_t)t->found.pairs[2 * q + end] * dim;
+            for (size_t w = 0; w < dim; w++)
+                diag[i + w] += frame[3] * frame[w] * frame[w];
+        }
+    }
+}

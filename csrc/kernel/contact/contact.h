@@ -1,0 +1,127 @@
+/* contact.h - part of the kernel API: node-node contact (contact.c, contact.c).
+ * Included by springsim.h only, at its place there (it uses what comes before it).
+ *
+ * Nodes with a contact radius r > 0 (SS_RADII) repel when closer than r_i + r_j: a
+ * linear spring-dashpot (Cundall & Strack 1979) with regularised Coulomb friction.
+ * Which pairs touch: nodes of different groups (SS_GROUPS) always, nodes of one group
+ * unless a spring joins them; and never a pair of groups switched off. The pairs are
+ * found by a uniform grid (cell 2 max r) hashed into a table and counting-sorted, so
+ * their order depends on the positions only: forces are summed serially in pair order,
+ * bit-identical for any thread count. */
+#ifndef SPRINGSIM_CONTACT_H
+#define SPRINGSIM_CONTACT_H
+
+/* Doubles per pair of implicit Euler's contact blocks: the unit vector (3), the axial
+ * coefficient (scale_c c + scale_k k_c). */
+#define SS_CONTACT_FRAME 4
+
+/* What one search finds, and the memory it searches in (grow-only, derived from the
+ * state: never copied, never saved). The step searches in its own, sys->contact->found; a
+ * query (energy(), critical_dt(), contact_pairs()) in one of its own, zeroed on its stack
+ * and released with ss_contact_scratch_release, so that it never frees, grows or writes
+ * what the step uses. */
+typedef struct ss_contact_scratch {
+    int32_t *pairs; /* (num_pairs, 2) i < j, in contact at the last search */
+    size_t num_pairs, pair_capacity;
+    void *entries;          /* (2 K) grid entries: by node, then sorted by bucket */
+    int32_t *bucket_start;  /* (buckets + 1,) */
+    size_t node_capacity;   /* K the entries have room for */
+    size_t bucket_capacity; /* buckets the table has room for */
+    size_t *adj_first;      /* (N + 1,) each node's spring neighbours, sorted */
+    int32_t *adj;           /* (2 M,) */
+    size_t adj_edits, adj_nodes, adj_capacity; /* topology_edits it was built at; N; room */
+    size_t adj_node_capacity;                  /* N + 1 that adj_first has room for */
+    int adj_valid;
+} ss_contact_scratch;
+
+/* Settings and scratch of node-node contact; every system owns one (sys->contact). */
+typedef struct ss_contact {
+    double radius;      /* m >= 0: the radius nodes added later get */
+    double stiffness;   /* k_c, N/m > 0 */
+    double restitution; /* e in [0, 1]: the speed ratio of a head-on two-ball collision */
+    double friction;    /* Coulomb mu >= 0 */
+    double zeta;        /* the dashpot's damping ratio for e */
+    uint64_t *off;      /* group pairs switched off: (min << 32 | max) keys, sorted */
+    size_t num_off, off_capacity;
+    /* The step's scratch, grow-only, derived from the state (never copied, never saved). */
+    ss_contact_scratch found; /* the step's searches */
+    double *frames;           /* (num_pairs, SS_CONTACT_FRAME): u, then its block's coefficient */
+    double *pair_forces;      /* (num_pairs, 3): each pair's force on j, computed by threads */
+    size_t frame_capacity;    /* pairs the frames and pair forces have room for */
+    int failed;               /* an allocation failed during a search (forces were poisoned: NaN) */
+    int search_failed;        /* the last search in `found` ran out of memory (no pairs are used) */
+} ss_contact;
+
+/* ---- Node-node contact (contact.c; the law: contact.c) ------------------- */
+
+ss_contact *ss_contact_new(void);
+void ss_contact_free(ss_contact *contact);
+/* A copy of the settings and filter (no scratch), or NULL when out of memory. */
+ss_contact *ss_contact_copy(const ss_contact *contact);
+size_t ss_contact_nbytes(const ss_contact *contact);
+/* Check and set the law (nothing changes on error). */
+ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, double restitution,
+                             double friction);
+/* Switch contact between groups a and b (a == b: within a group) off or on. */
+ss_status ss_contact_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled);
+/* Nonzero when groups a and b may touch. */
+int ss_contact_enabled(const ss_contact *contact, int32_t a, int32_t b);
+/* Nonzero when some node has a radius > 0. */
+int ss_contact_active(const ss_system *sys);
+/* Find the pairs touching at positions x into found->pairs (contact.c): the step's
+ * scratch (&sys->contact->found) or a query's; -1 when out of memory. Safe whatever x holds
+ * and however another thread changes it meanwhile (a write through a view that races a
+ * step): the result is then meaningless, but every index stays in range. */
+int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *found);
+/* Free what a query's scratch holds (and zero it). */
+void ss_contact_scratch_release(ss_contact_scratch *found);
+/* The step's search: ss_contact_find into sys->contact->found, with the frames and pair
+ * forces grown to the pairs' room; -1 when out of memory. */
+int ss_contact_step_find(const ss_system *sys, const double *x);
+/* Before a step call: build the scratch at the current positions (SS_ERR_NOMEM). */
+ss_status ss_contact_prepare(ss_system *sys);
+/* The pairs touching at the current positions, in the step's order, found in a query's
+ * own scratch: *pairs (2 *count int32, ss_malloc'ed: the caller frees it with ss_free;
+ * NULL when there are none). SS_ERR_NOMEM possible. */
+ss_status ss_contact_pairs_now(ss_system *sys, int32_t **pairs, size_t *count);
+/* f (rows `stride` apart) += the contact forces at state (x, v), pair by pair: the
+ * three steps below, on one thread. */
+void ss_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
+                           size_t stride);
+/* The force evaluation's steps, which let threads share the pairs: find the pairs at x
+ * (one thread; they read x only, so it may run before the spring passes); then the
+ * forces of pairs [first, last) into the pair scratch (any thread, disjoint ranges);
+ * then, on one thread, f += them in pair order (NaN rows if the search ran out of
+ * memory). The sums, and so the bits, do not depend on how the pairs were shared. */
+void ss_contact_search(const ss_system *sys, const double *x);
+void ss_contact_pair_forces(const ss_system *sys, const double *x, const double *v, size_t first,
+                            size_t last);
+void ss_contact_gather_forces(const ss_system *sys, double *f, size_t stride);
+/* Pairs found by the last search (0 after a failed one). */
+size_t ss_contact_num_pairs(const ss_system *sys);
+/* Implicit Euler's blocks (contact.c): for each pair found at the last search (at
+ * x), a compressed spring k_c u u^T with the dashpot c u u^T along the normal (no
+ * transverse or friction terms): frames get u and scale_c c + scale_k k_c (0 for a pair
+ * that exerts no force). */
+void ss_contact_frames(const ss_system *sys, const double *x, double scale_c, double scale_k);
+/* out_i += a (u . (p_i - p_j)) u, out_j -= it, pair by pair (a pinned node's p is read
+ * as given: implicit.c zeroes pinned rows after). */
+void ss_contact_add_blocks(const ss_system *sys, const double *p, double *out);
+/* diag (N dim) += a u_q^2 at both ends of each pair. */
+void ss_contact_add_diagonal(const ss_system *sys, double *diag);
+/* The contact potential 1/2 k_c delta^2 summed over pairs at the current positions, J
+ * (NaN when out of memory), searched in `found`: the step's scratch or a query's. */
+double ss_contact_energy(const ss_system *sys, ss_contact_scratch *found);
+/* The same sum over the pairs the step's last search found, J (NaN if it failed): the
+ * potential at the current positions when they are the ones it searched at. */
+double ss_contact_found_energy(const ss_system *sys);
+/* Power, W, the dashpots and friction take out of the motion at the current state (the
+ * step's: it searches in the step's scratch). */
+double ss_contact_power(const ss_system *sys);
+/* For ss_critical_dt: rows[2 i] += each free node's contact stiffness bound (1/s^2),
+ * rows[2 i + 1] += its damping bound (1/s): its current contacts or, if larger, one
+ * contact with a node of its own mass. own: 2 N doubles of scratch. The contacts are
+ * searched in a scratch of its own (a query). */
+void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own);
+
+#endif

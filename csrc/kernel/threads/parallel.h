@@ -1,0 +1,90 @@
+/* parallel.h - part of the kernel API: threads, the spring colouring, the spring plan and force
+ * loop (parallel.c, plan.c, spring_pass.c). Included by springsim.h only, at its place there (it
+ * uses what comes before it). */
+#ifndef SPRINGSIM_PARALLEL_H
+#define SPRINGSIM_PARALLEL_H
+
+/* ---- Threads and the spring colouring (parallel.c) -------------------- */
+
+/* The floating-point mode of the calling thread (x86: MXCSR). A library that sets
+ * flush-to-zero or denormals-are-zero in one thread (some JIT runtimes do) would make
+ * that thread round tiny values differently from the kernel's other threads; the
+ * kernel's loops run in the IEEE default mode (round to nearest, denormals kept) on
+ * every thread, and leave each thread's mode as they found it. */
+typedef unsigned ss_fpstate;
+ss_fpstate ss_fp_enter(void);
+void ss_fp_leave(ss_fpstate saved);
+
+/* Colours are bits of a 64-bit mask per node; springs of a node with more than 63
+ * springs that find no free colour go to this last colour, run by one thread. */
+#define SS_SERIAL_COLOUR 63
+
+/* Nonzero when the kernel was compiled with OpenMP. */
+int ss_threading_available(void);
+/* Threads the kernel uses for a large system; n < 1 means 1. Returns the value set. */
+int ss_set_num_threads(int n);
+int ss_get_num_threads(void);
+/* Threads for a force evaluation of this system: 1 when it is too small to gain from
+ * more, else what the tuner chose for the current substep. */
+int ss_threads_for(const ss_system *sys);
+/* Around each substep of a step call: pick the thread count for it, and report its wall
+ * time. Every cycle (SS_TUNE_CYCLE substeps, longer while the answer stays the same) a
+ * few run on the other choice (1 thread or the configured count); the faster one, by
+ * the median, is kept. On a machine whose other cores are busy, threads then stop
+ * costing more than they gain. */
+#define SS_TUNE_CYCLE 64
+int ss_threads_begin_substep(ss_system *sys);
+void ss_threads_end_substep(ss_system *sys, double seconds);
+/* Build the colouring (implicit_euler's block product and XPBD's solve order use it)
+ * if the topology changed since the last one. */
+ss_status ss_system_ensure_colouring(ss_system *sys);
+/* Free the colouring, to be rebuilt when needed (ss_system_topology_changed calls it). */
+void ss_colouring_forget(ss_system *sys);
+
+/* ---- The spring plan (plan.c) ------------------------------------------ */
+
+/* Build the plan if the topology changed since the last one. */
+ss_status ss_system_ensure_plan(ss_system *sys);
+/* Recompute the plan's 1 / m (ss_system_validate calls it when the masses may have
+ * changed). */
+void ss_plan_refresh_masses(ss_system *sys);
+void ss_plan_free(ss_plan *plan);
+/* Bytes the plan holds. */
+size_t ss_plan_nbytes(const ss_plan *plan);
+
+/* ---- The spring force loop (spring_pass.c) ----------------------------- */
+
+/* Springs shorter than this (m) exert no force: their direction is undefined. */
+#define SS_MIN_SPRING_LENGTH 1e-12
+
+/* What the spring loop reads. */
+typedef struct {
+    const int32_t *pairs;
+    const double *rest, *stiffness, *damping;
+    const double *x, *v;
+    size_t num_nodes;
+} ss_spring_view;
+
+/* The code paths of the spring loop; every one gives the same bits. */
+enum { SS_SIMD_PORTABLE = 0, SS_SIMD_AVX2, SS_SIMD_AVX512, SS_SIMD_COUNT };
+const char *ss_simd_name(int path);
+/* Nonzero when this CPU (and build) can run the path. */
+int ss_simd_available(int path);
+/* The fastest available path. */
+int ss_simd_best(void);
+/* Use this path from now on; -1 if it is not available. */
+int ss_simd_set(int path);
+/* The path in use (the best one unless set). */
+int ss_simd_get(void);
+/* Doubles per row of force arrays: 4 in 3D ((fx, fy, fz, 0): one 256-bit add), 2 in 2D. */
+size_t ss_force_stride(int dim);
+/* f += the forces of springs [first, last), added to both ends spring by spring; f has
+ * rows of ss_force_stride(dim) doubles. x and v (N, dim) must be readable for one row
+ * past the last node (the kernel pads every array and its scratch). */
+void ss_springs_scatter(const ss_spring_view *sv, int dim, size_t first, size_t last, double *f);
+/* out (count, ss_force_stride(dim)): the force on the first node of each spring
+ * index[q] (zeros for a spring too short to pull). */
+void ss_springs_forces(const ss_spring_view *sv, int dim, const int32_t *index, size_t count,
+                       double *out);
+
+#endif
