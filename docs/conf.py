@@ -36,7 +36,7 @@ myst_heading_anchors = 3
 myst_enable_extensions = ["dollarmath"]
 
 # Notebooks: one stored with outputs is shown as stored (they all are: tools/
-# execute_notebooks.py stores them executed, and tests/test_notebooks.py checks that
+# execute_notebooks.py stores them executed, and tests/repository/test_notebooks.py checks that
 # the outputs are current); one stored without any output is executed here, in a
 # temporary directory, so that the site shows its plots (all nine take under a minute
 # on 2 cores).
@@ -51,7 +51,7 @@ def _has_outputs(path: pathlib.Path) -> bool:
 nb_execution_mode = "force"
 nb_execution_excludepatterns = [f"notebooks/{p.name}" for p in NOTEBOOKS if _has_outputs(p)]
 nb_execution_in_temp = True
-nb_execution_timeout = 300  # seconds per cell, as tests/test_notebooks.py allows
+nb_execution_timeout = 300  # seconds per cell, as tests/repository/test_notebooks.py allows
 nb_execution_raise_on_error = True  # a failing cell fails the build
 
 # API reference: members in source order; types as the numpydoc docstrings give them.

@@ -8,12 +8,12 @@ installed)::
 
 Each notebook runs top to bottom in a fresh ``python3`` kernel, in a temporary working
 directory (the files it writes go there), with the same settings as
-tests/test_notebooks.py. The result is written back deterministically: no execution
+tests/repository/test_notebooks.py. The result is written back deterministically: no execution
 timestamps, the notebook's metadata as it was (kernel name and language only, not the
 Python version that ran it), and the random element ids of animations replaced by
 numbered ones. Running it again when nothing changed rewrites the same bytes.
 
-tests/test_notebooks.py executes every notebook from scratch and fails if a stored
+tests/repository/test_notebooks.py executes every notebook from scratch and fails if a stored
 output is missing or its text differs from the fresh run's: run this script then.
 """
 

@@ -1,5 +1,5 @@
 """Write tests/data/legacy_*: files saved by an earlier springsim, which every later one
-must load and continue bit for bit (tests/test_legacy_files.py).
+must load and continue bit for bit (tests/state_and_files/test_legacy_files.py).
 
 Run it with the springsim to preserve on the path (the files in the repository were
 written at commit b1c5c95, save format 6, the last before the package was laid out in

@@ -8,7 +8,7 @@ browser part needs the system's chromium and chromedriver)::
 Prints, for the Python side (no browser: step + encode + send), the time to encode and
 send one frame and the frames per second the stepping thread keeps up at 10 substeps
 and at the default substeps; then, with headless Chromium hosting the front end through
-the browser test's page (tests/viewer_bridge.py), the frames drawn per second and the
+the browser test's page (tests/viewer/viewer_bridge.py), the frames drawn per second and the
 time one drawing takes. The machine is shared by Python, the kernel's threads and the
 browser: the numbers are what this machine does with all three at once.
 """
@@ -20,7 +20,7 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "viewer"))
 
 from viewer_bridge import Bridge, find_chromium, start_chromium  # noqa: E402
 

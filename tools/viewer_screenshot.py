@@ -6,7 +6,7 @@ the system's chromium and chromedriver: ``apt-get install chromium chromium-driv
     python tools/viewer_screenshot.py
 
 A table cloth falls on a ball in the viewer's front end, hosted in headless Chromium
-by the browser test's page (tests/viewer_bridge.py); the picture is taken after about
+by the browser test's page (tests/viewer/viewer_bridge.py); the picture is taken after about
 a second and a half of simulated time.
 """
 
@@ -17,7 +17,7 @@ import sys
 import time
 
 ROOT = pathlib.Path(__file__).resolve().parent.parent
-sys.path.insert(0, str(ROOT / "tests"))
+sys.path.insert(0, str(ROOT / "tests" / "viewer"))
 
 from viewer_bridge import Bridge, start_chromium  # noqa: E402
 

@@ -170,7 +170,7 @@ __all__ = [
 def _examples() -> dict[str, str]:
     """Every docstring with an example in the submodules, for ``doctest.testmod(bench)``.
 
-    ``tests/test_docs.py`` runs the examples of each module directly under
+    ``tests/repository/test_docs.py`` runs the examples of each module directly under
     ``springsim``; doctest skips objects defined in other modules, so the
     submodules' examples are handed to it here, by name (``__test__``).
     """

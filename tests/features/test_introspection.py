@@ -15,7 +15,7 @@ import springsim as ss
 
 STUB = pathlib.Path(ss._core.__file__).with_name("_core.pyi")
 if not STUB.exists():  # an in-place build: the stub sits in the source tree
-    STUB = pathlib.Path(__file__).resolve().parent.parent / "src" / "springsim" / "_core.pyi"
+    STUB = pathlib.Path(__file__).resolve().parents[2] / "src" / "springsim" / "_core.pyi"
 
 
 # ---------------------------------------------------------------- System(dim=...)

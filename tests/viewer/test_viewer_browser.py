@@ -1,7 +1,7 @@
 """The viewer in a real browser (issue 18): headless Chromium from the system's packages.
 
 The front end (the installed package's viewer.js) runs in a plain page bridged to a
-Python Viewer (tests/viewer_bridge.py). The checks: the nodes are drawn where the
+Python Viewer (tests/viewer/viewer_bridge.py). The checks: the nodes are drawn where the
 kernel's positions project to, by the projection recomputed here from the camera's
 parameters (the formula at the top of viewer.js); a mouse drag on a node moves that
 node in ``sim.positions`` to where the mouse is, and the system answers; the pause

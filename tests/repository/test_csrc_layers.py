@@ -9,7 +9,7 @@ includes py_system.h as it is; every other binding file defines NO_IMPORT_ARRAY 
 import pathlib
 import re
 
-CSRC = pathlib.Path(__file__).resolve().parent.parent / "csrc"
+CSRC = pathlib.Path(__file__).resolve().parents[2] / "csrc"
 INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.M)
 
 

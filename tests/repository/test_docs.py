@@ -16,7 +16,7 @@ import pytest
 import springsim
 import springsim.__main__ as demo
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 README_PATH = ROOT / "README.md"
 README = README_PATH.read_text()
 DOCS = ROOT / "docs"

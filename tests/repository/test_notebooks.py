@@ -18,7 +18,7 @@ import pytest
 
 pytestmark = pytest.mark.slow  # each notebook runs in a fresh kernel: about 40 s in all
 
-ROOT = pathlib.Path(__file__).parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 #: Each notebook must run in under a minute on 2 cores (the issue's budget).
 BUDGET = 60.0

@@ -457,7 +457,7 @@ def test_a_radius_written_through_the_view_is_refused_by_step():
 
 def test_nbytes_counts_the_contact_buffers_and_steps_then_allocate_nothing():
     # The kernel allocates through PyMem_RawMalloc, so tracemalloc sees its blocks (see
-    # tests/test_memory.py): what a step grew must be what nbytes grew, and once the
+    # tests/state_and_files/test_memory.py): what a step grew must be what nbytes grew, and once the
     # buffers have room for the contacts, a step allocates nothing at all.
     def traced():
         return tracemalloc.take_snapshot().filter_traces([tracemalloc.Filter(True, __file__)])

@@ -1,6 +1,6 @@
 """A plain page hosting the viewer's front end, bridged to a Python Viewer, and Chromium.
 
-Used by tests/test_viewer_browser.py and tools/viewer_screenshot.py. The page loads the
+Used by tests/viewer/test_viewer_browser.py and tools/viewer_screenshot.py. The page loads the
 installed package's ``viewer.js`` and gives it a small stand-in for anywidget's model
 (get/set/on/off/send/save_changes): ``send`` POSTs each message, in order, to the
 server, which hands it to ``viewer._handle``; the page polls the server for what the

@@ -17,7 +17,7 @@ import re
 import textwrap
 import tomllib
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 PACKAGE = ROOT / "src" / "springsim"
 
 #: Modules of the package that need an optional third-party dependency to be imported,

@@ -151,7 +151,7 @@ def test_saves_and_pickles_during_resizes_always_load(tmp_path):
 
 
 def self_colliding_cloth():
-    from test_self_collision import folded_cloth
+    from features.test_self_collision import folded_cloth
 
     sim = folded_cloth(8)
     sim.enable_self_collision(0.02, stiffness=300.0, friction=0.1)

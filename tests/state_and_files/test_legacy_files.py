@@ -18,7 +18,7 @@ import pytest
 
 import springsim as ss
 
-DATA = pathlib.Path(__file__).resolve().parent / "data"
+DATA = pathlib.Path(__file__).resolve().parents[1] / "data"
 sys.path.insert(0, str(DATA.parent.parent / "tools"))
 from make_legacy_files import DT, METHOD, STEPS  # noqa: E402
 

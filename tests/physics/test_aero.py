@@ -13,13 +13,13 @@ import math
 
 import numpy as np
 import pytest
+from determinism.test_simd import PATHS
+from determinism.test_threads import big_cloth, state_hash
+from features.test_errors import assert_rejected, make_system
 from hypothesis import assume, given
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
-from test_errors import assert_rejected, make_system
-from test_oracle import SETTINGS, WELL_CONDITIONED, assert_same_state, floats, step_reference
-from test_simd import PATHS
-from test_threads import big_cloth, state_hash
+from oracle.test_oracle import SETTINGS, WELL_CONDITIONED, assert_same_state, floats, step_reference
 
 import springsim as ss
 from springsim import reference

@@ -1,7 +1,7 @@
 """The live viewer's Python side (issue 18): the messages it sends and acts on.
 
 The widget is driven through ``_handle`` (what the browser's messages call) and the
-messages it sends are caught by a tap; no browser here (tests/test_viewer_browser.py
+messages it sends are caught by a tap; no browser here (tests/viewer/test_viewer_browser.py
 has one). Expected states come from a copy of the system stepped directly, or from
 the closed forms of symplectic Euler.
 """
@@ -381,7 +381,7 @@ def test_the_energy_trace_keeps_the_books(rope):
 
 @pytest.mark.parametrize("name", ["widget", "protocol", "controls", "standalone"])
 def test_viewer_docstring_examples(name):
-    # tests/test_docs.py runs the examples of springsim's top-level modules; these are
+    # tests/repository/test_docs.py runs the examples of springsim's top-level modules; these are
     # one level down
     import doctest
     import importlib

@@ -1,5 +1,5 @@
 """springsim.plot: draw, plot_energy and animate, in 2D and 3D; what they draw, read
-back from the artists (layout as a viewer sees it: tests/test_plot_layout.py)."""
+back from the artists (layout as a viewer sees it: tests/features/test_plot_layout.py)."""
 
 import gc
 

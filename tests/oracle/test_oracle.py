@@ -26,7 +26,7 @@ import springsim as ss
 from springsim import reference
 
 # Random (and deliberately repeated) springs: their DuplicateSpringWarning is no news
-# here (tests/test_traps.py tests it).
+# here (tests/features/test_traps.py tests it).
 pytestmark = pytest.mark.filterwarnings("ignore::springsim.DuplicateSpringWarning")
 
 METHODS = reference.METHODS

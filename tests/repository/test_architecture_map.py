@@ -12,7 +12,7 @@ every file named there must exist.
 import pathlib
 import re
 
-ROOT = pathlib.Path(__file__).resolve().parent.parent
+ROOT = pathlib.Path(__file__).resolve().parents[2]
 ARCHITECTURE = ROOT / "docs" / "architecture.md"
 SECTION = "## Where each concern lives"
 

@@ -13,13 +13,13 @@ import sys
 
 import numpy as np
 import pytest
-from test_threads import big_cloth, big_cluster, state_hash
+from determinism.test_threads import big_cloth, big_cluster, state_hash
 
 import springsim as ss
 from springsim import reference
 
 # Random (and deliberately repeated) springs: their DuplicateSpringWarning is no news
-# here (tests/test_traps.py tests it).
+# here (tests/features/test_traps.py tests it).
 pytestmark = pytest.mark.filterwarnings("ignore::springsim.DuplicateSpringWarning")
 
 PATHS = [path for path, available in ss.simd_paths().items() if available]
