@@ -165,6 +165,15 @@ PyMODINIT_FUNC PyInit__core(void) {
         goto error;
     if (PyModule_AddObjectRef(m, "System", (PyObject *)&ss_py_system_type) < 0)
         goto error;
+    /* The divergence watch's books modes (divergence.h), for springsim.stepping.divergence:
+     * shared from here, never copied by hand. */
+    if (PyModule_AddIntConstant(m, "BOOKS_CALL", SS_BOOKS_CALL) < 0 ||
+        PyModule_AddIntConstant(m, "BOOKS_START", SS_BOOKS_START) < 0 ||
+        PyModule_AddIntConstant(m, "BOOKS_CONTINUE", SS_BOOKS_CONTINUE) < 0 ||
+        PyModule_AddIntConstant(m, "BOOKS_EXACT", SS_BOOKS_EXACT) < 0 ||
+        PyModule_AddIntConstant(m, "BOOKS_CHECK_END", SS_BOOKS_CHECK_END) < 0 ||
+        PyModule_AddIntConstant(m, "BOOKS_EVERY", SS_BOOKS_EVERY) < 0)
+        goto error;
     PyObject *names = method_names();
     if (!names || PyModule_AddObject(m, "METHODS", names) < 0) {
         Py_XDECREF(names);

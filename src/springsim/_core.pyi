@@ -7,6 +7,12 @@ import numpy as np
 import numpy.typing as npt
 
 METHODS: tuple[str, ...]
+BOOKS_CALL: int
+BOOKS_START: int
+BOOKS_CONTINUE: int
+BOOKS_EXACT: int
+BOOKS_CHECK_END: int
+BOOKS_EVERY: int
 
 def set_num_threads(n: int) -> int: ...
 def get_num_threads() -> int: ...

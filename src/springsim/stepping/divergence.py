@@ -11,27 +11,29 @@ afresh whenever something else changed the state between them
 (csrc/kernel/step/divergence_calls.c). :meth:`springsim.System.run` and a step with
 driven nodes make many kernel calls of one motion, and keep one set of books over all
 of them by setting ``sim._books`` (the kernel resets it after every call) to one of
-these values.
+these values, which the kernel defines (``springsim._core.BOOKS_*``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
+from springsim import _core
+
 #: A plain call: books for this call alone when it has EVERY substeps or more, else
 #: the books of the loop of short calls it belongs to.
-CALL = 0
+CALL = _core.BOOKS_CALL
 #: Open books that the next calls continue.
-START = 1
+START = _core.BOOKS_START
 #: Continue them; the state may have been edited since the last call (which checked
 #: at its end), and the energy an edit added counts as put in.
-CONTINUE = 2
+CONTINUE = _core.BOOKS_CONTINUE
 #: Continue them; only driven (pinned) nodes were placed since the last call.
-EXACT = 3
+EXACT = _core.BOOKS_EXACT
 #: Flag: check at the end of this call.
-CHECK_END = 4
-#: Substeps between checks (SS_BOOKS_EVERY).
-EVERY = 64
+CHECK_END = _core.BOOKS_CHECK_END
+#: Substeps between checks.
+EVERY = _core.BOOKS_EVERY
 
 
 def substep_books(books: int, steps: int) -> Iterator[int]:
