@@ -267,6 +267,7 @@ void ss_self_contact_end_step(ss_system *sys) {
 ss_status ss_self_contact_set(ss_system *sys, double thickness, double stiffness, double friction) {
     if (thickness == 0.0) {
         ss_self_contact_free(sys);
+        sys->state_edits++; /* new contact energy: the short calls' books start afresh */
         return SS_OK;
     }
     if (sys->dim != 3)
@@ -294,6 +295,7 @@ ss_status ss_self_contact_set(ss_system *sys, double thickness, double stiffness
     sc->valid = 0;
     sc->seen_valid = 0;
     sc->opposite_valid = 0;
+    sys->state_edits++;
     return SS_OK;
 }
 
