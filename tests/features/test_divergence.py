@@ -270,11 +270,22 @@ def test_short_calls_let_legitimate_motion_run(method):
         assert -jelly.center_of_mass()[1] > 0.5 * 9.81 * jelly.time**2 * 0.99
     pressed = ss.System(dim=2)
     pressed.gravity = (0.0, 0.0)
-    pressed.add_nodes([[0.0, 0.0], [0.15, 0.0], [0.0, 0.15]], masses=0.1)
+    pressed.add_nodes([[0.0, 0.0], [0.15, 0.0], [0.0, 0.15], [1.0, 1.0]], masses=0.1)
     pressed.radii = 0.1  # overlapping at rest: their contact energy drives them apart
     for _ in range(400):
         pressed.step(1e-4, method=method)
     assert pressed.energy().kinetic > 0.0
+    swollen = ss.System(dim=2)
+    swollen.gravity = (0.0, 0.0)
+    swollen.add_nodes([[0.0, 0.0], [0.15, 0.0], [0.0, 0.15], [1.0, 1.0]], masses=0.1)
+    swollen.radii = 0.01
+    for k in range(600):  # contact energy put in between the calls
+        swollen.step(1e-4, method=method)
+        if k == 100:
+            swollen.radii[:3] = 0.1  # through a view: now they overlap
+        if k == 300:
+            swollen.contact_stiffness *= 10.0  # a stiffer law: ten times the energy
+    assert swollen.energy().kinetic > 1.0
     kicked = oscillator()
     for k in range(600):
         kicked.step(0.01, method=method)

@@ -103,6 +103,7 @@ ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, do
         return ss_fail(sys, SS_ERR_VALUE, "contact_friction is %g: must be finite and >= 0",
                        friction);
     ss_contact *t = sys->contact;
+    sys->state_edits++; /* new contact energy: the short calls\' books start afresh */
     t->radius = radius;
     t->stiffness = stiffness;
     t->restitution = restitution;
@@ -163,6 +164,7 @@ ss_status ss_contact_set_filter(ss_system *sys, int32_t a, int32_t b, int enable
         t->off[k] = key;
         t->num_off++;
     }
+    sys->state_edits++;
     return SS_OK;
 }
 

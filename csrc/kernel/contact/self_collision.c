@@ -326,6 +326,7 @@ ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffne
                                 double friction) {
     if (thickness == 0.0) {
         ss_self_collision_free(sys);
+        sys->state_edits++; /* new contact energy: the short calls' books start afresh */
         return SS_OK;
     }
     if (sys->dim != 3)
@@ -353,6 +354,7 @@ ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffne
     sc->valid = 0;
     sc->seen_valid = 0;
     sc->opposite_valid = 0;
+    sys->state_edits++;
     return SS_OK;
 }
 

@@ -289,13 +289,14 @@ static double gas_energy(const ss_system *sys) {
 
 /* The energy the motion may take when books open: Q and the contacts' potential, J (node
  * pairs' 1/2 k_c delta^2, node-triangle pairs' 1/2 k (h - d)^2: a system that starts
- * with overlaps releases it). The step's scratch holds the node pairs at these positions
- * (ss_contact_prepare) and the self-contact list is made valid for them, as the first
- * force evaluation would: no search of its own. */
-static double opening_energy(const ss_system *sys, double motion) {
+ * with overlaps releases it). As a call begins, the step's scratch holds the node pairs
+ * at these positions (ss_contact_prepare: `found`) and the self-contact list is made valid
+ * for them, as the first force evaluation would; else the pairs are searched again. */
+static double opening_energy(const ss_system *sys, double motion, int found) {
     double stored = ss_self_collision_energy(sys, 1);
     if (!ss_array_absent(sys, SS_RADII))
-        stored += ss_contact_found_energy(sys);
+        stored +=
+            found ? ss_contact_found_energy(sys) : ss_contact_energy(sys, &sys->contact->found);
     return motion + stored;
 }
 
@@ -393,9 +394,27 @@ static void casual_rebase(ss_system *sys, struct ss_books *b, double available, 
     ss_books_set_bound(sys, b, beyond);
 }
 
-/* Open the account at the current state, or go on with it when nothing changed. */
+/* Open the account at the current state (x_ref has room; `found`: as a call begins). */
+static void casual_open(ss_system *sys, struct ss_books *b, int found) {
+    b->motion_end = motion_energy(sys);
+    b->available = b->most = opening_energy(sys, b->motion_end, found);
+    b->opened = sys->time;
+    b->since_check = 0;
+    b->open = b->casual = b->sequence = 1;
+    b->check_end = 0;
+    b->pins_move = 0; /* pinned nodes are held still in a call that drives none */
+    b->pin_work = 0.0;
+    b->margin = 0.0;
+    ss_books_record(sys, b);
+    b->pin_power = driven_power(sys, b);
+    casual_rebase(sys, b, b->available, 0);
+}
+
+/* Open the account, or go on with it when no view wrote the state since the last call
+ * (what else may have changed it, its next check finds). */
 static ss_status casual_begin(ss_system *sys, struct ss_books *b, double dt, int *watched) {
-    if (!(b->open && b->casual && ss_books_unchanged(sys, b))) {
+    if (!(b->open && b->casual && b->nodes == sys->num_nodes &&
+          (!b->hashed || ss_books_views_unchanged(sys, b)))) {
         const size_t count = sys->num_nodes * (size_t)sys->dim;
         if (b->x_ref_capacity < count || !b->x_ref) {
             double *fresh = ss_malloc((count + SS_PAD_DOUBLES) * sizeof(double));
@@ -406,19 +425,8 @@ static ss_status casual_begin(ss_system *sys, struct ss_books *b, double dt, int
             b->x_ref = fresh;
             b->x_ref_capacity = count;
         }
-        b->motion_end = motion_energy(sys);
-        b->available = b->most = opening_energy(sys, b->motion_end);
-        b->opened = sys->time;
-        b->since_check = 0;
-        b->open = b->casual = b->sequence = 1;
-        b->pins_move = 0; /* pinned nodes are held still in a call that drives none */
-        b->pin_work = 0.0;
-        b->pin_power = driven_power(sys, b);
-        b->margin = 0.0;
-        casual_rebase(sys, b, b->available, 0);
-        ss_books_record(sys, b);
+        casual_open(sys, b, 1);
     }
-    b->check_end = 0;
     b->dt = dt;
     sys->probe_scale = b->scale;
     *watched = 1;
@@ -452,7 +460,7 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
         return st;
     if (!go_on) {
         b->motion_end = motion_energy(sys);
-        b->available = b->most = opening_energy(sys, b->motion_end);
+        b->available = b->most = opening_energy(sys, b->motion_end, 1);
         b->opened = sys->time;
         b->since_check = 0;
         b->open = 1;
@@ -469,6 +477,7 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
     b->dt = dt;
     b->gas_start = gas_energy(sys);
     b->pin_work = 0.0;
+    b->aero = ss_aero_active(sys);
     b->pin_power = driven_power(sys, b);
     *watched = 1;
     return SS_OK;
@@ -502,6 +511,10 @@ static int exceeds(ss_system *sys, struct ss_books *b, double motion) {
 
 int ss_books_diverged(ss_system *sys, const double *x_start, int beyond) {
     struct ss_books *b = sys->books;
+    if (b->casual && !ss_books_unchanged(sys, b)) {
+        casual_open(sys, b, 0); /* edited between the calls: no verdict, new books */
+        return 0;
+    }
     double kinetic, potential;
     node_sums(sys, b->casual ? b->x_ref : x_start, &kinetic, &potential);
     const double motion = kinetic + elastic_energy(sys, SS_DOUBLES(sys, SS_POSITIONS));
@@ -519,7 +532,11 @@ int ss_books_diverged(ss_system *sys, const double *x_start, int beyond) {
 void ss_books_end(ss_system *sys, const double *x_start) {
     struct ss_books *b = sys->books;
     if (b->casual) {
-        ss_books_end_call(sys, b);
+        /* A view still alive may be written at any time: the arrays the call's validation
+         * found shown by one (sys->unchecked; a view made since sets its bit too). */
+        b->hashed = sys->unchecked & SS_BOOKS_READ & ~sys->absent;
+        if (b->hashed)
+            ss_books_end_call(sys, b);
         return;
     }
     if (!b->sequence) {

@@ -33,6 +33,7 @@ struct ss_books {
     size_t since_check; /* substeps since the last check */
     int check_end;      /* check at the end of the current call */
     int pins_move;      /* some pinned node has a velocity: their work is counted */
+    int aero;           /* the air on faces acts (ss_aero_active, as the call began) */
     int open;           /* an account is open */
     int sequence;       /* the current call's books go on into the next call */
     double opened;      /* s, when the account opened */
@@ -79,7 +80,7 @@ int ss_aero_active(const ss_system *sys);
  * last substep). */
 static inline int ss_books_tick(ss_system *sys, double dt, int last) {
     struct ss_books *b = sys->books;
-    if (b->pins_move || ss_aero_active(sys))
+    if (b->pins_move || b->aero)
         ss_books_pin_work(sys, dt);
     return ++b->since_check >= SS_BOOKS_EVERY || (last && b->check_end);
 }
@@ -96,11 +97,21 @@ void ss_books_close(ss_system *sys);
 /* The figures of the failed check: Q (J), the most available (J), when the books
  * opened (s). */
 void ss_books_failure(const ss_system *sys, double *motion, double *available, double *opened);
-/* The short calls' account (divergence_calls.c). Nonzero when nothing it reads changed
- * since it opened (ss_books_record) and its last call ended (ss_books_end_call: the
- * hashes of the arrays a view still shows). */
+/* The short calls' account (divergence_calls.c). Nonzero when no setter, topology edit
+ * or new gravity, wind, drag or air changed the state since the account opened or was
+ * last checked (ss_books_record): asked at its checks. */
 int ss_books_unchanged(const ss_system *sys, const struct ss_books *b);
 void ss_books_record(const ss_system *sys, struct ss_books *b);
+/* The arrays the books read (the radii and groups: what the contacts hold), which a
+ * view may write. */
+#define SS_BOOKS_READ                                                                              \
+    (1u << SS_POSITIONS | 1u << SS_VELOCITIES | 1u << SS_MASSES | 1u << SS_PINNED |                \
+     1u << SS_EXTERNAL | 1u << SS_STIFFNESS | 1u << SS_REST_LENGTHS | 1u << SS_RADII |             \
+     1u << SS_GROUPS)
+/* Nonzero when no view wrote what the books read since the last call ended: asked as
+ * each call begins, of the arrays in `hashed` (ss_books_end_call hashes them: those a
+ * view still showed). */
+int ss_books_views_unchanged(const ss_system *sys, const struct ss_books *b);
 void ss_books_end_call(const ss_system *sys, struct ss_books *b);
 /* The bound after a check (beyond: the check the bound called), and the probe's scale
  * s = sqrt(DBL_MAX / bound) that stands for it (0: none). */
