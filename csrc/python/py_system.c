@@ -517,8 +517,8 @@ static PyGetSetDef System_getset[] = {
      "The divergence watch: a step raises UnstableError (and rolls back) when the motion's "
      "kinetic + elastic energy exceeds divergence_factor (> 1, default 100) times the most "
      "energy available to it (what it had plus what gravity, external forces, wind, gas and "
-     "moving pins put in). Checked every 64 substeps of a step call (or of a run()). None "
-     "turns it off.",
+     "moving pins put in). Checked every 64 substeps of a step call, of a run() and of a loop "
+     "of shorter step calls. None turns it off.",
      "divergence_factor"},
     {"_books", (getter)get_books, (setter)set_books,
      "How the next step call keeps the divergence watch's books (SS_BOOKS_* in "

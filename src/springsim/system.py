@@ -118,8 +118,11 @@ class System(_core.System):
         energy ever available to the motion (what it had when the books opened plus
         the work of gravity, external forces, wind, gas and moving pins since).
         Checked every 64 substeps of a call of 64 substeps or more, of a run (and at
-        the end of each of its calls) and of a driven step; not for ``"xpbd"``. None
-        turns the watch off.
+        the end of each of its calls), of a driven step and of a loop of shorter calls
+        (which also checks as soon as a coordinate outgrows the bound of its last
+        check, and starts new books after any other change between two calls); not for
+        ``"xpbd"``. The energy available includes the contacts' potential when the
+        books opened. None turns the watch off.
 
     Examples
     --------
