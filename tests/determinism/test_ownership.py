@@ -51,7 +51,7 @@ def test_queries_during_another_threads_steps_do_not_crash():
     result = run_child(
         SCENE
         + """
-stop = time.monotonic() + 3.0
+stop = time.monotonic() + 1.5
 errors = []
 def stepper():
     while time.monotonic() < stop:
@@ -89,9 +89,9 @@ import os, tempfile
 viewer = ss.view(cloth, substeps=20)
 viewer.play()
 folder = tempfile.mkdtemp()
-stop = time.monotonic() + 3.0
+stop, deadline = time.monotonic() + 1.5, time.monotonic() + 30.0
 rounds = 0
-while time.monotonic() < stop:
+while (time.monotonic() < stop or rounds < 5) and time.monotonic() < deadline:
     assert np.isfinite(cloth.energy().total)
     cloth.critical_dt(); cloth.momentum(); cloth.spring_tensions()
     x = cloth.positions.copy()

@@ -94,6 +94,7 @@ def test_quick_run_covers_every_scene_and_method(quick):
 GAS_SCENES = ("ball2d_64", "ball3d_4")
 
 
+@pytest.mark.slow  # the bench's quick run (module fixture): a long test
 def test_quick_run_times_the_gas_scenes(quick):
     out, document = quick
     assert {bench.SCENES[name]().dim for name in GAS_SCENES} == {2, 3}
@@ -140,6 +141,7 @@ def test_gas_scenes_time_the_reference_only_if_it_models_gas(monkeypatch):
     assert "not timed" in row["note"] and "gas" in row["note"]
 
 
+@pytest.mark.slow  # the bench's quick run (module fixture): a long test
 def test_quick_run_numbers_are_consistent(quick):
     _, document = quick
     for row in document["results"]:
@@ -159,6 +161,7 @@ def test_quick_run_numbers_are_consistent(quick):
         assert row["dt"] == pytest.approx(row["dt_fraction"] * scene.critical_dt())
 
 
+@pytest.mark.slow  # the bench's quick run (module fixture): a long test
 def test_quick_run_describes_machine_and_targets(quick):
     out, document = quick
     machine = document["machine"]
@@ -310,6 +313,7 @@ def test_memory_figures_count_what_they_say():
     assert row["bytes_per_spring"] == pytest.approx(sim.nbytes / sim.num_springs)
 
 
+@pytest.mark.slow  # the bench's quick run (module fixture): a long test
 def test_quick_run_reports_the_memory_targets(quick):
     out, document = quick
     memory = document["memory"]
@@ -328,6 +332,7 @@ def test_quick_run_reports_the_memory_targets(quick):
     assert "memory per spring" in out and "raw" not in out
 
 
+@pytest.mark.slow  # the bench's quick run (module fixture): a long test
 def test_quick_busy_run_reports_and_stops_its_helper(quick):
     out, document = quick
     busy = document["busy"]

@@ -123,6 +123,7 @@ def test_lifecycle_does_not_leak_traced_memory():
     assert growth < 100_000, f"{growth} bytes left behind by {CYCLES} cycles"
 
 
+@pytest.mark.slow  # a leak check of seconds: a long test
 def test_lifecycle_does_not_grow_rss():
     process = psutil.Process()
     for _ in range(WARMUP):
@@ -206,6 +207,7 @@ def tracing():
         tracemalloc.stop()
 
 
+@pytest.mark.slow  # a leak check of seconds: a long test
 def test_nbytes_counts_the_plan_and_scratch_a_step_makes(tracing):
     # The kernel allocates through PyMem_RawMalloc: tracemalloc sees every block, at its
     # size. A 40x40 cloth (9,202 springs) gets a plan of 4 blocks, with between-block
@@ -229,6 +231,7 @@ def test_nbytes_counts_the_plan_and_scratch_a_step_makes(tracing):
     assert grown > 4 * n * 8 and grown == allocated
 
 
+@pytest.mark.slow  # a leak check of seconds: a long test
 def test_nbytes_counts_tear_marks_and_the_broken_list(tracing):
     sim = ss.cloth(30, 30, width=1.0, height=1.0, mass=1.0, stiffness=200.0, pin="top")
     sim.break_strains = 0.3
