@@ -403,6 +403,7 @@ def test_an_elastic_frictionless_mesh_dissipates_exactly_nothing():
     assert h.kinetic.max() > 1.0 and np.all(h.dissipated == 0.0)
 
 
+@pytest.mark.slow  # a cloth of over 8,192 springs on a mesh, stepped twice: a long test
 @pytest.mark.skipif(not ss.threading_available(), reason="built without OpenMP")
 def test_a_mesh_gives_bit_identical_results_for_1_and_2_threads():
     vertices, faces = icosphere(subdivisions=3)

@@ -991,7 +991,7 @@ def test_the_checks_can_fail(name, value, problem):
 # ---- the threaded mode: a stepping thread (or a playing viewer) against another ------
 
 #: Seconds of the default threaded run; SPRINGSIM_FUZZ_THREAD_SECONDS sets the long one.
-DEFAULT_THREAD_SECONDS = 3.0
+DEFAULT_THREAD_SECONDS = 2.0
 
 
 def _threaded_scene(rng):

@@ -251,6 +251,7 @@ def mean_deflection(sim, seconds=3.0):
     return sim.center_of_mass()[2] - z0
 
 
+@pytest.mark.slow  # four banners stepped to rest: one of the largest solves
 @pytest.mark.parametrize("masses", ["area", "equal"])
 def test_a_banners_deflection_in_wind_does_not_depend_on_the_mesh(masses):
     # A flat plate hinged at its top edge leans at θ where its drag's moment balances
