@@ -107,7 +107,7 @@ CHILD = textwrap.dedent(
 def race(kind):
     """Run the child for ``kind``; its report: steps made, refused, writes (or query
     rounds) made meanwhile."""
-    seconds = float(os.environ.get("SPRINGSIM_RACE_SECONDS", "1"))
+    seconds = float(os.environ.get("SPRINGSIM_RACE_SECONDS", "2"))
     done = subprocess.run(
         [sys.executable, "-c", CHILD, kind, str(seconds), "29"],
         capture_output=True,
