@@ -75,12 +75,19 @@ int ss_py_own(SystemObject *self, long long timeout_us) {
     return got;
 }
 
-int ss_py_disown(SystemObject *self) {
+/* 0 when this thread holds the system's lock, else -1 with RuntimeError. */
+static int check_held(SystemObject *self) {
     if (self->owner != PyThread_get_thread_ident() || self->depth <= 0) {
         PyErr_SetString(PyExc_RuntimeError,
                         "cannot release a System's lock that this thread does not hold");
         return -1;
     }
+    return 0;
+}
+
+int ss_py_disown(SystemObject *self) {
+    if (check_held(self) < 0)
+        return -1;
     if (--self->depth == 0) {
         self->owner = 0;
         PyThread_release_lock(self->mutex);
@@ -202,11 +209,8 @@ static PyObject *Lock_is_owned(LockObject *self, PyObject *unused) {
 static PyObject *Lock_release_save(LockObject *self, PyObject *unused) {
     (void)unused;
     SystemObject *system = self->system;
-    if (system->owner != PyThread_get_thread_ident() || system->depth <= 0) {
-        PyErr_SetString(PyExc_RuntimeError,
-                        "cannot release a System's lock that this thread does not hold");
+    if (check_held(system) < 0)
         return NULL;
-    }
     Py_ssize_t depth = system->depth;
     system->depth = 0;
     system->owner = 0;
