@@ -8,11 +8,12 @@
  * GIL held and so cannot be overtaken. The lock is re-entrant: the owner's own calls
  * never wait.
  *
- * The fields live in SystemObject: `mutex` (a PyThread lock, held by the owner for as
- * long as it owns), `owner` (its thread id, 0 for none) and `depth` (how many times it
- * acquired). `owner` and `depth` are read and written only with the GIL held. A thread
- * that has taken `mutex` but not yet the GIL has not set `owner`: a call that sees 0
- * then runs first, under the GIL, before the new owner can begin, which is safe. */
+ * The lock is fair: threads that wait are served first come, first served. Letting go
+ * hands the lock straight to the first waiter (`owner` becomes its thread id before it
+ * wakes), so a thread that steps in a loop cannot take the lock back before a waiting
+ * reader had its turn. The fields live in SystemObject: `owner` (0 for none), `depth`
+ * and `waiters` (a queue of ss_py_waiter, each on its waiting thread's C stack). They
+ * are read and written only with the GIL held, which is what makes them consistent. */
 #define NO_IMPORT_ARRAY /* module.c imports NumPy's C API: see py_system.h */
 #include "py_system.h"
 
@@ -21,44 +22,93 @@
 /* The time between looks for a signal (Ctrl-C) while waiting for another thread. */
 #define WAIT_SLICE_US 50000
 
+/* A thread waiting for the lock: `wake` is released when the lock is handed to it. */
+typedef struct ss_py_waiter {
+    struct ss_py_waiter *next;
+    PyThread_type_lock wake;
+    unsigned long thread;
+    int granted;
+} ss_py_waiter;
+
 int ss_py_owner_init(SystemObject *self) {
     self->owner = 0;
     self->depth = 0;
-    self->mutex = PyThread_allocate_lock();
-    if (!self->mutex) {
-        PyErr_SetString(PyExc_MemoryError, "cannot allocate a System's lock");
-        return -1;
-    }
+    self->waiters = NULL;
     return 0;
 }
 
 void ss_py_owner_free(SystemObject *self) {
-    if (self->mutex)
-        PyThread_free_lock(self->mutex);
-    self->mutex = NULL;
+    /* Nobody waits: each waiter holds a reference to the system. */
+    self->waiters = NULL;
 }
 
-/* Take `mutex`, waiting with the GIL released in slices, so that Ctrl-C is seen.
- * timeout_us < 0 waits for ever. Returns 1 when taken, 0 on timeout, -1 with the
- * signal handler's exception set. */
-static int take_mutex(SystemObject *self, long long timeout_us) {
-    if (PyThread_acquire_lock(self->mutex, NOWAIT_LOCK))
-        return 1;
+/* Let go of the lock entirely: hand it to the first waiter, if any. */
+static void pass_on(SystemObject *self) {
+    ss_py_waiter *first = self->waiters;
+    if (!first) {
+        self->owner = 0;
+        self->depth = 0;
+        return;
+    }
+    self->waiters = first->next;
+    self->owner = first->thread;
+    self->depth = 1;
+    first->granted = 1;
+    PyThread_release_lock(first->wake);
+}
+
+static void leave_queue(SystemObject *self, ss_py_waiter *me) {
+    for (ss_py_waiter **link = &self->waiters; *link; link = &(*link)->next)
+        if (*link == me) {
+            *link = me->next;
+            return;
+        }
+}
+
+/* Join the queue and wait, with the GIL released, in slices that see Ctrl-C.
+ * timeout_us < 0 waits for ever. Returns 1 when handed the lock, 0 on timeout, -1 with
+ * the signal handler's exception (or MemoryError) set. */
+static int wait_in_queue(SystemObject *self, unsigned long me, long long timeout_us) {
+    ss_py_waiter waiter = {NULL, PyThread_allocate_lock(), me, 0};
+    if (!waiter.wake) {
+        PyErr_SetString(PyExc_MemoryError, "cannot allocate a lock to wait for a System");
+        return -1;
+    }
+    PyThread_acquire_lock(waiter.wake, WAIT_LOCK); /* so that the next take waits */
+    ss_py_waiter **tail = &self->waiters;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = &waiter;
+    Py_INCREF(self); /* the system outlives its waiters */
+    int result = 0;
     for (;;) {
         long long slice = WAIT_SLICE_US;
         if (timeout_us >= 0 && timeout_us < slice)
             slice = timeout_us;
-        PyLockStatus got;
-        Py_BEGIN_ALLOW_THREADS got = PyThread_acquire_lock_timed(self->mutex, slice, 0);
-        Py_END_ALLOW_THREADS if (got == PY_LOCK_ACQUIRED) return 1;
-        if (PyErr_CheckSignals() < 0)
-            return -1;
+        PyThreadState *released = PyEval_SaveThread();
+        PyThread_acquire_lock_timed(waiter.wake, slice, 0);
+        PyEval_RestoreThread(released);
+        /* With the GIL again: `granted` cannot change under us now. */
+        if (waiter.granted) {
+            result = 1;
+            break;
+        }
+        if (PyErr_CheckSignals() < 0) {
+            leave_queue(self, &waiter);
+            result = -1;
+            break;
+        }
         if (timeout_us >= 0) {
             timeout_us -= slice;
-            if (timeout_us <= 0)
-                return 0;
+            if (timeout_us <= 0) {
+                leave_queue(self, &waiter);
+                break;
+            }
         }
     }
+    PyThread_free_lock(waiter.wake);
+    Py_DECREF(self);
+    return result;
 }
 
 int ss_py_own(SystemObject *self, long long timeout_us) {
@@ -67,12 +117,14 @@ int ss_py_own(SystemObject *self, long long timeout_us) {
         self->depth++;
         return 1;
     }
-    int got = take_mutex(self, timeout_us);
-    if (got == 1) {
+    if (self->owner == 0 && !self->waiters) {
         self->owner = me;
         self->depth = 1;
+        return 1;
     }
-    return got;
+    if (timeout_us == 0)
+        return 0;
+    return wait_in_queue(self, me, timeout_us);
 }
 
 /* 0 when this thread holds the system's lock, else -1 with RuntimeError. */
@@ -88,22 +140,22 @@ static int check_held(SystemObject *self) {
 int ss_py_disown(SystemObject *self) {
     if (check_held(self) < 0)
         return -1;
-    if (--self->depth == 0) {
-        self->owner = 0;
-        PyThread_release_lock(self->mutex);
-    }
+    if (--self->depth == 0)
+        pass_on(self);
     return 0;
 }
 
-/* Wait until no other thread owns the system. Returns 0, or -1 with an exception. */
+/* Wait until no other thread owns the system. Returns 0, or -1 with an exception.
+ * A waiter takes its turn in the queue and passes the lock on at once: the caller
+ * holds the GIL from here to the end of its call, so the next owner cannot begin
+ * before it is done. */
 int ss_py_wait_turn(SystemObject *self) {
     unsigned long me = PyThread_get_thread_ident();
-    while (self->owner != 0 && self->owner != me) {
-        int got = take_mutex(self, -1);
-        if (got < 0)
-            return -1;
-        PyThread_release_lock(self->mutex); /* its turn came; take the GIL's turn */
-    }
+    if (self->owner == 0 || self->owner == me)
+        return 0;
+    if (wait_in_queue(self, me, -1) < 0)
+        return -1;
+    pass_on(self);
     return 0;
 }
 
@@ -212,9 +264,7 @@ static PyObject *Lock_release_save(LockObject *self, PyObject *unused) {
     if (check_held(system) < 0)
         return NULL;
     Py_ssize_t depth = system->depth;
-    system->depth = 0;
-    system->owner = 0;
-    PyThread_release_lock(system->mutex);
+    pass_on(system);
     return PyLong_FromSsize_t(depth);
 }
 

@@ -26,11 +26,12 @@
 
 typedef struct {
     PyObject_HEAD ss_system *sys;
-    /* Its owner (py_owner.c): `mutex` is held by the thread that owns the system,
-     * `owner` is that thread's id (0: none) and `depth` how often it acquired. */
-    PyThread_type_lock mutex;
+    /* Its owner (py_owner.c): `owner` is the owning thread's id (0: none), `depth`
+     * how often it acquired, and `waiters` the threads waiting for it, first come
+     * first served. All three are read and written only with the GIL held. */
     unsigned long owner;
     Py_ssize_t depth;
+    struct ss_py_waiter *waiters;
     /* Nodes are driven (system.py sets it): step() hands over to _driven_step. */
     int driven;
 } SystemObject;
