@@ -250,6 +250,17 @@ def test_nbytes_counts_tear_marks_and_the_broken_list(tracing):
     assert len(sim.broken_springs()) > 0
 
 
+@pytest.mark.slow  # a leak check of seconds: a long test
+def test_nbytes_counts_the_pins_a_step_held(tracing):
+    # A step holds the pinned nodes that move (v = 0), keeping their velocities for a
+    # rollback in arrays of its own, kept for the next step.
+    sim = ss.string(20, length=1.0, mass=0.1, stiffness=10.0, dim=3, pin="both")
+    sim.step(1e-4)
+    sim.velocities[[0, -1]] = (1.0, 0.0, 0.0)
+    grown, allocated = growths(sim, lambda: sim.step(1e-4))
+    assert grown == allocated == 2 * (8 + 3 * 8)
+
+
 # ---------------------------------------------------------------------- the process's view
 
 

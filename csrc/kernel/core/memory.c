@@ -30,6 +30,8 @@ size_t ss_system_nbytes(const ss_system *sys) {
         total += block(sys->cut_capacity) + block(2 * sys->cut_capacity * sizeof(double));
     if (sys->broken)
         total += 2 * sys->broken_capacity * sizeof(int32_t);
+    if (sys->held) /* the pins a step held, and their velocities (constraints.c) */
+        total += sys->held_capacity * (sizeof(size_t) + (size_t)sys->dim * sizeof(double));
     if (sys->bodies)
         total += block(sys->body_capacity * sizeof(ss_pressure_body));
     for (size_t k = 0; k < sys->num_bodies; k++)
