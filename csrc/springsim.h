@@ -22,6 +22,7 @@ typedef enum {
     SS_ERR_INDEX,       /* a node or spring index is out of range */
     SS_ERR_UNSTABLE,    /* a step blew up (non-finite, diverged); the state was rolled back */
     SS_ERR_INTERRUPTED, /* the caller's poll asked a step to stop; the state was rolled back */
+    SS_ERR_HOOK,        /* a drive's hook failed (it keeps its error); the state was rolled back */
 } ss_status;
 
 typedef enum {
@@ -169,6 +170,19 @@ typedef struct {
     size_t *end_start;             /* (num_blocks + 1,) each block's ends */
 } ss_plan;
 
+/* The caller's function of time behind the drives of kind SS_DRIVE_HOOK (drives.h):
+ * from the stepping thread, before each substep that ends at time t, a step calls
+ * targets(context, id, t, width, out) once for each hook drive, in the order the drives
+ * were added; it fills out, (width, dim) doubles, with drive `id`'s targets at t (m)
+ * and returns 0, or nonzero when it cannot (its own error, which the caller keeps: the
+ * step rolls back and returns SS_ERR_HOOK). A target that is not finite fails the step
+ * with SS_ERR_VALUE, as one too far to reach. The caller sets sys->drive_hook before a
+ * step with hook drives; a step that finds one and no hook returns SS_ERR_VALUE. */
+typedef struct {
+    int (*targets)(void *context, long id, double t, size_t width, double *out);
+    void *context;
+} ss_drive_hook;
+
 typedef struct ss_self_collision ss_self_collision; /* self_collision.c's own */
 typedef struct ss_system {
     int dim; /* 2 or 3 */
@@ -245,10 +259,6 @@ typedef struct ss_system {
      * may have changed, so that a step need not scan them (it stays set when springs
      * are removed: then a step only prepares to tear in vain). */
     int breakable;
-    /* Keep this call's cuts marked as this call's (2) when it succeeds, so that a caller
-     * running several calls as one (driven nodes) can undo them all: see
-     * ss_constraints_settle_cuts. */
-    int hold_cuts;
     /* Substeps of the last step call whose strain limiting stopped with springs still
      * longer than the limit (the pins or colliders make it unsatisfiable). */
     size_t strain_unmet;
@@ -258,15 +268,20 @@ typedef struct ss_system {
     int check_finite, known_finite;
     size_t num_broken, broken_capacity;
     /* Pins (constraints.c): a step call holds every pinned node (v = 0) before its first
-     * substep, unless drag_pins is set (drive()'s substeps, which set the velocities of
-     * the nodes they move). The nodes it stopped and their velocities before, m/s, for a
-     * rollback. pins_unheld: some pinned node may be moving (set by whatever may
-     * write a pinned node's velocity or pin a node; cleared by holding them), so that a
-     * call that finds it clear does nothing. */
-    int drag_pins, pins_unheld;
+     * substep (the drives then give theirs the velocities they move at). The nodes it
+     * stopped and their velocities before, m/s, for a rollback. pins_unheld: some pinned
+     * node may be moving (set by whatever may write a pinned node's velocity or pin a
+     * node; cleared by holding them), so that a call that finds it clear does nothing. */
+    int pins_unheld;
     size_t *held;   /* (num_held,) node indices */
     double *held_v; /* (num_held, dim) */
     size_t num_held, held_capacity;
+    /* Drives (drives.c): nodes that follow a line, per-substep targets or the caller's
+     * function (drive_hook, set by the caller for a step); NULL while there is none.
+     * last_drive_id: the last id given to a drive. */
+    struct ss_drives *drives;
+    ss_drive_hook drive_hook;
+    long last_drive_id;
 
     /* Some stiffness may be inf (a rigid rod): set by ss_system_validate whenever the
      * stiffnesses may have changed and by ss_system_add_springs, cleared by a step that
@@ -419,6 +434,7 @@ ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 
 /* Sections of this header kept in their own files (included here, in this order). */
 #include "divergence.h"
+#include "drives.h"
 #include "parallel.h"
 #include "colliders.h"
 #include "contact.h"
@@ -433,8 +449,8 @@ ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 int ss_constraints_strain_exceeded(const ss_system *sys);
 void ss_constraints_limit_strain(ss_system *sys);
 /* Before a step call's first substep: hold the pinned nodes, v = 0, so that a pinned node
- * moves only when its position is written or it is dragged (nothing when drag_pins is
- * set). Allocates only when some pinned node is moving. */
+ * moves only when its position is written or it is driven (the drives then give their
+ * nodes their velocities). Allocates only when some pinned node is moving. */
 ss_status ss_constraints_hold_pins(ss_system *sys);
 /* On a rollback: give the nodes the call held their velocities back. */
 void ss_constraints_release_pins(ss_system *sys);
@@ -448,9 +464,6 @@ void ss_constraints_cut(ss_system *sys);
 void ss_constraints_uncut(ss_system *sys);
 /* After a successful call: its cuts become earlier ones. */
 void ss_constraints_keep_cuts(ss_system *sys);
-/* End a run of calls made with hold_cuts: keep != 0 makes their cuts earlier ones,
- * keep == 0 gives those springs their k and c back. */
-void ss_constraints_settle_cuts(ss_system *sys, int keep);
 /* After a step call: remove the springs it cut and record their node pairs.
  * Changes the spring arrays' blocks: call with the lock that guards views (the GIL). */
 ss_status ss_system_tear(ss_system *sys);

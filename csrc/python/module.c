@@ -174,6 +174,11 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyModule_AddIntConstant(m, "BOOKS_CHECK_END", SS_BOOKS_CHECK_END) < 0 ||
         PyModule_AddIntConstant(m, "BOOKS_EVERY", SS_BOOKS_EVERY) < 0)
         goto error;
+    /* The kinds of drive (drives.h), for springsim.model.pins. */
+    if (PyModule_AddIntConstant(m, "DRIVE_LINE", SS_DRIVE_LINE) < 0 ||
+        PyModule_AddIntConstant(m, "DRIVE_TARGETS", SS_DRIVE_TARGETS) < 0 ||
+        PyModule_AddIntConstant(m, "DRIVE_HOOK", SS_DRIVE_HOOK) < 0)
+        goto error;
     PyObject *names = method_names();
     if (!names || PyModule_AddObject(m, "METHODS", names) < 0) {
         Py_XDECREF(names);

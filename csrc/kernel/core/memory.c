@@ -46,7 +46,7 @@ size_t ss_system_nbytes(const ss_system *sys) {
                  (sys->books->x_ref ? (sys->books->x_ref_capacity + SS_PAD_DOUBLES) * sizeof(double)
                                     : 0);
     return total + ss_plan_nbytes(sys->plan) + ss_colliders_nbytes(sys) +
-           ss_contact_nbytes(sys->contact) + ss_self_collision_nbytes(sys);
+           ss_contact_nbytes(sys->contact) + ss_self_collision_nbytes(sys) + ss_drives_nbytes(sys);
 }
 
 /* ---- Giving freed memory back ------------------------------------------

@@ -129,6 +129,7 @@ void ss_system_free(ss_system *sys) {
     ss_contact_free(sys->contact);
     ss_self_collision_free(sys);
     ss_books_free(sys->books);
+    ss_drives_free(sys);
     ss_system_topology_changed(sys);
     ss_free(sys);
 }
@@ -144,14 +145,13 @@ ss_system *ss_system_copy(const ss_system *src) {
     dst->colliders = NULL;
     dst->collider_capacity = 0;
     dst->self_collision = NULL; /* copied below, with the bodies */
+    dst->drives = NULL;         /* likewise: the copy's drives have their own counters */
     dst->broken = NULL;         /* the record of torn springs stays with the original */
     dst->num_broken = dst->broken_capacity = 0;
     /* Springs cut but not yet removed (deferred tearing, as inside run()) go with the
      * copy, so that it removes them at its next tear as the original does. */
     dst->cut = NULL;
     dst->cut_saved = NULL;
-    dst->hold_cuts = 0;
-    dst->drag_pins = 0;
     dst->held = NULL; /* a step call's own */
     dst->held_v = NULL;
     dst->num_held = dst->held_capacity = 0;
@@ -212,7 +212,7 @@ ss_system *ss_system_copy(const ss_system *src) {
         dst->arrays[a] = NULL;
     dst->contact = ss_contact_copy(src->contact); /* the law and filter; the scratch is rebuilt */
     if (!dst->contact || ss_pressure_copy(dst, src) != SS_OK ||
-        ss_self_collision_copy(dst, src) != SS_OK) {
+        ss_self_collision_copy(dst, src) != SS_OK || ss_drives_copy(dst, src) != SS_OK) {
         ss_system_free(dst);
         return NULL;
     }

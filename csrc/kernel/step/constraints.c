@@ -133,10 +133,6 @@ static int pins_shown(const ss_system *sys) {
  * substep: held (v = 0) it stays where it is, dragged it moves at v. */
 ss_status ss_constraints_hold_pins(ss_system *sys) {
     sys->num_held = 0;
-    if (sys->drag_pins) {
-        sys->pins_unheld = 1; /* the drives give their nodes velocities */
-        return SS_OK;
-    }
     if (!sys->pins_unheld)
         return SS_OK; /* the usual case: nothing wrote a pinned velocity since the last call */
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
@@ -270,13 +266,6 @@ void ss_constraints_keep_cuts(ss_system *sys) {
         for (size_t s = 0; s < sys->num_springs; s++)
             if (sys->cut[s])
                 sys->cut[s] = 1;
-}
-
-void ss_constraints_settle_cuts(ss_system *sys, int keep) {
-    if (keep)
-        ss_constraints_keep_cuts(sys);
-    else
-        ss_constraints_uncut(sys);
 }
 
 ss_status ss_system_tear(ss_system *sys) {

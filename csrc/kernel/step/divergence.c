@@ -355,7 +355,7 @@ static ss_status find_moving_pins(ss_system *sys, struct ss_books *b, int keep) 
     const size_t dim = (size_t)sys->dim;
     const double *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    int move = 0;
+    int move = sys->drives != NULL; /* driven nodes move (now, or later in the call) */
     for (size_t k = 0; k < sys->num_nodes * dim && !move; k++)
         move = pinned[k / dim] && v[k] != 0.0;
     if (move && !(keep && b->pins_move && b->pin_topology == sys->topology_edits)) {
@@ -440,8 +440,9 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
     *watched = 0;
     sys->probe_scale = 1.0;
     struct ss_books *b = sys->books;
-    /* a driven step's substeps (drag_pins) place nodes between its calls: not casual */
-    if (!watching(sys, method) || (casual && sys->drag_pins)) {
+    /* a short call with drives keeps no books (the short calls' account counts no work
+     * of moving pins) */
+    if (!watching(sys, method) || (casual && sys->drives)) {
         if (b)
             b->open = 0; /* a sequence the caller did not keep watched ends here */
         return SS_OK;
@@ -481,6 +482,12 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
     b->pin_power = driven_power(sys, b);
     *watched = 1;
     return SS_OK;
+}
+
+void ss_books_pins_placed(ss_system *sys) {
+    struct ss_books *b = sys->books;
+    if (b->pins_move || b->aero)
+        b->pin_power = driven_power(sys, b);
 }
 
 void ss_books_pin_work(ss_system *sys, double dt) {

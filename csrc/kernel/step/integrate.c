@@ -270,6 +270,8 @@ typedef struct {
 static void restore(ss_system *sys, const ss_backup *b) {
     memcpy(SS_DOUBLES(sys, SS_POSITIONS), b->x, b->bytes);
     memcpy(SS_DOUBLES(sys, SS_VELOCITIES), b->v, b->bytes);
+    if (sys->drives)
+        ss_drives_restore(sys);
     ss_constraints_release_pins(sys);
     if (b->a_prev)
         memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), b->a_prev, b->bytes);
@@ -331,6 +333,20 @@ static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, doub
 static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
                                    const ss_poll *poll);
 
+/* Before each substep after the first: the driven nodes' velocities for it, and the
+ * powers that the trapezoid rules of dissipated and of the books start from (the
+ * velocities changed). */
+static ss_status place_drives(ss_system *sys, double dt, int watched) {
+    const ss_status st = ss_drives_place(sys, dt);
+    if (st)
+        return st;
+    if (sys->track_energy)
+        sys->power = ss_dissipation_power(sys);
+    if (watched)
+        ss_books_pins_placed(sys);
+    return SS_OK;
+}
+
 ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method,
                          const ss_poll *poll) {
     const ss_fpstate fp = ss_fp_enter(); /* bit-identical whatever the caller's mode */
@@ -390,6 +406,12 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         memcpy(backup.a_prev, SS_DOUBLES(sys, SS_PREV_ACCEL), backup.bytes);
     if ((st = ss_constraints_hold_pins(sys))) /* before anything reads v */
         return st;
+    /* The drives give their nodes the first substep's velocities, before the books open
+     * (which then see them move). */
+    if (sys->drives && (st = ss_drives_begin(sys, dt))) {
+        ss_constraints_release_pins(sys);
+        return st;
+    }
     if (sys->track_energy)
         sys->power = ss_dissipation_power(sys);
     if (method != SS_VERLET)
@@ -400,8 +422,12 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     if (method == SS_IMPLICIT_EULER)
         sys->cg_substeps = sys->cg_capped = 0;
     int watched;
-    if ((st = ss_books_begin(sys, books_mode, method, steps, dt, &watched)))
+    if ((st = ss_books_begin(sys, books_mode, method, steps, dt, &watched))) {
+        if (sys->drives)
+            ss_drives_restore(sys);
+        ss_constraints_release_pins(sys);
         return st;
+    }
 
     /* The clock is read about every 2^16 node and spring updates (a few tens of
      * microseconds), so that reading it costs nothing next to the substeps, and the
@@ -412,6 +438,11 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
 
     for (size_t s = 0; s < steps; s++) {
         double *save_x = s == 0 ? backup.x : NULL, *save_v = s == 0 ? backup.v : NULL;
+        if (s > 0 && sys->drives && (st = place_drives(sys, dt, watched))) {
+            restore(sys, &backup);
+            ss_books_close(sys);
+            return st; /* a path's target too far, or its hook failed */
+        }
         sys->check_finite = (s + 1) % SS_FINITE_CHECK_EVERY == 0 || s + 1 == steps;
         if (ss_threads_begin_substep(sys)) {
             const double start = wall_seconds();
@@ -422,6 +453,8 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         }
         sys->time += dt;
         const int books_due = watched && ss_books_tick(sys, dt, s + 1 == steps);
+        if (sys->drives)
+            ss_drives_settle(sys); /* the driven nodes on their targets exactly */
 
         if (poll && (s + 1) % clock_every == 0 && s + 1 != steps && wall_seconds() >= next_poll) {
             if (poll->stop(poll->context)) {
@@ -458,7 +491,6 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     ss_self_collision_end_step(sys); /* count the nodes that went through a triangle */
     if (watched)
         ss_books_end(sys, backup.x);
-    if (!sys->hold_cuts)
-        ss_constraints_keep_cuts(sys);
+    ss_constraints_keep_cuts(sys);
     return SS_OK;
 }
