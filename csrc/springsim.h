@@ -170,6 +170,47 @@ typedef struct {
 } ss_plan;
 
 typedef struct ss_self_collision ss_self_collision; /* self_collision.c's own */
+
+/* The state: what a step changes, as opposed to the model (what describes the system:
+ * topology, masses, spring parameters, colliders, gas, settings) and the scratch
+ * (caches and work space, rebuilt on demand). It is the arrays SS_STATE_ARRAYS names
+ * (positions, velocities, and Verlet's last acceleration) and this struct; the table
+ * ss_state_fields (state.c) lists both, and rollback, copy, pickling and the save
+ * format all go through it. A field added here goes into that table, or the test of
+ * the state's round trips (tests/state_and_files/test_state.py) fails. */
+typedef struct {
+    double time;          /* s */
+    double dissipated;    /* J removed since reset (with track_energy: see below) */
+    int prev_accel_valid; /* SS_PREV_ACCEL holds the last Verlet step's acceleration */
+    size_t crossings;     /* nodes seen going through a triangle (self_collision.c) */
+} ss_state;
+
+/* The state's parts, by the names Python shows them under (_core.STATE_FIELDS). */
+typedef enum {
+    SS_FIELD_ARRAY, /* one of the system's arrays (`array`), (N, dim) float64 */
+    SS_FIELD_REAL,  /* a double in ss_state at `offset`, finite */
+    SS_FIELD_FLAG,  /* an int in ss_state at `offset`, 0 or 1 */
+    SS_FIELD_COUNT  /* a size_t in ss_state at `offset` */
+} ss_field_kind;
+typedef struct {
+    const char *name;
+    ss_field_kind kind;
+    ss_array array; /* SS_FIELD_ARRAY */
+    size_t offset;  /* the others */
+} ss_state_field;
+/* The fields, in ss_state_fields' order. */
+enum {
+    SS_STATE_POSITIONS,
+    SS_STATE_VELOCITIES,
+    SS_STATE_PREV_ACCEL,
+    SS_STATE_VERLET_VALID,
+    SS_STATE_TIME,
+    SS_STATE_DISSIPATED,
+    SS_STATE_CROSSINGS,
+    SS_STATE_FIELD_COUNT
+};
+extern const ss_state_field ss_state_fields[SS_STATE_FIELD_COUNT];
+
 typedef struct ss_system {
     int dim; /* 2 or 3 */
     size_t num_nodes;
@@ -183,7 +224,7 @@ typedef struct ss_system {
     double air_density;  /* kg/m^3, the air the faces move through (aero.c) */
     double drag_coeff;   /* C_d of every face as a flat plate, >= 0; 0 = no air on faces */
     double energy_loss;  /* fraction of velocity kept per substep, in [0, 1] */
-    double time;         /* s */
+    ss_state state;      /* what a step changes, with the state arrays (see ss_state) */
     int iterations;      /* XPBD constraint passes per substep, >= 1 */
     double max_strain;   /* strain limit (Provot): springs kept <= (1 + max_strain) L; < 0 = off */
     ss_method method;    /* default for ss_system_step */
@@ -194,12 +235,11 @@ typedef struct ss_system {
     int last_cg_iterations;
     double last_cg_residual;
     size_t cg_substeps, cg_capped;
-    /* Energy bookkeeping (off unless track_energy): J removed by spring damping and drag
-     * (trapezoid rule on their power), energy_loss and contacts, since it was reset. */
+    /* Energy bookkeeping (off unless track_energy): state.dissipated gains the J removed
+     * by spring damping and drag (trapezoid rule on their power), energy_loss and
+     * contacts. */
     int track_energy;
-    double dissipated;
-    double power;         /* W, damping and drag power at the start of the current substep */
-    int prev_accel_valid; /* SS_PREV_ACCEL holds the last Verlet step's acceleration */
+    double power; /* W, damping and drag power at the start of the current substep */
 
     /* Scratch for the integrators, grown on demand, never seen from outside. */
     double *scratch;
@@ -363,6 +403,13 @@ ss_status ss_system_remove_spring_mask(ss_system *sys, const uint8_t *doomed);
 ss_status ss_system_remove_springs(ss_system *sys, size_t count, const int64_t *indices);
 /* Set the pinned flag of these nodes. */
 ss_status ss_system_set_pinned(ss_system *sys, size_t count, const int64_t *indices, uint8_t value);
+
+/* Overwrite the whole state (state.c): arrays[f] holds N x dim doubles for each array
+ * field f of ss_state_fields (the others are ignored). Everything is checked first
+ * (finite; a crossing count only with self-collision on): SS_ERR_VALUE or SS_ERR_NOMEM
+ * change nothing. */
+ss_status ss_system_set_state(ss_system *sys, const double *const arrays[SS_STATE_FIELD_COUNT],
+                              const ss_state *state);
 
 /* Overwrite a public array (not SS_SPRINGS, not SS_PREV_ACCEL) with `data`, of its
  * current rows x columns, after checking every value: nothing is written on error. */

@@ -549,7 +549,7 @@ void ss_colliders_apply(ss_system *sys, double damped) {
     }
     /* The dampers get back at most what they were counted in this substep. */
     if (sys->track_energy)
-        sys->dissipated += damped > 0.0 ? fmax(taken, -damped) : fmax(taken, 0.0);
+        sys->state.dissipated += damped > 0.0 ? fmax(taken, -damped) : fmax(taken, 0.0);
 }
 
 /* ---- What the contact lists keep -------------------------------------------- */

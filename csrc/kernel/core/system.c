@@ -476,8 +476,8 @@ ss_status ss_system_validate(ss_system *sys) {
         return st;
     if (!(sys->energy_loss >= 0 && sys->energy_loss <= 1))
         return ss_fail(sys, SS_ERR_VALUE, "energy_loss is %g: must be in [0, 1]", sys->energy_loss);
-    if (!isfinite(sys->time))
-        return ss_fail(sys, SS_ERR_VALUE, "time is %g: must be finite", sys->time);
+    if (!isfinite(sys->state.time))
+        return ss_fail(sys, SS_ERR_VALUE, "time is %g: must be finite", sys->state.time);
     if (unchecked(sys, SS_VELOCITIES) || unchecked(sys, SS_PINNED))
         sys->pins_unheld = 1; /* written through a view: the next step call looks */
     /* An array a view still shows stays marked: the view can be written after this

@@ -231,7 +231,7 @@ void ss_constraints_cut(ss_system *sys) {
             continue;
         if (sys->track_energy && isfinite(k[s])) { /* the stretch energy goes with it */
             const double stretch = sqrt(length2) - rest[s];
-            sys->dissipated += 0.5 * k[s] * stretch * stretch;
+            sys->state.dissipated += 0.5 * k[s] * stretch * stretch;
         }
         sys->cut[s] = 2;
         sys->cut_saved[2 * s] = k[s];

@@ -398,7 +398,7 @@ static void casual_rebase(ss_system *sys, struct ss_books *b, double available, 
 static void casual_open(ss_system *sys, struct ss_books *b, int found) {
     b->motion_end = motion_energy(sys);
     b->available = b->most = opening_energy(sys, b->motion_end, found);
-    b->opened = sys->time;
+    b->opened = sys->state.time;
     b->since_check = 0;
     b->open = b->casual = b->sequence = 1;
     b->check_end = 0;
@@ -461,7 +461,7 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
     if (!go_on) {
         b->motion_end = motion_energy(sys);
         b->available = b->most = opening_energy(sys, b->motion_end, 1);
-        b->opened = sys->time;
+        b->opened = sys->state.time;
         b->since_check = 0;
         b->open = 1;
         b->casual = 0;

@@ -31,8 +31,7 @@ def driven_step(self: _core.System, dt: float, steps: int = 1, method: str | Non
     # One kernel call per substep, undone together if any part fails: the state,
     # the clock, the energy books and the springs cut so far (held, not removed,
     # until the last substep: then torn as one call would).
-    saved = {name: self._view(name).copy() for name in ("positions", "velocities", "_prev_accel")}
-    saved_state = (self.time, self._verlet_valid, self.dissipated)
+    saved = self._state()  # every field of the state (its one definition)
     counters = [d.counter for d in drives]
     defer = self._defer_tearing
     self._defer_tearing = self._hold_cuts = True
@@ -64,9 +63,7 @@ def driven_step(self: _core.System, dt: float, steps: int = 1, method: str | Non
         self._settle_cuts(done)
         self._defer_tearing = defer
         if not done:
-            for name, array in saved.items():
-                self._view(name)[...] = array
-            self.time, self._verlet_valid, self.dissipated = saved_state
+            self._set_state(saved)
             for d, counter in zip(drives, counters, strict=True):
                 d.counter = counter
     if not defer:
