@@ -29,7 +29,8 @@ static void step_euler(ss_system *sys, double dt, double *a) {
 static void step_symplectic_euler(ss_system *sys, double dt, double *save_x, double *save_v) {
     /* fused: each node updated once its force is (and first saved, if asked), and the
      * finiteness check made on the way */
-    sys->known_finite = ss_forces_symplectic_euler(sys, dt, save_x, save_v, sys->check_finite);
+    sys->scratch.known_finite =
+        ss_forces_symplectic_euler(sys, dt, save_x, save_v, sys->scratch.check_finite);
 }
 
 /* Position Verlet (the xbdev article): x' = 2x - x_prev + a dt^2.
@@ -142,7 +143,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         memcpy(save_x, SS_DOUBLES(sys, SS_POSITIONS), bytes);
         memcpy(save_v, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
     }
-    sys->known_finite = 0;
+    sys->scratch.known_finite = 0;
     ss_colliders_begin_substep(sys);
     switch (method) {
     case SS_EULER:
@@ -177,15 +178,15 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     double damped = 0.0; /* J, by damping and drag in this substep */
     if (sys->track_energy) {
         const double power = ss_dissipation_power(sys);
-        damped = 0.5 * dt * (sys->power + power);
+        damped = 0.5 * dt * (sys->scratch.power + power);
         sys->state.dissipated += damped;
-        sys->power = power;
+        sys->scratch.power = power;
     }
     /* The strain limit moves nodes: what it takes (or gives) is the change of the whole
      * energy across it. Contacts count what they dissipate themselves (colliders.c). */
     const int limited = sys->max_strain >= 0.0, corrected = limited || sys->num_colliders;
     if (corrected || sys->energy_loss != 1.0)
-        sys->known_finite = 0; /* what moved the nodes after the check is checked again */
+        sys->scratch.known_finite = 0; /* what moved the nodes after the check is checked again */
     double before = 0.0;
     if (sys->track_energy && limited)
         before = total_energy(sys);
@@ -215,7 +216,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
                     v[k] *= keep;
     }
     if (sys->track_energy && (keep != 1.0 || corrected || sys->num_cut != cut_before))
-        sys->power = ss_dissipation_power(sys); /* the next substep starts from here */
+        sys->scratch.power = ss_dissipation_power(sys); /* the next substep starts from here */
 }
 
 /* Nonzero when every value of x and v is finite and every |coordinate| within the
@@ -234,16 +235,16 @@ static int state_is_finite(const ss_system *sys, double s) {
 static ss_status ensure_scratch(ss_system *sys, size_t doubles) {
     if (doubles == 0)
         doubles = 1; /* never NULL: memcpy(NULL, ..., 0) is undefined behaviour */
-    if (sys->scratch_doubles >= doubles)
+    if (sys->scratch.doubles >= doubles)
         return SS_OK;
     if (doubles > SIZE_MAX / sizeof(double) - SS_PAD_DOUBLES)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
     double *fresh = ss_malloc((doubles + SS_PAD_DOUBLES) * sizeof(double));
     if (!fresh)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
-    ss_free(sys->scratch);
-    sys->scratch = fresh;
-    sys->scratch_doubles = doubles;
+    ss_free(sys->scratch.buffer);
+    sys->scratch.buffer = fresh;
+    sys->scratch.doubles = doubles;
     return SS_OK;
 }
 
@@ -374,11 +375,11 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
     ss_backup backup = {.bytes = nd * sizeof(double), .state = sys->state};
-    backup.saved[SS_STATE_POSITIONS] = sys->scratch;
-    backup.saved[SS_STATE_VELOCITIES] = sys->scratch + nd;
-    backup.saved[SS_STATE_PREV_ACCEL] = saved == 3 ? sys->scratch + 2 * nd : NULL;
+    backup.saved[SS_STATE_POSITIONS] = sys->scratch.buffer;
+    backup.saved[SS_STATE_VELOCITIES] = sys->scratch.buffer + nd;
+    backup.saved[SS_STATE_PREV_ACCEL] = saved == 3 ? sys->scratch.buffer + 2 * nd : NULL;
     double *const backup_x = backup.saved[SS_STATE_POSITIONS];
-    double *substep_scratch = sys->scratch + saved * nd;
+    double *substep_scratch = sys->scratch.buffer + saved * nd;
     /* x and v are saved by the first substep (symplectic Euler's node pass saves each
      * node just before it moves it: no pass of its own). */
     if (backup.saved[SS_STATE_PREV_ACCEL])
@@ -386,12 +387,12 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     if ((st = ss_constraints_hold_pins(sys))) /* before anything reads v */
         return st;
     if (sys->track_energy)
-        sys->power = ss_dissipation_power(sys);
+        sys->scratch.power = ss_dissipation_power(sys);
     if (method != SS_VERLET)
         sys->state.prev_accel_valid = 0; /* another method breaks Verlet's history */
     sys->collapsed_body = -1;
     sys->strain_unmet = 0;
-    sys->xpbd_prepared = 0;
+    sys->scratch.xpbd_prepared = 0;
     if (method == SS_IMPLICIT_EULER)
         sys->cg_substeps = sys->cg_capped = 0;
     int watched;
@@ -408,7 +409,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     for (size_t s = 0; s < steps; s++) {
         double *save_x = s == 0 ? backup_x : NULL;
         double *save_v = s == 0 ? backup.saved[SS_STATE_VELOCITIES] : NULL;
-        sys->check_finite = (s + 1) % SS_FINITE_CHECK_EVERY == 0 || s + 1 == steps;
+        sys->scratch.check_finite = (s + 1) % SS_FINITE_CHECK_EVERY == 0 || s + 1 == steps;
         if (ss_threads_begin_substep(sys)) {
             const double start = wall_seconds();
             ss_integrate_substep(sys, dt, method, substep_scratch, save_x, save_v);
@@ -435,11 +436,12 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
             sys->collapsed_body = ss_pressure_first_collapsed(sys);
         /* The energy books too: velocities near 1e154 are finite, but the power of their
          * damping and drag, counted into dissipated, is not. */
-        int finite = (sys->known_finite || state_is_finite(sys, sys->probe_scale)) &&
-                     isfinite(sys->state.dissipated);
+        int finite =
+            (sys->scratch.known_finite || state_is_finite(sys, sys->scratch.probe_scale)) &&
+            isfinite(sys->state.dissipated);
         /* Finite, but a coordinate passed the short calls' bound: their books now. */
-        const int beyond = !finite && sys->probe_scale != 1.0 && isfinite(sys->state.dissipated) &&
-                           state_is_finite(sys, 1.0);
+        const int beyond = !finite && sys->scratch.probe_scale != 1.0 &&
+                           isfinite(sys->state.dissipated) && state_is_finite(sys, 1.0);
         finite |= beyond;
         const int diverged =
             finite && (books_due || beyond) && ss_books_diverged(sys, backup_x, beyond);
