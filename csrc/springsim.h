@@ -366,10 +366,11 @@ typedef struct ss_system {
     /* Set by a force evaluation that finds a body with volume <= 0 (its id), so the
      * step can roll back and say which; -1 otherwise. Reset by every step. */
     long collapsed_body;
-    char error[1024];
 
     /* ---- The scratch ---- */
     ss_scratch scratch;
+
+    char error[1024]; /* the last failure's message (ss_fail), last: it is cold */
 } ss_system;
 
 /* The data of one array, typed, for the kernel's loops. */
