@@ -179,6 +179,12 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyModule_AddIntConstant(m, "DRIVE_TARGETS", SS_DRIVE_TARGETS) < 0 ||
         PyModule_AddIntConstant(m, "DRIVE_HOOK", SS_DRIVE_HOOK) < 0)
         goto error;
+    /* The state's fields (state.c), for springsim.files.npz and the state tests. */
+    PyObject *fields = ss_py_state_fields();
+    if (!fields || PyModule_AddObject(m, "STATE_FIELDS", fields) < 0) {
+        Py_XDECREF(fields);
+        goto error;
+    }
     PyObject *names = method_names();
     if (!names || PyModule_AddObject(m, "METHODS", names) < 0) {
         Py_XDECREF(names);

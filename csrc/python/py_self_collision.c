@@ -26,24 +26,5 @@ PyObject *ss_py_system_self_collision(SystemObject *self, PyObject *unused) {
     if (!ss_self_collision_get(sys, setting))
         Py_RETURN_NONE;
     return Py_BuildValue("(dddn)", setting[0], setting[1], setting[2],
-                         (Py_ssize_t)ss_self_collision_crossings(sys));
-}
-
-/* _set_self_collision_crossings(n): restore the crossing count (a load, a pickle). */
-PyObject *ss_py_system_set_self_collision_crossings(SystemObject *self, PyObject *arg) {
-    Py_ssize_t crossings = PyNumber_AsSsize_t(arg, PyExc_OverflowError);
-    if (crossings == -1 && PyErr_Occurred())
-        return NULL;
-    if (crossings < 0) {
-        PyErr_Format(PyExc_ValueError, "self_collision_crossings must be >= 0, got %zd", crossings);
-        return NULL;
-    }
-    ss_system *sys = ss_py_system(self);
-    if (!sys)
-        return NULL;
-    if (crossings && !ss_self_collision_get(sys, (double[3]){0}))
-        return PyErr_Format(PyExc_ValueError,
-                            "self_collision_crossings = %zd, but self-collision is off", crossings);
-    ss_self_collision_set_crossings(sys, (size_t)crossings);
-    Py_RETURN_NONE;
+                         (Py_ssize_t)sys->state.crossings);
 }

@@ -124,7 +124,7 @@ static int *flag_field(ss_system *sys, const char *name) {
         return &sys->track_energy;
     if (strcmp(name, "_defer_tearing") == 0)
         return &sys->defer_tearing;
-    return &sys->prev_accel_valid;
+    return &sys->state.prev_accel_valid;
 }
 
 static PyObject *get_flag(SystemObject *self, void *closure) {
@@ -157,8 +157,8 @@ static double *scalar_field(ss_system *sys, const char *name) {
     if (strcmp(name, "energy_loss") == 0)
         return &sys->energy_loss;
     if (strcmp(name, "dissipated") == 0)
-        return &sys->dissipated;
-    return &sys->time;
+        return &sys->state.dissipated;
+    return &sys->state.time;
 }
 
 static PyObject *get_scalar(SystemObject *self, void *closure) {
@@ -429,8 +429,10 @@ static PyMethodDef System_methods[] = {
      "Turn self-collision on (thickness, stiffness, friction) or off (thickness 0)."},
     {"_self_collision", (PyCFunction)ss_py_system_self_collision, METH_NOARGS,
      "(thickness, stiffness, friction, crossings), or None when off."},
-    {"_set_self_collision_crossings", (PyCFunction)ss_py_system_set_self_collision_crossings,
-     METH_O, "Restore self-collision's crossing count (files, pickles)."},
+    {"_state", (PyCFunction)ss_py_system_state, METH_NOARGS,
+     "{name: value} for every field of the state (_core.STATE_FIELDS), arrays copied."},
+    {"_set_state", (PyCFunction)ss_py_system_set_state, METH_O,
+     "Set every field of the state from a dict of them; checked first, all or nothing."},
     {"_check_turns", (PyCFunction)ss_py_system_check_turns, METH_O,
      "_check_turns(count): the ownership check every call makes, count times (the bench)."},
     {"_validate", (PyCFunction)ss_py_system_validate, METH_NOARGS,

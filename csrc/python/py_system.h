@@ -62,6 +62,12 @@ int ss_py_wait_turn(SystemObject *self);
 PyObject *ss_py_system_lock(SystemObject *self, void *closure);
 PyObject *ss_py_system_check_turns(SystemObject *self, PyObject *arg);
 
+/* ---- The state (py_state.c) ------------------------------------------- */
+
+PyObject *ss_py_state_fields(void);
+PyObject *ss_py_system_state(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_set_state(SystemObject *self, PyObject *values);
+
 /* ---- Errors (py_errors.c) ---------------------------------------------- */
 
 extern PyObject *ss_py_unstable_error;      /* springsim.UnstableError */
@@ -88,7 +94,6 @@ PyObject *ss_py_system_set_array(SystemObject *self, PyObject *args);
 /* py_self_collision.c */
 PyObject *ss_py_system_set_self_collision(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_self_collision(SystemObject *self, PyObject *unused);
-PyObject *ss_py_system_set_self_collision_crossings(SystemObject *self, PyObject *arg);
 
 /* py_topology.c */
 PyObject *ss_py_system_add_nodes(SystemObject *self, PyObject *args);

@@ -197,7 +197,7 @@ def test_files_pickles_and_copies_keep_the_books_and_the_crossing_count(tmp_path
     sim.track_energy = True
     sim.damping = 0.05
     sim.step(1e-4, steps=200)
-    sim._set_self_collision_crossings(7)  # as a fast fold would have counted
+    sim._set_state({**sim._state(), "crossings": 7})  # as a fast fold would have counted
     assert sim.dissipated > 0 and sim.self_collision_crossings == 7
     sim.save(tmp_path / "s.npz")
     for other in (ss.load(tmp_path / "s.npz"), pickle.loads(pickle.dumps(sim)), sim.copy()):
@@ -223,5 +223,5 @@ def test_a_file_with_a_bad_crossing_count_is_refused(tmp_path):
         ss.load(tmp_path / "bad.npz")
     plain = ss.cloth(3, 3, width=1.0, height=1.0, mass=0.1, stiffness=10.0)
     with pytest.raises(ValueError, match="self-collision is off"):
-        plain._set_self_collision_crossings(3)
+        plain._set_state({**plain._state(), "crossings": 3})
     assert plain.self_collision_crossings == 0

@@ -16,13 +16,13 @@ ss_status ss_colliders_prepare(ss_system *sys);
 void ss_colliders_begin_substep(ss_system *sys);
 /* After a substep's integration: put free nodes found inside a collider back on its
  * surface and apply restitution and Coulomb friction; adds what the contacts take to
- * sys->dissipated when track_energy (see colliders.c for how it is counted), `damped` J
+ * sys->state.dissipated when track_energy (see colliders.c for how it is counted), `damped` J
  * being what damping and drag were counted to dissipate in this substep. */
 void ss_colliders_apply(ss_system *sys, double damped);
 /* Free what ss_colliders_prepare built (on topology edits and when the system goes;
  * colliders.c). */
 void ss_colliders_forget(ss_system *sys);
-/* Bytes held by sys->collider_contacts. */
+/* Bytes held by sys->scratch.collider_contacts. */
 size_t ss_colliders_nbytes(const ss_system *sys);
 
 /* ---- Boxes and capsules (shapes.c) --------------------------------------- */

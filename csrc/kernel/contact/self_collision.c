@@ -34,7 +34,9 @@
 
 struct ss_self_collision {
     double thickness, stiffness, friction, margin;
-    size_t crossings;
+    /* Crossings counted since the last fold into the state (sys->state.crossings, at the
+     * end of every step call): the searches see the system only as const. */
+    size_t pending;
     /* The candidate list: valid for the topology and node positions it was built at. */
     int valid;
     size_t built_edits, built_nodes, built_faces;
@@ -318,14 +320,20 @@ double ss_self_collision_power(const ss_system *sys) {
 }
 
 void ss_self_collision_end_step(ss_system *sys) {
+    ss_self_collision *sc = sys->self_collision;
+    if (!sc)
+        return;
     if (ss_self_collision_active(sys))
-        ss_self_collision_count_crossings(sys->self_collision, sys, SS_DOUBLES(sys, SS_POSITIONS));
+        ss_self_collision_count_crossings(sc, sys, SS_DOUBLES(sys, SS_POSITIONS));
+    sys->state.crossings += sc->pending;
+    sc->pending = 0;
 }
 
 ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffness,
                                 double friction) {
     if (thickness == 0.0) {
         ss_self_collision_free(sys);
+        sys->state.crossings = 0;
         sys->state_edits++; /* new contact energy: the short calls' books start afresh */
         return SS_OK;
     }
@@ -350,7 +358,8 @@ ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffne
     sc->stiffness = stiffness;
     sc->friction = friction;
     sc->margin = thickness;
-    sc->crossings = 0;
+    sc->pending = 0;
+    sys->state.crossings = 0;
     sc->valid = 0;
     sc->seen_valid = 0;
     sc->opposite_valid = 0;
@@ -368,15 +377,11 @@ int ss_self_collision_get(const ss_system *sys, double out[3]) {
     return 1;
 }
 
-size_t ss_self_collision_crossings(const ss_system *sys) {
-    return sys->self_collision ? sys->self_collision->crossings : 0;
-}
-
-void ss_self_collision_set_crossings(ss_system *sys, size_t crossings) {
+void ss_self_collision_forget_pending(ss_system *sys) {
     ss_self_collision *sc = sys->self_collision;
     if (!sc)
         return;
-    sc->crossings = crossings;
+    sc->pending = 0;
     sc->valid = sc->seen_valid = 0; /* a rollback: positions the list has not seen */
 }
 
@@ -393,7 +398,7 @@ ss_status ss_self_collision_copy(ss_system *dst, const ss_system *src) {
     sc->stiffness = from->stiffness;
     sc->friction = from->friction;
     sc->margin = from->margin;
-    sc->crossings = from->crossings;
+    sc->pending = from->pending;
     dst->self_collision = sc;
     return SS_OK;
 }
@@ -704,7 +709,7 @@ void ss_self_collision_count_crossings(ss_self_collision *sc, const ss_system *s
             plane_side(x + p, x + a, x + b, x + t, &in1);
             plane_side(x0 + p, x0 + a, x0 + b, x0 + t, &in0);
             if (in0 && in1)
-                sc->crossings++;
+                sc->pending++;
         }
     }
     sc->seen_valid =

@@ -13,9 +13,9 @@ ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffne
                                 double friction);
 /* Nonzero when on; then out = {thickness, stiffness, friction}. */
 int ss_self_collision_get(const ss_system *sys, double out[3]);
-/* Crossings detected since it was turned on (see self_collision.c). */
-size_t ss_self_collision_crossings(const ss_system *sys);
-void ss_self_collision_set_crossings(ss_system *sys, size_t crossings);
+/* The crossings counted since it was turned on are state: sys->state.crossings, which
+ * every step call's end brings up to date. A rollback forgets the ones counted since. */
+void ss_self_collision_forget_pending(ss_system *sys);
 /* Nonzero when on and the system has faces: the force evaluation calls add_forces. */
 int ss_self_collision_active(const ss_system *sys);
 /* f (rows `stride` doubles apart) += the contact forces at state (x, v), in the

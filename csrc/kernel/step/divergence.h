@@ -82,7 +82,7 @@ int ss_aero_active(const ss_system *sys);
 /* After each substep of a watched call: nonzero when a check is due (`last`: the call's
  * last substep). */
 static inline int ss_books_tick(ss_system *sys, double dt, int last) {
-    struct ss_books *b = sys->books;
+    struct ss_books *b = sys->scratch.books;
     if (b->pins_move || b->aero)
         ss_books_pin_work(sys, dt);
     return ++b->since_check >= SS_BOOKS_EVERY || (last && b->check_end);

@@ -416,7 +416,7 @@ static ss_status find_targets(ss_system *sys, ss_drive *d, double t) {
 ss_status ss_drives_place(ss_system *sys, double dt) {
     struct ss_drives *all = sys->drives;
     const size_t dim = (size_t)sys->dim;
-    const double t = sys->time + dt;
+    const double t = sys->state.time + dt;
     ss_status st;
     for (size_t k = 0; k < all->count; k++) /* every target first: a hook sees the state */
         if ((st = find_targets(sys, &all->list[k], t)))

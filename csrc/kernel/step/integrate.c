@@ -29,7 +29,8 @@ static void step_euler(ss_system *sys, double dt, double *a) {
 static void step_symplectic_euler(ss_system *sys, double dt, double *save_x, double *save_v) {
     /* fused: each node updated once its force is (and first saved, if asked), and the
      * finiteness check made on the way */
-    sys->known_finite = ss_forces_symplectic_euler(sys, dt, save_x, save_v, sys->check_finite);
+    sys->scratch.known_finite =
+        ss_forces_symplectic_euler(sys, dt, save_x, save_v, sys->scratch.check_finite);
 }
 
 /* Position Verlet (the xbdev article): x' = 2x - x_prev + a dt^2.
@@ -46,7 +47,7 @@ static void step_verlet(ss_system *sys, double dt, double *a) {
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     ss_forces_acceleration(sys, x, v, a);
-    if (!sys->prev_accel_valid)
+    if (!sys->state.prev_accel_valid)
         memcpy(a_prev, a, n * dim * sizeof(double)); /* first step: start from a Taylor step */
     for (size_t i = 0; i < n; i++)
         for (size_t k = i * dim; k < (i + 1) * dim; k++) {
@@ -60,7 +61,7 @@ static void step_verlet(ss_system *sys, double dt, double *a) {
             }
             a_prev[k] = a[k];
         }
-    sys->prev_accel_valid = 1;
+    sys->state.prev_accel_valid = 1;
 }
 
 /* Velocity Verlet (kick-drift-kick): v_h = v + 1/2 a(x, v) dt, x' = x + v_h dt,
@@ -142,7 +143,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         memcpy(save_x, SS_DOUBLES(sys, SS_POSITIONS), bytes);
         memcpy(save_v, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
     }
-    sys->known_finite = 0;
+    sys->scratch.known_finite = 0;
     ss_colliders_begin_substep(sys);
     switch (method) {
     case SS_EULER:
@@ -177,22 +178,22 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     double damped = 0.0; /* J, by damping and drag in this substep */
     if (sys->track_energy) {
         const double power = ss_dissipation_power(sys);
-        damped = 0.5 * dt * (sys->power + power);
-        sys->dissipated += damped;
-        sys->power = power;
+        damped = 0.5 * dt * (sys->scratch.power + power);
+        sys->state.dissipated += damped;
+        sys->scratch.power = power;
     }
     /* The strain limit moves nodes: what it takes (or gives) is the change of the whole
      * energy across it. Contacts count what they dissipate themselves (colliders.c). */
     const int limited = sys->max_strain >= 0.0, corrected = limited || sys->num_colliders;
     if (corrected || sys->energy_loss != 1.0)
-        sys->known_finite = 0; /* what moved the nodes after the check is checked again */
+        sys->scratch.known_finite = 0; /* what moved the nodes after the check is checked again */
     double before = 0.0;
     if (sys->track_energy && limited)
         before = total_energy(sys);
     const size_t unmet_before = sys->strain_unmet;
     ss_constraints_limit_strain(sys);
     if (sys->track_energy && limited)
-        sys->dissipated += before - total_energy(sys);
+        sys->state.dissipated += before - total_energy(sys);
     ss_colliders_apply(sys, damped);
     /* A collider that pushed a node back out may have stretched a spring the limiter
      * had just shortened: then the limit is not met this substep, and the step says so. */
@@ -204,7 +205,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     /* Free nodes keep the fraction energy_loss of their velocity. */
     const double keep = sys->energy_loss;
     if (keep != 1.0 && sys->track_energy)
-        sys->dissipated += (1.0 - keep * keep) * ss_free_kinetic_energy(sys);
+        sys->state.dissipated += (1.0 - keep * keep) * ss_free_kinetic_energy(sys);
     if (keep != 1.0) {
         double *v = SS_DOUBLES(sys, SS_VELOCITIES);
         const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
@@ -215,7 +216,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
                     v[k] *= keep;
     }
     if (sys->track_energy && (keep != 1.0 || corrected || sys->num_cut != cut_before))
-        sys->power = ss_dissipation_power(sys); /* the next substep starts from here */
+        sys->scratch.power = ss_dissipation_power(sys); /* the next substep starts from here */
 }
 
 /* Nonzero when every value of x and v is finite and every |coordinate| within the
@@ -234,16 +235,16 @@ static int state_is_finite(const ss_system *sys, double s) {
 static ss_status ensure_scratch(ss_system *sys, size_t doubles) {
     if (doubles == 0)
         doubles = 1; /* never NULL: memcpy(NULL, ..., 0) is undefined behaviour */
-    if (sys->scratch_doubles >= doubles)
+    if (sys->scratch.doubles >= doubles)
         return SS_OK;
     if (doubles > SIZE_MAX / sizeof(double) - SS_PAD_DOUBLES)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
     double *fresh = ss_malloc((doubles + SS_PAD_DOUBLES) * sizeof(double));
     if (!fresh)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
-    ss_free(sys->scratch);
-    sys->scratch = fresh;
-    sys->scratch_doubles = doubles;
+    ss_free(sys->scratch.buffer);
+    sys->scratch.buffer = fresh;
+    sys->scratch.doubles = doubles;
     return SS_OK;
 }
 
@@ -258,28 +259,26 @@ static double wall_seconds(void) {
     return (double)now.tv_sec + 1e-9 * (double)now.tv_nsec;
 }
 
-/* The state a step call started from, and how to go back to it. */
+/* The state a step call started from (ss_state_fields: every state array and the
+ * state struct), and how to go back to it. */
 typedef struct {
-    double *x, *v, *a_prev; /* copies in scratch; a_prev NULL unless Verlet changes it */
+    /* Each state array's copy in scratch, by field; NULL for the previous acceleration
+     * unless the method is Verlet (no other method writes it). */
+    double *saved[SS_STATE_FIELD_COUNT];
     size_t bytes;
-    double time, dissipated;
-    int prev_accel_valid;
-    size_t crossings; /* self-contact's count */
+    ss_state state;
 } ss_backup;
 
 static void restore(ss_system *sys, const ss_backup *b) {
-    memcpy(SS_DOUBLES(sys, SS_POSITIONS), b->x, b->bytes);
-    memcpy(SS_DOUBLES(sys, SS_VELOCITIES), b->v, b->bytes);
-    if (sys->drives)
+    for (int f = 0; f < SS_STATE_FIELD_COUNT; f++)
+        if (ss_state_fields[f].kind == SS_FIELD_ARRAY && b->saved[f])
+            memcpy(SS_DOUBLES(sys, ss_state_fields[f].array), b->saved[f], b->bytes);
+    if (sys->drives) /* the drives' counters, and their nodes' velocities before them */
         ss_drives_restore(sys);
-    ss_constraints_release_pins(sys);
-    if (b->a_prev)
-        memcpy(SS_DOUBLES(sys, SS_PREV_ACCEL), b->a_prev, b->bytes);
+    ss_constraints_release_pins(sys); /* the velocities of the nodes the call held */
     ss_constraints_uncut(sys);
-    sys->time = b->time;
-    sys->dissipated = b->dissipated;
-    sys->prev_accel_valid = b->prev_accel_valid;
-    ss_self_collision_set_crossings(sys, b->crossings);
+    sys->state = b->state;
+    ss_self_collision_forget_pending(sys);
 }
 
 /* After a rollback: the UnstableError message, with a dt to try. */
@@ -341,7 +340,7 @@ static ss_status place_drives(ss_system *sys, double dt, int watched) {
     if (st)
         return st;
     if (sys->track_energy)
-        sys->power = ss_dissipation_power(sys);
+        sys->scratch.power = ss_dissipation_power(sys);
     if (watched)
         ss_books_pins_placed(sys);
     return SS_OK;
@@ -369,11 +368,11 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         return st;
     /* The clock must stay finite: time + steps dt (the sum of the substeps' dt is within
      * a few ulps of this) below the largest double. */
-    if (!isfinite(sys->time + (double)steps * dt))
+    if (!isfinite(sys->state.time + (double)steps * dt))
         return ss_fail(sys, SS_ERR_VALUE,
                        "time %g s + %zu steps of %g s would overflow the clock: take fewer or "
                        "shorter steps",
-                       sys->time, steps, dt);
+                       sys->state.time, steps, dt);
 
     if (method == SS_XPBD && sys->num_nodes > SS_XPBD_MAX_NODES)
         return ss_fail(sys, SS_ERR_VALUE, "xpbd steps at most %zu nodes; this system has %zu",
@@ -391,19 +390,16 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         (st = ss_contact_prepare(sys)))
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
-    const ss_backup backup = {sys->scratch,
-                              sys->scratch + nd,
-                              saved == 3 ? sys->scratch + 2 * nd : NULL,
-                              nd * sizeof(double),
-                              sys->time,
-                              sys->dissipated,
-                              sys->prev_accel_valid,
-                              ss_self_collision_crossings(sys)};
-    double *substep_scratch = sys->scratch + saved * nd;
+    ss_backup backup = {.bytes = nd * sizeof(double), .state = sys->state};
+    backup.saved[SS_STATE_POSITIONS] = sys->scratch.buffer;
+    backup.saved[SS_STATE_VELOCITIES] = sys->scratch.buffer + nd;
+    backup.saved[SS_STATE_PREV_ACCEL] = saved == 3 ? sys->scratch.buffer + 2 * nd : NULL;
+    double *const backup_x = backup.saved[SS_STATE_POSITIONS];
+    double *substep_scratch = sys->scratch.buffer + saved * nd;
     /* x and v are saved by the first substep (symplectic Euler's node pass saves each
      * node just before it moves it: no pass of its own). */
-    if (backup.a_prev)
-        memcpy(backup.a_prev, SS_DOUBLES(sys, SS_PREV_ACCEL), backup.bytes);
+    if (backup.saved[SS_STATE_PREV_ACCEL])
+        memcpy(backup.saved[SS_STATE_PREV_ACCEL], SS_DOUBLES(sys, SS_PREV_ACCEL), backup.bytes);
     if ((st = ss_constraints_hold_pins(sys))) /* before anything reads v */
         return st;
     /* The drives give their nodes the first substep's velocities, before the books open
@@ -413,12 +409,12 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         return st;
     }
     if (sys->track_energy)
-        sys->power = ss_dissipation_power(sys);
+        sys->scratch.power = ss_dissipation_power(sys);
     if (method != SS_VERLET)
-        sys->prev_accel_valid = 0; /* another method breaks Verlet's history */
+        sys->state.prev_accel_valid = 0; /* another method breaks Verlet's history */
     sys->collapsed_body = -1;
     sys->strain_unmet = 0;
-    sys->xpbd_prepared = 0;
+    sys->scratch.xpbd_prepared = 0;
     if (method == SS_IMPLICIT_EULER)
         sys->cg_substeps = sys->cg_capped = 0;
     int watched;
@@ -437,13 +433,14 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     double next_poll = poll ? wall_seconds() + SS_POLL_SECONDS : INFINITY;
 
     for (size_t s = 0; s < steps; s++) {
-        double *save_x = s == 0 ? backup.x : NULL, *save_v = s == 0 ? backup.v : NULL;
+        double *save_x = s == 0 ? backup_x : NULL;
+        double *save_v = s == 0 ? backup.saved[SS_STATE_VELOCITIES] : NULL;
         if (s > 0 && sys->drives && (st = place_drives(sys, dt, watched))) {
             restore(sys, &backup);
             ss_books_close(sys);
             return st; /* a path's target too far, or its hook failed */
         }
-        sys->check_finite = (s + 1) % SS_FINITE_CHECK_EVERY == 0 || s + 1 == steps;
+        sys->scratch.check_finite = (s + 1) % SS_FINITE_CHECK_EVERY == 0 || s + 1 == steps;
         if (ss_threads_begin_substep(sys)) {
             const double start = wall_seconds();
             ss_integrate_substep(sys, dt, method, substep_scratch, save_x, save_v);
@@ -451,7 +448,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         } else {
             ss_integrate_substep(sys, dt, method, substep_scratch, save_x, save_v);
         }
-        sys->time += dt;
+        sys->state.time += dt;
         const int books_due = watched && ss_books_tick(sys, dt, s + 1 == steps);
         if (sys->drives)
             ss_drives_settle(sys); /* the driven nodes on their targets exactly */
@@ -472,25 +469,26 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
             sys->collapsed_body = ss_pressure_first_collapsed(sys);
         /* The energy books too: velocities near 1e154 are finite, but the power of their
          * damping and drag, counted into dissipated, is not. */
-        int finite = (sys->known_finite || state_is_finite(sys, sys->probe_scale)) &&
-                     isfinite(sys->dissipated);
+        int finite =
+            (sys->scratch.known_finite || state_is_finite(sys, sys->scratch.probe_scale)) &&
+            isfinite(sys->state.dissipated);
         /* Finite, but a coordinate passed the short calls' bound: their books now. */
-        const int beyond = !finite && sys->probe_scale != 1.0 && isfinite(sys->dissipated) &&
-                           state_is_finite(sys, 1.0);
+        const int beyond = !finite && sys->scratch.probe_scale != 1.0 &&
+                           isfinite(sys->state.dissipated) && state_is_finite(sys, 1.0);
         finite |= beyond;
         const int diverged =
-            finite && (books_due || beyond) && ss_books_diverged(sys, backup.x, beyond);
+            finite && (books_due || beyond) && ss_books_diverged(sys, backup_x, beyond);
         if (finite && sys->collapsed_body < 0 && !diverged)
             continue;
-        const double failed_at = sys->time;
+        const double failed_at = sys->state.time;
         restore(sys, &backup);
         ss_books_close(sys);
-        return fail_unstable(sys, dt, method, failed_at, backup.time,
+        return fail_unstable(sys, dt, method, failed_at, backup.state.time,
                              diverged && sys->collapsed_body < 0);
     }
     ss_self_collision_end_step(sys); /* count the nodes that went through a triangle */
     if (watched)
-        ss_books_end(sys, backup.x);
+        ss_books_end(sys, backup_x);
     ss_constraints_keep_cuts(sys);
     return SS_OK;
 }

@@ -192,6 +192,14 @@ _KEYS_BY_VERSION[7] = _KEYS_BY_VERSION[6] | {
 }
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
+#: The state's entries: one per field of the kernel's state (``_core.STATE_FIELDS``,
+#: the one definition that rollback, copy and pickling share), by the field's name.
+STATE_KEYS = tuple(name for name, _ in _core.STATE_FIELDS)
+# The dtype each kind of state field is stored as.
+_STATE_DTYPES = {"array": np.float64, "real": np.float64, "flag": np.bool_, "count": np.int64}
+# What the state fields a file before version 7 lacks start at.
+_STATE_DEFAULTS = {"dissipated": 0.0, "crossings": 0}
+
 
 #: The entries of the colliders that format version 6 added (boxes' and capsules' ends,
 #: the mesh colliders' triangles): see :func:`collider_entries`.
@@ -289,12 +297,16 @@ def state_arrays(sim: _core.System, drives: bool = True) -> dict[str, np.ndarray
         "version": np.array(FORMAT_VERSION, dtype=np.int64),
         "dim": np.array(sim.dim, dtype=np.int64),
     }
+    kinds = dict(_core.STATE_FIELDS)
+    for key, value in sim._state().items():  # copies of the kernel's exact bits
+        arrays[key] = np.array(value, dtype=_STATE_DTYPES[kinds[key]])
     for array in (*_NODE_ARRAYS, *_SPRING_ARRAYS, *_FACE_ARRAYS, *_VECTORS):
-        arrays[array] = np.array(sim._view(array))  # a copy of the kernel's exact bits
+        if array not in kinds:
+            arrays[array] = np.array(sim._view(array))  # a copy of the kernel's exact bits
     for scalar in _FLOATS:
-        arrays[scalar] = np.array(getattr(sim, scalar), dtype=np.float64)
+        if scalar not in kinds:
+            arrays[scalar] = np.array(getattr(sim, scalar), dtype=np.float64)
     arrays["method"] = np.array(sim.method)
-    arrays["_verlet_valid"] = np.array(sim._verlet_valid, dtype=np.bool_)
     arrays.update(collider_entries(sim))
     arrays["break_strains"] = np.array(sim._view("break_strains"))
     arrays["iterations"] = np.array(sim.iterations, dtype=np.int64)
@@ -307,9 +319,7 @@ def state_arrays(sim: _core.System, drives: bool = True) -> dict[str, np.ndarray
     arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
     setting = sim._self_collision()
     arrays["self_collision"] = np.array([] if setting is None else setting[:3], dtype=np.float64)
-    arrays["dissipated"] = np.array(sim.dissipated, dtype=np.float64)
     arrays["track_energy"] = np.array(sim.track_energy, dtype=np.bool_)
-    arrays["crossings"] = np.array(0 if setting is None else setting[3], dtype=np.int64)
     arrays.update(pressure_entries(sim))
     arrays.update(contact_entries(sim))
     kept = pins.drives(sim) if drives else []
@@ -730,10 +740,11 @@ def system_from_arrays(data: dict[str, np.ndarray], name: str, cls: type[System]
             contiguous("rest_lengths"),
         )
         sim._add_faces(_indices(data["faces"], "faces", invalid))
-        for key in ("external_forces", "uvs", "rest_positions", "_prev_accel", *_VECTORS):
+        for key in ("external_forces", "uvs", "rest_positions", *_VECTORS):
             sim._set_array(key, contiguous(key))
         for key in _FLOATS:
-            setattr(sim, key, float(data[key]))
+            if key not in STATE_KEYS:
+                setattr(sim, key, float(data[key]))
         sim.method = str(data["method"])
         sim._set_array("break_strains", contiguous("break_strains"))
         sim.iterations = int(data["iterations"])
@@ -760,11 +771,17 @@ def system_from_arrays(data: dict[str, np.ndarray], name: str, cls: type[System]
             if drives:
                 pins.set_drives(sim, drives)
         apply_contact_entries(sim, data)
-        if "dissipated" in data:  # (files before version 7: the books start at 0)
-            sim.dissipated = float(data["dissipated"])
+        if "track_energy" in data:  # (files before version 7: untracked)
             sim.track_energy = bool(data["track_energy"])
-            sim._set_self_collision_crossings(int(data["crossings"]))
-        sim._verlet_valid = bool(data["_verlet_valid"])  # last: adding nodes resets it
+        # The state, last (adding nodes resets Verlet's history), through its one
+        # definition; files before version 7 start the books and crossings at 0.
+        state = {key: data.get(key, _STATE_DEFAULTS.get(key)) for key in STATE_KEYS}
+        sim._set_state(
+            {
+                key: np.ascontiguousarray(value) if np.ndim(value) else np.asarray(value).item()
+                for key, value in state.items()
+            }
+        )
     except (ValueError, TypeError) as error:
         if str(error).startswith(name):
             raise
