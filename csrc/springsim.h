@@ -309,10 +309,8 @@ typedef struct ss_system {
     int track_energy;
     /* The divergence watch (divergence.c): a step fails with SS_ERR_UNSTABLE when the
      * motion's energy exceeds divergence_factor (> 1; INFINITY: off) times the most
-     * energy that was available to it. books_mode says how the next step call keeps
-     * the books (SS_BOOKS_*); every step call resets it to SS_BOOKS_CALL. */
+     * energy that was available to it. */
     double divergence_factor;
-    int books_mode;
 
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;
@@ -365,7 +363,6 @@ typedef struct ss_system {
     uint8_t *cut; /* 0 whole, 1 cut by an earlier call (tearing deferred), 2 by this call */
     double *cut_saved;
     size_t num_cut, cut_capacity; /* cut springs; springs the marks have room for */
-    int defer_tearing;            /* keep cut springs in place across calls until ss_system_tear */
 
     /* ---- What the last step call reports ---- */
     /* implicit_euler: its last substep's CG iterations and |r| / |b|, and how many of
@@ -486,8 +483,10 @@ typedef struct {
 /* Run `steps` substeps of `dt` with `method`. Validates first. On a non-finite result,
  * or a gas body found inside out, restores the state from before the call and returns
  * SS_ERR_UNSTABLE; when `poll` (may be NULL) says stop, restores it and returns
- * SS_ERR_INTERRUPTED. */
-ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method,
+ * SS_ERR_INTERRUPTED. `books` is how the divergence watch keeps its books for this
+ * call (SS_BOOKS_*, divergence.h: SS_BOOKS_CALL for a plain call). Springs cut are left
+ * in place for the caller to remove (ss_system_tear). */
+ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method, int books,
                          const ss_poll *poll);
 
 /* ---- Rigid rods (system.c) --------------------------------------------- */

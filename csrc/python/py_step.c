@@ -143,12 +143,44 @@ static int warn_if_rigid(ss_system *sys, double dt) {
     return ss_py_warn(ss_py_stiffness_warning, message);
 }
 
+/* How a call steps, beyond dt, steps and method: the step's call modes, explicit
+ * arguments rather than flags left on the System. `books`: how the divergence watch
+ * keeps its books (SS_BOOKS_*: a plain call's, or one set over the calls of a run);
+ * `tear`: remove the springs cut at the end of the call (a run keeps them in place
+ * until its next record, so that the spring order depends on its steps alone). */
+typedef struct {
+    int books;
+    int tear;
+} call_modes;
+
+static PyObject *step_call(SystemObject *self, PyObject *dt_obj, PyObject *steps_obj,
+                           PyObject *method_obj, call_modes modes);
+
 PyObject *ss_py_system_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames) {
     PyObject *parsed[3];
     if (step_arguments(args, nargs, kwnames, parsed) < 0)
         return NULL;
-    PyObject *dt_obj = parsed[0], *steps_obj = parsed[1], *method_obj = parsed[2];
+    return step_call(self, parsed[0], parsed[1], parsed[2], (call_modes){SS_BOOKS_CALL, 1});
+}
+
+/* _step_in_run(dt, steps, method, books): one call of springsim.System.run(): the
+ * books as `books` says (SS_BOOKS_*), and the springs cut left in place (run() tears
+ * at its records). */
+PyObject *ss_py_system_step_in_run(SystemObject *self, PyObject *args) {
+    PyObject *dt_obj, *steps_obj, *method_obj;
+    int books;
+    if (!PyArg_ParseTuple(args, "OOOi:_step_in_run", &dt_obj, &steps_obj, &method_obj, &books))
+        return NULL;
+    if (books < 0 || books > (SS_BOOKS_CHECK_END | 3)) {
+        PyErr_Format(PyExc_ValueError, "unknown books mode %d", books);
+        return NULL;
+    }
+    return step_call(self, dt_obj, steps_obj, method_obj, (call_modes){books, 0});
+}
+
+static PyObject *step_call(SystemObject *self, PyObject *dt_obj, PyObject *steps_obj,
+                           PyObject *method_obj, call_modes modes) {
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
@@ -202,21 +234,21 @@ PyObject *ss_py_system_step(SystemObject *self, PyObject *const *args, Py_ssize_
             return NULL;
         }
         const ss_poll poll = {poll_signals_held, NULL};
-        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, long_call ? &poll : NULL);
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books, long_call ? &poll : NULL);
         ss_py_drive_paths_end(self, sys, &paths);
         if (ss_py_disown(self) < 0)
             return NULL;
         if (st == SS_ERR_HOOK)
             return ss_py_raise_status(sys, st); /* the function's exception */
     } else if (!long_call) {
-        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, NULL);
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books, NULL);
     } else {
         /* Owned for the step: every other thread's call on this system waits. */
         if (ss_py_own(self, -1) < 0)
             return NULL;
         PyThreadState *released = PyEval_SaveThread();
         const ss_poll poll = {poll_signals, &released};
-        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, &poll);
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books, &poll);
         PyEval_RestoreThread(released);
         if (ss_py_disown(self) < 0)
             return NULL;
@@ -238,7 +270,7 @@ PyObject *ss_py_system_step(SystemObject *self, PyObject *const *args, Py_ssize_
     }
     /* Tearing moves the spring arrays to new blocks when views hold them: that
      * touches reference counts, so it runs here, with the GIL. */
-    if (!sys->defer_tearing && (st = ss_system_tear(sys)))
+    if (modes.tear && (st = ss_system_tear(sys)))
         return ss_py_raise_status(sys, st);
     if (method == SS_IMPLICIT_EULER && sys->cg_capped) {
         char message[400]; /* PyErr_WarnFormat has no %g */

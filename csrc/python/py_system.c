@@ -122,8 +122,6 @@ static PyObject *get_nbytes(SystemObject *self, void *closure) {
 static int *flag_field(ss_system *sys, const char *name) {
     if (strcmp(name, "track_energy") == 0)
         return &sys->track_energy;
-    if (strcmp(name, "_defer_tearing") == 0)
-        return &sys->defer_tearing;
     return &sys->state.prev_accel_valid;
 }
 
@@ -317,18 +315,6 @@ static int set_optional(SystemObject *self, PyObject *value, void *closure) {
     return 0;
 }
 
-static PyObject *get_books(SystemObject *self, void *closure) {
-    (void)closure;
-    ss_system *sys = ss_py_system_query(self);
-    return sys ? PyLong_FromLong(sys->books_mode) : NULL;
-}
-
-static int set_books(SystemObject *self, PyObject *value, void *closure) {
-    (void)closure;
-    ss_system *sys = ss_py_system(self);
-    return sys ? int_setting(value, "_books", 0, 7, &sys->books_mode) : -1;
-}
-
 static PyObject *get_cg_tolerance(SystemObject *self, void *closure) {
     (void)closure;
     ss_system *sys = ss_py_system_query(self);
@@ -444,6 +430,10 @@ static PyMethodDef System_methods[] = {
     {"_set_pinned", (PyCFunction)ss_py_system_set_pinned, METH_VARARGS, "Set pinned flags."},
     {"_energy_terms", (PyCFunction)ss_py_system_energy_terms, METH_NOARGS,
      "(kinetic, elastic, gravity, pressure, contact) in joules."},
+    {"_step_in_run", (PyCFunction)ss_py_system_step_in_run, METH_VARARGS,
+     "_step_in_run(dt, steps, method, books): one call of run(): the divergence books as "
+     "`books` says (springsim.stepping.divergence), the springs cut left in place until "
+     "_tear() (so that how run() groups substeps into calls changes nothing)."},
     {"step", (PyCFunction)(void (*)(void))ss_py_system_step, METH_FASTCALL | METH_KEYWORDS,
      ss_py_step_doc},
     {"momentum", (PyCFunction)ss_py_system_momentum, METH_NOARGS,
@@ -506,10 +496,6 @@ static PyGetSetDef System_getset[] = {
      "moving pins put in). Checked every 64 substeps of a step call, of a run() and of a loop "
      "of shorter step calls. None turns it off.",
      "divergence_factor"},
-    {"_books", (getter)get_books, (setter)set_books,
-     "How the next step call keeps the divergence watch's books (SS_BOOKS_* in "
-     "springsim.h); each call resets it to 0.",
-     NULL},
     {"nbytes", (getter)get_nbytes, NULL,
      "Bytes the kernel holds for this system: every block it owns (arrays, scratch, plan, ...).",
      NULL},
@@ -533,10 +519,6 @@ static PyGetSetDef System_getset[] = {
      "the air on faces (trapezoid rule on their power), energy_loss and contacts. Assign 0 to "
      "restart the count.",
      "dissipated"},
-    {"_defer_tearing", (getter)get_flag, (setter)set_flag,
-     "Keep springs cut by a step in place (pulling nothing) until _tear() (run() uses it, so "
-     "that how it groups substeps into calls changes nothing).",
-     "_defer_tearing"},
     {"track_energy", (getter)get_flag, (setter)set_flag,
      "Whether steps add to `dissipated` (off by default: it costs a pass over the springs per "
      "substep). run() turns it on.",

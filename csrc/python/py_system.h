@@ -151,6 +151,7 @@ void ss_py_drive_paths_end(SystemObject *self, ss_system *sys, ss_py_drive_paths
 
 /* py_step.c */
 extern const char ss_py_step_doc[];
+PyObject *ss_py_system_step_in_run(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames);
 

@@ -62,7 +62,6 @@ class System:
     iterations: int
     max_strain: float | None
     divergence_factor: float | None
-    _books: int
     _verlet_valid: bool
     drag: float
     air_density: float
@@ -72,8 +71,8 @@ class System:
     dissipated: float
     track_energy: bool
     method: str
-    _defer_tearing: bool
     def __init__(self, dim: int = 3) -> None: ...
+    def _step_in_run(self, dt: float, steps: int, method: str | None, books: int, /) -> None: ...
     def step(self, dt: float, steps: int = 1, method: str | None = None) -> None: ...
     def _tear(self) -> None: ...
     def momentum(self) -> npt.NDArray[np.float64]: ...

@@ -5,6 +5,7 @@ import pytest
 from state import assert_same, snapshot
 
 import springsim as ss
+from springsim.stepping import divergence
 
 
 def soft_cloth():
@@ -166,21 +167,20 @@ def test_a_torn_spring_takes_its_energy_into_dissipated():
 
 
 def test_springs_added_while_tearing_is_deferred_get_their_own_marks():
-    # run() keeps cut springs between its C calls (_defer_tearing); springs added then
+    # run() keeps cut springs between its C calls (_step_in_run); springs added then
     # (from another thread between two of its calls) must get room in the cut marks:
     # before the fix the next substep wrote past their end (a heap overflow under ASan).
     # The new springs are stretched far beyond their break strain, so each must tear,
     # and the springs cut before them must still go.
     sim = pulled_cloth()
-    sim._defer_tearing = True
-    sim.step(5e-4, steps=200)
+    sim._step_in_run(5e-4, 200, None, divergence.CALL)  # cut springs stay until _tear()
     cut_before = {tuple(p) for p in sim.springs[sim.stiffness == 0.0].tolist()}
     assert cut_before
     last = sim.num_nodes - 1
     added = [(last, k) for k in range(40)]
     indices = sim.add_springs(added, stiffness=1.0, rest_lengths=np.full(40, 1e-3))
     sim.break_strains[indices] = 0.5
-    sim.step(5e-4, steps=10)
+    sim._step_in_run(5e-4, 10, None, divergence.CALL)
     sim._tear()
     torn = {tuple(p) for p in sim.broken_springs().tolist()}
     assert cut_before | set(added) <= torn
@@ -193,8 +193,7 @@ def test_edits_while_cuts_are_pending_keep_the_marks_on_their_springs():
     # follow, so that exactly the cut springs are removed, whatever their new index.
     def prepared():
         sim = pulled_cloth()
-        sim._defer_tearing = True
-        sim.step(5e-4, steps=200)
+        sim._step_in_run(5e-4, 200, None, divergence.CALL)
         return sim
 
     sim = prepared()
@@ -220,15 +219,13 @@ def test_edits_while_cuts_are_pending_keep_the_marks_on_their_springs():
 def sim_springs_before(cut, old_to_new):
     """The node pairs of the cut springs of a fresh prepared cloth (same bits)."""
     sim = pulled_cloth()
-    sim._defer_tearing = True
-    sim.step(5e-4, steps=200)
+    sim._step_in_run(5e-4, 200, None, divergence.CALL)  # cut springs stay until _tear()
     return sim.springs[cut]
 
 
 def test_a_copy_keeps_pending_cuts_and_steps_like_the_original():
     sim = pulled_cloth()
-    sim._defer_tearing = True
-    sim.step(5e-4, steps=200)
+    sim._step_in_run(5e-4, 200, None, divergence.CALL)  # cut springs stay until _tear()
     assert (sim.stiffness == 0.0).any()
     twin = sim.copy()
     for s in (sim, twin):
@@ -286,3 +283,20 @@ def test_a_collider_that_stretches_a_limited_spring_is_reported():
     with pytest.warns(ss.ConvergenceWarning, match="could not be met in 10 of 10 substeps"):
         sim.step(1e-3, steps=10)
     assert sim.positions[1].tolist() == [1.2, 0.0]
+
+
+def test_a_calls_modes_are_its_arguments_not_flags_left_on_the_system():
+    # run()'s calls leave cut springs in place (_step_in_run); the next plain step
+    # removes them, because nothing of that call stayed set on the System.
+    sim = pulled_cloth()
+    sim._step_in_run(5e-4, 200, None, divergence.CALL)
+    cut = np.count_nonzero(sim.stiffness == 0.0)
+    assert cut > 0
+    springs = sim.num_springs
+    sim.step(5e-4)
+    assert not (sim.stiffness == 0.0).any()
+    assert sim.num_springs <= springs - cut
+    before = snapshot(sim)
+    with pytest.raises(ValueError, match="unknown books mode 99"):
+        sim._step_in_run(5e-4, 10, None, 99)
+    assert_same(snapshot(sim), before)

@@ -144,7 +144,6 @@ def snapshot(sim, ids=True):
     pickle or a file may renumber (gas body ids) or does not keep."""
     state = {name: _bits(np.array(sim._view(name))) for name in ARRAYS}
     state.update({name: _bits(getattr(sim, name)) for name in SCALARS})
-    state["_defer_tearing"] = sim._defer_tearing
     state["dissipated"] = _bits(sim.dissipated)
     state["track_energy"] = sim.track_energy
     state["colliders"] = _bits([list(c) if ids else list(c[1:]) for c in sim._colliders()])

@@ -194,7 +194,6 @@ ss_system *ss_system_copy(const ss_system *src) {
             return NULL;
         }
     }
-    dst->books_mode = SS_BOOKS_CALL;
     ss_books_forget(src); /* the copy starts its own books, and so does the original */
     dst->unchecked = ~0u; /* the original may hold unchecked writes: check once */
     for (int a = 0; a < SS_ARRAY_COUNT; a++)

@@ -330,7 +330,7 @@ static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, doub
 }
 
 static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
-                                   const ss_poll *poll);
+                                   int books_mode, const ss_poll *poll);
 
 /* Before each substep after the first: the driven nodes' velocities for it, and the
  * powers that the trapezoid rules of dissipated and of the books start from (the
@@ -346,18 +346,16 @@ static ss_status place_drives(ss_system *sys, double dt, int watched) {
     return SS_OK;
 }
 
-ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method,
+ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method, int books,
                          const ss_poll *poll) {
     const ss_fpstate fp = ss_fp_enter(); /* bit-identical whatever the caller's mode */
-    const ss_status st = step_in_ieee_mode(sys, dt, steps, method, poll);
+    const ss_status st = step_in_ieee_mode(sys, dt, steps, method, books, poll);
     ss_fp_leave(fp);
     return st;
 }
 
 static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
-                                   const ss_poll *poll) {
-    const int books_mode = sys->books_mode; /* every call resets it */
-    sys->books_mode = SS_BOOKS_CALL;
+                                   int books_mode, const ss_poll *poll) {
     if (!(dt > 0.0) || !isfinite(dt))
         return ss_fail(sys, SS_ERR_VALUE, "dt is %g: must be a positive, finite time in seconds",
                        dt);

@@ -10,8 +10,9 @@ its own; a loop of shorter plain calls keeps one set over its calls, which start
 afresh whenever something else changed the state between them
 (csrc/kernel/step/divergence_calls.c), unless a node is driven (then it keeps none).
 :meth:`springsim.System.run` makes many kernel calls of one motion, and keeps one set
-of books over all of them by setting ``sim._books`` (the kernel resets it after every
-call) to one of these values, which the kernel defines (``springsim._core.BOOKS_*``).
+of books over all of them by giving each call one of these values, which the kernel
+defines (``springsim._core.BOOKS_*``), as an argument: ``sim._step_in_run(dt, steps,
+method, books)``. The step's call modes are arguments, never flags left on the System.
 """
 
 from __future__ import annotations

@@ -314,8 +314,8 @@ def run(
     was_tracking, start_dissipated = self.track_energy, self.dissipated
     self.track_energy = True
     # The C calls are sized by the clock; torn springs leave only at the records (the
-    # spring order, and so the rounding, then depends on steps alone).
-    self._defer_tearing = True
+    # spring order, and so the rounding, then depends on steps alone): _step_in_run
+    # leaves them in place.
     done, interrupted, bar = 0, False, _Progress(total, progress)
     seconds_per_step = None
 
@@ -403,8 +403,7 @@ def run(
                 # One set of divergence books over the run, checked at every call's end;
                 # what the callback (or anything between the calls) put in counts.
                 books = divergence.CONTINUE if done else divergence.START
-                self._books = books | divergence.CHECK_END
-                self.step(dt, chunk, method=method)
+                self._step_in_run(dt, chunk, method, books | divergence.CHECK_END)
                 elapsed = time.perf_counter() - started
                 seconds_per_step = elapsed / chunk
                 done += chunk
@@ -435,8 +434,6 @@ def run(
         raise
     finally:
         bar.close()
-        self._books = divergence.CALL  # a call that never reached the kernel left it set
-        self._defer_tearing = False
         self._tear()
         self.track_energy = was_tracking
     return history()
