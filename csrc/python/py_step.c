@@ -234,7 +234,8 @@ static PyObject *step_call(SystemObject *self, PyObject *dt_obj, PyObject *steps
             return NULL;
         }
         const ss_poll poll = {poll_signals_held, NULL};
-        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books, long_call ? &poll : NULL);
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books,
+                            long_call ? &poll : NULL);
         ss_py_drive_paths_end(self, sys, &paths);
         if (ss_py_disown(self) < 0)
             return NULL;

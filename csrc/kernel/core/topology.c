@@ -94,7 +94,7 @@ ss_status ss_system_add_nodes(ss_system *sys, size_t count, const double *x, con
     sys->num_nodes = n + count;
     sys->pins_unheld |= v && pinned; /* a new pinned node may be moving */
     ss_system_topology_changed(sys); /* the plan's blocks and force rows cover N nodes */
-    sys->state.prev_accel_valid = 0;       /* the new nodes have no Verlet history */
+    sys->state.prev_accel_valid = 0; /* the new nodes have no Verlet history */
     return SS_OK;
 }
 
