@@ -131,8 +131,12 @@ def contact_stiffness(self: _core.System) -> float | None:
     own modes use the explicit limit up and the contacts tip them over: step at half
     of it or less. ``energy().contact`` counts it at the dt of the last step call
     (none before the first; a copy keeps it, a loaded file or pickle has none until
-    it steps). A contact lasts about π/a ≈ 13 substeps, so the bounce's speed ratio
-    is met to a few per cent (the time step's error), not exactly.
+    it steps). A contact lasts about π/a ≈ 13 substeps whatever dt is, so the
+    bounce's speed ratio keeps the time step's error, which a shorter dt does not
+    shrink: 2 to 9 % at e = 0.5 with the symplectic and higher-order methods (up to
+    28 % with the strong dashpot of e = 0.1), and explicit Euler bounces about 1.5
+    times too fast, implicit Euler as much too slow. Give a number for an exact
+    bounce.
 
     **A number: a physical penalty law.** Every pair has that k_c in N/m whatever
     the masses and dt. :meth:`critical_dt` includes it; a node at relative speed v

@@ -606,16 +606,15 @@ ss_status ss_contact_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
  *     k_c = m_eff w_c^2,   w_c = a / dt,   a = min(0.25, 0.3 / (2 zeta + 2 [mu > 0]))
  * with dt the substep of the call (SS_CONTACT_OMEGA_DT, SS_CONTACT_DAMPING_DT): a contact
  * frequency tied to the step, as Box2D v3's "soft step" ties its contacts' to the
- * substep, so that a resting overlap, m g / k_c = g dt^2 / a^2 per unit of load, shrinks
- * with dt^2 and needs no tuning, and an impact at relative speed v overlaps by at most
- * v dt / a. The dashpot and friction are the law's own, c dt / m_eff = 2 zeta a and
- * gamma dt / m_eff = 2 a: the cap 0.3 on their sum is position Verlet's (its damping is
- * stable while the top mode's rate times dt stays below about 1). a was chosen by
- * measurement (the scenes of tests/features/test_contact_defaults.py and variations): 100
- * balls poured into a box, 2D
- * and 3D, with e from 0 to 0.5 and mu from 0 to 1, settle with every method at
- * a = 0.25 and these caps (frictionless ones to rest; frictional ones creep, as
- * regularised friction does; at e = 1 nothing takes their energy, and explicit Euler,
+ * substep, so that a resting overlap under a load F, F / k_c = F dt^2 / (m_eff a^2)
+ * (g dt^2 / a^2 for a node resting on a pinned one), shrinks with dt^2 and needs no
+ * tuning, and an impact at relative speed v overlaps by at most v dt / a. The dashpot and friction
+ * are the law's own, c dt / m_eff = 2 zeta a and gamma dt / m_eff = 2 a: the cap 0.3 on their sum
+ * is position Verlet's (its damping is stable while the top mode's rate times dt stays below about
+ * 1). a was chosen by measurement (the scenes of tests/features/test_contact_defaults.py and
+ * variations): 100 balls poured into a box, 2D and 3D, with e from 0 to 0.5 and mu from 0 to 1,
+ * settle with every method at a = 0.25 and these caps (frictionless ones to rest; frictional ones
+ * creep, as regularised friction does; at e = 1 nothing takes their energy, and explicit Euler,
  * which gains energy in any undamped oscillation, blows them up), their resting
  * overlaps below 1 % of a radius (frictional ones 4 %), while a
  * frictionless symplectic Euler pile jitters from a = 0.5 on (blows up at 1), and
