@@ -22,6 +22,7 @@ typedef enum {
     SS_ERR_INDEX,       /* a node or spring index is out of range */
     SS_ERR_UNSTABLE,    /* a step blew up (non-finite, diverged); the state was rolled back */
     SS_ERR_INTERRUPTED, /* the caller's poll asked a step to stop; the state was rolled back */
+    SS_ERR_HOOK,        /* a drive's hook failed (it keeps its error); the state was rolled back */
 } ss_status;
 
 typedef enum {
@@ -169,6 +170,19 @@ typedef struct {
     size_t *end_start;             /* (num_blocks + 1,) each block's ends */
 } ss_plan;
 
+/* The caller's function of time behind the drives of kind SS_DRIVE_HOOK (drives.h):
+ * from the stepping thread, before each substep that ends at time t, a step calls
+ * targets(context, id, t, width, out) once for each hook drive, in the order the drives
+ * were added; it fills out, (width, dim) doubles, with drive `id`'s targets at t (m)
+ * and returns 0, or nonzero when it cannot (its own error, which the caller keeps: the
+ * step rolls back and returns SS_ERR_HOOK). A target that is not finite fails the step
+ * with SS_ERR_VALUE, as one too far to reach. The caller sets sys->drive_hook before a
+ * step with hook drives; a step that finds one and no hook returns SS_ERR_VALUE. */
+typedef struct {
+    int (*targets)(void *context, long id, double t, size_t width, double *out);
+    void *context;
+} ss_drive_hook;
+
 typedef struct ss_self_collision ss_self_collision; /* self_collision.c's own */
 
 /* The state: what a step changes, as opposed to the model (what describes the system:
@@ -211,45 +225,19 @@ enum {
 };
 extern const ss_state_field ss_state_fields[SS_STATE_FIELD_COUNT];
 
-typedef struct ss_system {
-    int dim; /* 2 or 3 */
-    size_t num_nodes;
-    size_t num_springs;
-    size_t num_faces;
-    ss_buffer *arrays[SS_ARRAY_COUNT];
-
-    double gravity[3];   /* m/s^2 */
-    double wind[3];      /* m/s, the air velocity drag pulls towards */
-    double drag;         /* N s/m: force -drag (v - wind) on every free node */
-    double air_density;  /* kg/m^3, the air the faces move through (aero.c) */
-    double drag_coeff;   /* C_d of every face as a flat plate, >= 0; 0 = no air on faces */
-    double energy_loss;  /* fraction of velocity kept per substep, in [0, 1] */
-    ss_state state;      /* what a step changes, with the state arrays (see ss_state) */
-    int iterations;      /* XPBD constraint passes per substep, >= 1 */
-    double max_strain;   /* strain limit (Provot): springs kept <= (1 + max_strain) L; < 0 = off */
-    ss_method method;    /* default for ss_system_step */
-    double cg_tolerance; /* implicit_euler: CG stops at |r| <= cg_tolerance |b| */
-    int cg_max_iterations; /* implicit_euler: CG iterations per substep at most, >= 1 */
-    /* The last implicit_euler call: its last substep's CG iterations and |r| / |b|,
-     * and how many of its substeps solved / hit the iteration cap. */
-    int last_cg_iterations;
-    double last_cg_residual;
-    size_t cg_substeps, cg_capped;
-    /* Energy bookkeeping (off unless track_energy): state.dissipated gains the J removed
-     * by spring damping and drag (trapezoid rule on their power), energy_loss and
-     * contacts. */
-    int track_energy;
-    double power; /* W, damping and drag power at the start of the current substep */
-
-    /* Scratch for the integrators, grown on demand, never seen from outside. */
-    double *scratch;
-    size_t scratch_doubles;
-    /* XPBD (xpbd.c): 1 + num_cut when the scratch holds the springs' solve order and
+/* The scratch: what the kernel keeps between calls only to go faster or to undo a
+ * call, all of it derived and rebuilt on demand. A copy starts with none (zeroed), a
+ * file never holds it, and no result depends on whether it was there. */
+typedef struct {
+    /* The integrators' work space, grown on demand: a step call's backup first (see
+     * integrate.c), then the substeps' own. */
+    double *buffer;
+    size_t doubles;
+    /* XPBD (xpbd.c): 1 + num_cut when the buffer holds the springs' solve order and
      * constants, computed in the current step call with that many springs cut; 0
      * otherwise (every step call starts from 0: masses, pins, springs or dt may have
      * changed since the last). */
     size_t xpbd_prepared;
-
     /* The spring colouring (parallel.c): springs in colour order, no two springs of
      * a colour sharing a node, so each colour's forces can be added by many threads
      * at once and every node still sums its springs in one fixed order; XPBD's solve
@@ -259,8 +247,7 @@ typedef struct ss_system {
     size_t *colour_start;  /* (num_colours + 1,) offsets into colour_order */
     size_t num_colours;    /* the last one may be SS_SERIAL_COLOUR's overflow */
     int colouring_valid;
-    ss_plan *plan;         /* NULL until a force evaluation needs it; dropped on topology edits */
-    size_t topology_edits; /* counts ss_system_topology_changed calls */
+    ss_plan *plan; /* NULL until a force evaluation needs it; dropped on topology edits */
     /* Threads that never lose (parallel.c): a large system's substeps run on the
      * configured thread count or on 1, whichever the last probe timed faster (results
      * are bit-identical either way). */
@@ -273,74 +260,87 @@ typedef struct ss_system {
         double recent[8]; /* seconds per substep on the choice, the last 8 */
         unsigned recent_count;
     } tuner;
-
-    int32_t *broken; /* (num_broken, 2) node pairs of springs torn since last taken */
-    /* During a step call that can tear: springs cut so far (k = c = 0 until the call
-     * ends and ss_system_tear removes them) and their (k, c) for a rollback. */
-    uint8_t *cut; /* 0 whole, 1 cut by an earlier call (tearing deferred), 2 by this call */
-    double *cut_saved;
-    size_t num_cut, cut_capacity; /* cut springs; springs the marks have room for */
-    int defer_tearing;            /* keep cut springs in place across calls until ss_system_tear */
-    /* Some break strain is finite: set by ss_system_validate whenever the break strains
-     * may have changed, so that a step need not scan them (it stays set when springs
-     * are removed: then a step only prepares to tear in vain). */
-    int breakable;
-    /* Keep this call's cuts marked as this call's (2) when it succeeds, so that a caller
-     * running several calls as one (driven nodes) can undo them all: see
-     * ss_constraints_settle_cuts. */
-    int hold_cuts;
-    /* Substeps of the last step call whose strain limiting stopped with springs still
-     * longer than the limit (the pins or colliders make it unsatisfiable). */
-    size_t strain_unmet;
+    ss_collider_contacts collider_contacts; /* what contacts keep between substeps */
+    /* Pins (constraints.c): the nodes a step call stopped and their velocities before,
+     * m/s, for a rollback. */
+    size_t *held;   /* (num_held,) node indices */
+    double *held_v; /* (num_held, dim) */
+    size_t num_held, held_capacity;
     /* Set by ss_system_step before a substep whose result it will check for blow-up
      * (check_finite); set by the substep when it found x and v finite on the way
      * (known_finite), which spares a pass. */
     int check_finite, known_finite;
-    size_t num_broken, broken_capacity;
-    /* Pins (constraints.c): a step call holds every pinned node (v = 0) before its first
-     * substep, unless drag_pins is set (drive()'s substeps, which set the velocities of
-     * the nodes they move). The nodes it stopped and their velocities before, m/s, for a
-     * rollback. pins_unheld: some pinned node may be moving (set by whatever may
-     * write a pinned node's velocity or pin a node; cleared by holding them), so that a
-     * call that finds it clear does nothing. */
-    int drag_pins, pins_unheld;
-    size_t *held;   /* (num_held,) node indices */
-    double *held_v; /* (num_held, dim) */
-    size_t num_held, held_capacity;
+    double power; /* W, damping and drag power at the start of the current substep */
+    /* The divergence watch's books (divergence.c): NULL until a watched step; owned,
+     * never shared by a copy. */
+    struct ss_books *books;
+    /* The finiteness probe's scale s: it sums 0 * ((x s) s) + 0 * v, NaN also once some
+     * |coordinate| passes the bound of the short calls' books (divergence.c); 1 else. */
+    double probe_scale;
+} ss_scratch;
 
-    /* Some stiffness may be inf (a rigid rod): set by ss_system_validate whenever the
-     * stiffnesses may have changed and by ss_system_add_springs, cleared by a step that
-     * finds none (ss_system_refuse_rigid). */
-    int rigid;
+/* A system: its model (what it is: the fields first, below, and the model arrays),
+ * its state (where it is now: `state` and the state arrays, see ss_state) and its
+ * scratch (see ss_scratch). */
+typedef struct ss_system {
+    /* ---- The model ---- */
+    int dim; /* 2 or 3 */
+    size_t num_nodes;
+    size_t num_springs;
+    size_t num_faces;
+    /* Every per-node, per-spring and per-face array: the model's (masses, springs, ...)
+     * and the state's (SS_STATE_ARRAYS: positions, velocities, Verlet's history). */
+    ss_buffer *arrays[SS_ARRAY_COUNT];
 
+    double gravity[3];   /* m/s^2 */
+    double wind[3];      /* m/s, the air velocity drag pulls towards */
+    double drag;         /* N s/m: force -drag (v - wind) on every free node */
+    double air_density;  /* kg/m^3, the air the faces move through (aero.c) */
+    double drag_coeff;   /* C_d of every face as a flat plate, >= 0; 0 = no air on faces */
+    double energy_loss;  /* fraction of velocity kept per substep, in [0, 1] */
+    int iterations;      /* XPBD constraint passes per substep, >= 1 */
+    double max_strain;   /* strain limit (Provot): springs kept <= (1 + max_strain) L; < 0 = off */
+    ss_method method;    /* default for ss_system_step */
+    double cg_tolerance; /* implicit_euler: CG stops at |r| <= cg_tolerance |b| */
+    int cg_max_iterations; /* implicit_euler: CG iterations per substep at most, >= 1 */
+    /* Energy bookkeeping (off unless track_energy): state.dissipated gains the J removed
+     * by spring damping and drag (trapezoid rule on their power), energy_loss and
+     * contacts. */
+    int track_energy;
     /* The divergence watch (divergence.c): a step fails with SS_ERR_UNSTABLE when the
      * motion's energy exceeds divergence_factor (> 1; INFINITY: off) times the most
      * energy that was available to it. books_mode says how the next step call keeps
      * the books (SS_BOOKS_*); every step call resets it to SS_BOOKS_CALL. */
     double divergence_factor;
     int books_mode;
-    struct ss_books *books; /* NULL until a watched step; owned, never shared by a copy */
-    /* Edits made between steps through the kernel's setters (an assignment, a pin, a gas
-     * setting): the books of a loop of short calls start afresh after one. */
-    size_t state_edits;
-    /* The finiteness probe's scale s: it sums 0 * ((x s) s) + 0 * v, NaN also once some
-     * |coordinate| passes the bound of the short calls' books (divergence.c); 1 else. */
-    double probe_scale;
 
     ss_collider *colliders; /* applied in order after every substep */
     size_t num_colliders, collider_capacity;
     long last_collider_id;
-    ss_collider_contacts collider_contacts;
     struct ss_contact *contact; /* node-node contact: law, group filter, scratch (contact.h) */
-
-    ss_pressure_body *bodies; /* gas bodies, in the order added */
+    ss_pressure_body *bodies;   /* gas bodies, in the order added */
     size_t num_bodies, body_capacity;
     long next_body_id;
-    /* Set by a force evaluation that finds a body with volume <= 0 (its id), so the
-     * step can roll back and say which; -1 otherwise. Reset by every step. */
-    long collapsed_body;
     ss_self_collision *self_collision; /* node-triangle self-collision; NULL: off */
+    /* Drives (drives.c): nodes that follow a line, per-substep targets or the caller's
+     * function (drive_hook, set by the caller for a step); NULL while there is none.
+     * Their counters (substeps run) are state, which each drive keeps, and a failed
+     * step restores. last_drive_id: the last id given to a drive. */
+    struct ss_drives *drives;
+    ss_drive_hook drive_hook;
+    long last_drive_id;
 
+    /* What the model's checks found, kept so that a step need not look again:
+     * - breakable: some break strain is finite (set by ss_system_validate whenever the
+     *   break strains may have changed; it stays set when springs are removed: then a
+     *   step only prepares to tear in vain);
+     * - rigid: some stiffness may be inf (a rigid rod; set by ss_system_validate
+     *   whenever the stiffnesses may have changed and by ss_system_add_springs, cleared
+     *   by a step that finds none, ss_system_refuse_rigid);
+     * - pins_unheld: some pinned node may be moving (set by whatever may write a pinned
+     *   node's velocity or pin a node; cleared by holding them), so that a call that
+     *   finds it clear holds nothing. */
+    int breakable, rigid, pins_unheld;
     /* Bit a set: array a may hold values written through a view since the last
      * ss_system_validate, which then checks it (see unchecked() in system.c). */
     uint32_t unchecked;
@@ -350,8 +350,40 @@ typedef struct ss_system {
     uint32_t absent;
     /* Arrays were allocated since the heap was last trimmed (ss_system_release_free_memory). */
     int grew;
+    size_t topology_edits; /* counts ss_system_topology_changed calls */
+    /* Edits made between steps through the kernel's setters (an assignment, a pin, a gas
+     * setting): the books of a loop of short calls start afresh after one. */
+    size_t state_edits;
 
-    char error[1024];
+    /* ---- The state: what a step changes (with the state arrays; see ss_state) ---- */
+    ss_state state;
+    /* Tearing (constraints.c): the node pairs of springs torn since last taken, and,
+     * during a step call that can tear, the springs cut so far (k = c = 0 until the call
+     * ends and ss_system_tear removes them) with their (k, c) for a rollback. */
+    int32_t *broken; /* (num_broken, 2) */
+    size_t num_broken, broken_capacity;
+    uint8_t *cut; /* 0 whole, 1 cut by an earlier call (tearing deferred), 2 by this call */
+    double *cut_saved;
+    size_t num_cut, cut_capacity; /* cut springs; springs the marks have room for */
+    int defer_tearing;            /* keep cut springs in place across calls until ss_system_tear */
+
+    /* ---- What the last step call reports ---- */
+    /* implicit_euler: its last substep's CG iterations and |r| / |b|, and how many of
+     * its substeps solved / hit the iteration cap. */
+    int last_cg_iterations;
+    double last_cg_residual;
+    size_t cg_substeps, cg_capped;
+    /* Substeps whose strain limiting stopped with springs still longer than the limit
+     * (the pins or colliders make it unsatisfiable). */
+    size_t strain_unmet;
+    /* Set by a force evaluation that finds a body with volume <= 0 (its id), so the
+     * step can roll back and say which; -1 otherwise. Reset by every step. */
+    long collapsed_body;
+
+    /* ---- The scratch ---- */
+    ss_scratch scratch;
+
+    char error[1024]; /* the last failure's message (ss_fail), last: it is cold */
 } ss_system;
 
 /* The data of one array, typed, for the kernel's loops. */
@@ -466,6 +498,7 @@ ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 
 /* Sections of this header kept in their own files (included here, in this order). */
 #include "divergence.h"
+#include "drives.h"
 #include "parallel.h"
 #include "colliders.h"
 #include "contact.h"
@@ -480,8 +513,8 @@ ss_status ss_system_refuse_rigid(ss_system *sys, ss_method method);
 int ss_constraints_strain_exceeded(const ss_system *sys);
 void ss_constraints_limit_strain(ss_system *sys);
 /* Before a step call's first substep: hold the pinned nodes, v = 0, so that a pinned node
- * moves only when its position is written or it is dragged (nothing when drag_pins is
- * set). Allocates only when some pinned node is moving. */
+ * moves only when its position is written or it is driven (the drives then give their
+ * nodes their velocities). Allocates only when some pinned node is moving. */
 ss_status ss_constraints_hold_pins(ss_system *sys);
 /* On a rollback: give the nodes the call held their velocities back. */
 void ss_constraints_release_pins(ss_system *sys);
@@ -495,9 +528,6 @@ void ss_constraints_cut(ss_system *sys);
 void ss_constraints_uncut(ss_system *sys);
 /* After a successful call: its cuts become earlier ones. */
 void ss_constraints_keep_cuts(ss_system *sys);
-/* End a run of calls made with hold_cuts: keep != 0 makes their cuts earlier ones,
- * keep == 0 gives those springs their k and c back. */
-void ss_constraints_settle_cuts(ss_system *sys, int keep);
 /* After a step call: remove the springs it cut and record their node pairs.
  * Changes the spring arrays' blocks: call with the lock that guards views (the GIL). */
 ss_status ss_system_tear(ss_system *sys);

@@ -109,14 +109,14 @@ class Model:
         return float(self.sim.time)
 
     def step(self, dt, steps=1, method="symplectic_euler", drag_pins=False):
-        """``drag_pins``: pinned nodes keep their velocities (as in drive()'s substeps)
-        instead of being held."""
+        """``drag_pins``: pinned nodes move at their velocities instead of being held:
+        the kernel's are dragged (``pin(velocity=v)``: put on the line x + v t after
+        each substep), the oracle's keep their velocities (x += v dt)."""
         if self.backend == "kernel":
-            self.sim._drag_pins = drag_pins
-            try:
-                self.sim.step(dt, steps, method=method)
-            finally:
-                self.sim._drag_pins = False
+            if drag_pins:
+                pinned = np.flatnonzero(self.sim.pinned)
+                self.sim.pin(pinned, velocity=np.array(self.sim.velocities[pinned]))
+            self.sim.step(dt, steps, method=method)
         else:
             reference.step(self.sim, dt, steps=steps, method=method, drag_pins=drag_pins)
 

@@ -188,6 +188,11 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (add_float(m, "CONTACT_OMEGA_DT", SS_CONTACT_OMEGA_DT) < 0 ||
         add_float(m, "CONTACT_DAMPING_DT", SS_CONTACT_DAMPING_DT) < 0)
         goto error;
+    /* The kinds of drive (drives.h), for springsim.model.pins. */
+    if (PyModule_AddIntConstant(m, "DRIVE_LINE", SS_DRIVE_LINE) < 0 ||
+        PyModule_AddIntConstant(m, "DRIVE_TARGETS", SS_DRIVE_TARGETS) < 0 ||
+        PyModule_AddIntConstant(m, "DRIVE_HOOK", SS_DRIVE_HOOK) < 0)
+        goto error;
     /* The state's fields (state.c), for springsim.files.npz and the state tests. */
     PyObject *fields = ss_py_state_fields();
     if (!fields || PyModule_AddObject(m, "STATE_FIELDS", fields) < 0) {

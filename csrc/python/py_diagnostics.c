@@ -9,7 +9,7 @@
 
 PyObject *ss_py_system_energy_terms(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     if (!sys)
         return NULL;
     ss_energy_terms e;
@@ -19,7 +19,7 @@ PyObject *ss_py_system_energy_terms(SystemObject *self, PyObject *unused) {
 
 /* A new (dim,) array filled by `fill`. */
 static PyObject *vector_result(SystemObject *self, void (*fill)(const ss_system *, double *)) {
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     if (!sys)
         return NULL;
     double out[3];
@@ -33,7 +33,7 @@ static PyObject *vector_result(SystemObject *self, void (*fill)(const ss_system 
 
 /* A new (M,) array filled by `fill`. */
 static PyObject *spring_result(SystemObject *self, void (*fill)(const ss_system *, double *)) {
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     if (!sys)
         return NULL;
     npy_intp dims[1] = {(npy_intp)sys->num_springs};
@@ -65,7 +65,7 @@ PyObject *ss_py_system_spring_tensions(SystemObject *self, PyObject *unused) {
 
 PyObject *ss_py_system_critical_dt(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     double limit;
     if (!sys)
         return NULL;
@@ -76,7 +76,7 @@ PyObject *ss_py_system_critical_dt(SystemObject *self, PyObject *unused) {
 /* last_solve() -> (iterations, residual, substeps, capped) of the last implicit_euler call. */
 PyObject *ss_py_system_last_solve(SystemObject *self, PyObject *unused) {
     (void)unused;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     if (!sys)
         return NULL;
     return Py_BuildValue("(idnn)", sys->last_cg_iterations, sys->last_cg_residual,

@@ -21,6 +21,10 @@ PyObject *ss_py_raise_status(ss_system *sys, ss_status st) {
     case SS_ERR_UNSTABLE:
         PyErr_SetString(ss_py_unstable_error, sys->error);
         return NULL;
+    case SS_ERR_HOOK: /* a drive's Python function raised: its exception is set */
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_RuntimeError, sys->error);
+        return NULL;
     default:
         PyErr_Format(PyExc_SystemError, "springsim kernel returned status %d", (int)st);
         return NULL;

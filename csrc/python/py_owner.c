@@ -163,7 +163,7 @@ int ss_py_wait_turn(SystemObject *self) {
  * released, for the owner to let go); NULL with an exception when it is not
  * initialised or the wait was interrupted. The caller then holds the GIL until it is
  * done with the system, so no other thread's call can begin meanwhile. */
-ss_system *ss_py_system(SystemObject *self) {
+ss_system *ss_py_system_query(SystemObject *self) {
     if (!self->sys) {
         PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
         return NULL;
@@ -172,6 +172,18 @@ ss_system *ss_py_system(SystemObject *self) {
         return NULL;
     if (!self->sys) { /* freed while we waited? (never: a waiter holds a reference) */
         PyErr_SetString(PyExc_RuntimeError, "System.__init__ was not called");
+        return NULL;
+    }
+    return self->sys;
+}
+
+ss_system *ss_py_system(SystemObject *self) {
+    if (!ss_py_system_query(self))
+        return NULL;
+    if (self->in_step) { /* a drive's function, called by this thread's step (py_drives.c) */
+        PyErr_SetString(PyExc_RuntimeError,
+                        "a drive's path function may look at the System its step is calling "
+                        "it from, but not change it or step it");
         return NULL;
     }
     return self->sys;

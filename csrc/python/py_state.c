@@ -1,8 +1,8 @@
 /* py_state.c - the state's one definition, seen from Python: _core.STATE_FIELDS (the
  * table of state.c, as (name, kind) pairs), System._state() (every field, copied) and
- * System._set_state(values) (every field, checked first, all or nothing). Rollback of
- * the driven step, the save format and pickling go through these (springsim.files.npz,
- * springsim.stepping); copy() copies the kernel's struct and arrays whole. */
+ * System._set_state(values) (every field, checked first, all or nothing). The save
+ * format and pickling go through these (springsim.files.npz); copy() copies the
+ * kernel's struct and arrays whole. */
 #define NO_IMPORT_ARRAY /* module.c imports NumPy's C API: see py_system.h */
 #include "py_system.h"
 

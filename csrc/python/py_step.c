@@ -18,18 +18,25 @@ static int poll_signals(void *context) {
     return stop;
 }
 
+/* The poll of a step that keeps the GIL (it calls drives' Python functions). */
+static int poll_signals_held(void *context) {
+    (void)context;
+    return PyErr_CheckSignals() < 0;
+}
+
 const char ss_py_step_doc[] =
     "step(dt, steps=1, method=None)\n"
     "--\n"
     "\n"
     "Advance by ``steps`` substeps of ``dt`` seconds with ``method``.\n"
     "\n"
-    "All substeps run in C without the GIL, unless nodes are driven\n"
-    "(:meth:`drive`): then each substep returns to Python to place them. A step\n"
-    "whose result is not finite, or that diverges (its motion's energy outgrows\n"
-    "what was put in by :attr:`divergence_factor`, checked every 64 substeps of a\n"
-    "call of 64 or more), raises :class:`springsim.UnstableError` and leaves the\n"
-    "system as it was before the call.\n"
+    "All substeps run in C without the GIL, driven nodes included, unless a node\n"
+    "is driven along a Python function (:meth:`drive`): the step then keeps the\n"
+    "GIL and calls the function once per substep. A step whose result is not\n"
+    "finite, or that diverges (its motion's energy outgrows what was put in by\n"
+    ":attr:`divergence_factor`, checked every 64 substeps of a call of 64 or\n"
+    "more), raises :class:`springsim.UnstableError` and leaves the system as it\n"
+    "was before the call.\n"
     "\n"
     "``method=\"implicit_euler\"`` is linearised backward Euler (Baraff & Witkin\n"
     "1998): each substep solves\n"
@@ -136,25 +143,8 @@ static int warn_if_rigid(ss_system *sys, double dt) {
     return ss_py_warn(ss_py_stiffness_warning, message);
 }
 
-static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
-                           PyObject *kwnames, int dispatch) {
-    /* Driven nodes need Python between substeps: System._driven_step (system.py). */
-    if (dispatch && self->driven) {
-        PyObject *stack[7] = {(PyObject *)self};
-        const Py_ssize_t total = nargs + (kwnames ? PyTuple_GET_SIZE(kwnames) : 0);
-        if (total > 6) {
-            PyErr_SetString(PyExc_TypeError, "step() takes at most 3 arguments");
-            return NULL;
-        }
-        for (Py_ssize_t k = 0; k < total; k++)
-            stack[k + 1] = args[k];
-        PyObject *name = PyUnicode_InternFromString("_driven_step");
-        if (!name)
-            return NULL;
-        PyObject *result = PyObject_VectorcallMethod(name, stack, (size_t)nargs + 1, kwnames);
-        Py_DECREF(name);
-        return result;
-    }
+PyObject *ss_py_system_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
+                            PyObject *kwnames) {
     PyObject *parsed[3];
     if (step_arguments(args, nargs, kwnames, parsed) < 0)
         return NULL;
@@ -199,7 +189,26 @@ static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t
     /* A short call keeps the GIL: releasing and taking it back costs about as much as
      * stepping a small system once, and it ends before anyone could use the GIL. */
     ss_status st;
-    if ((size_t)steps * (sys->num_nodes + sys->num_springs) < SS_KEEP_GIL_BELOW) {
+    const int long_call = (size_t)steps * (sys->num_nodes + sys->num_springs) >= SS_KEEP_GIL_BELOW;
+    if (steps > 0 && ss_drives_hooks(sys)) {
+        /* Drives along Python functions: the step calls them with the GIL, which it keeps.
+         * It owns the System, so that no other thread's call begins while a function
+         * runs, and the System refuses the functions' own calls meanwhile. */
+        ss_py_drive_paths paths;
+        if (ss_py_own(self, -1) < 0)
+            return NULL;
+        if (ss_py_drive_paths_begin(self, sys, &paths) < 0) {
+            ss_py_disown(self);
+            return NULL;
+        }
+        const ss_poll poll = {poll_signals_held, NULL};
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, long_call ? &poll : NULL);
+        ss_py_drive_paths_end(self, sys, &paths);
+        if (ss_py_disown(self) < 0)
+            return NULL;
+        if (st == SS_ERR_HOOK)
+            return ss_py_raise_status(sys, st); /* the function's exception */
+    } else if (!long_call) {
         st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, NULL);
     } else {
         /* Owned for the step: every other thread's call on this system waits. */
@@ -245,16 +254,4 @@ static PyObject *step_impl(SystemObject *self, PyObject *const *args, Py_ssize_t
     if (method == SS_IMPLICIT_EULER && warn_if_rigid(sys, dt) < 0)
         return NULL;
     Py_RETURN_NONE;
-}
-
-PyObject *ss_py_system_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
-                            PyObject *kwnames) {
-    return step_impl(self, args, nargs, kwnames, 1);
-}
-
-/* _step(dt, steps=1, method=None): the kernel's step, never handing over to Python's
- * driven step (which calls this for each of its substeps). */
-PyObject *ss_py_system_kernel_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                   PyObject *kwnames) {
-    return step_impl(self, args, nargs, kwnames, 0);
 }

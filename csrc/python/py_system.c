@@ -29,7 +29,7 @@ static PyObject *System_new(PyTypeObject *type, PyObject *args, PyObject *kwds) 
     SystemObject *self = (SystemObject *)type->tp_alloc(type, 0);
     if (self) {
         self->sys = NULL;
-        self->driven = 0;
+        self->in_step = 0;
         if (ss_py_owner_init(self) < 0) {
             Py_DECREF(self);
             return NULL;
@@ -85,7 +85,7 @@ static PyObject *System_copy(SystemObject *self, PyObject *unused) {
     if (!dup)
         return NULL;
     dup->sys = NULL;
-    dup->driven = 0;
+    dup->in_step = 0;
     if (ss_py_owner_init(dup) < 0) {
         Py_DECREF(dup);
         return NULL;
@@ -102,19 +102,19 @@ static PyObject *System_copy(SystemObject *self, PyObject *unused) {
 
 static PyObject *get_dim(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyLong_FromLong(sys->dim) : NULL;
 }
 
 /* Number of rows of the array group the closure names: nodes, springs or faces. */
 static PyObject *get_count(SystemObject *self, void *closure) {
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyLong_FromSize_t(ss_array_rows(sys, (ss_array)(intptr_t)closure)) : NULL;
 }
 
 static PyObject *get_nbytes(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyLong_FromSize_t(ss_system_nbytes(sys)) : NULL;
 }
 
@@ -124,15 +124,11 @@ static int *flag_field(ss_system *sys, const char *name) {
         return &sys->track_energy;
     if (strcmp(name, "_defer_tearing") == 0)
         return &sys->defer_tearing;
-    if (strcmp(name, "_hold_cuts") == 0)
-        return &sys->hold_cuts;
-    if (strcmp(name, "_drag_pins") == 0)
-        return &sys->drag_pins;
     return &sys->state.prev_accel_valid;
 }
 
 static PyObject *get_flag(SystemObject *self, void *closure) {
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyBool_FromLong(*flag_field(sys, closure)) : NULL;
 }
 
@@ -166,7 +162,7 @@ static double *scalar_field(ss_system *sys, const char *name) {
 }
 
 static PyObject *get_scalar(SystemObject *self, void *closure) {
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyFloat_FromDouble(*scalar_field(sys, closure)) : NULL;
 }
 
@@ -215,7 +211,7 @@ static int set_scalar(SystemObject *self, PyObject *value, void *closure) {
 
 static PyObject *get_method(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyUnicode_FromString(ss_method_name(sys->method)) : NULL;
 }
 
@@ -237,7 +233,7 @@ static int set_method(SystemObject *self, PyObject *value, void *closure) {
 
 static PyObject *get_iterations(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyLong_FromLong(sys->iterations) : NULL;
 }
 
@@ -279,7 +275,7 @@ static double *optional_field(ss_system *sys, const char *name, double *off) {
 }
 
 static PyObject *get_optional(SystemObject *self, void *closure) {
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     if (!sys)
         return NULL;
     double off;
@@ -323,7 +319,7 @@ static int set_optional(SystemObject *self, PyObject *value, void *closure) {
 
 static PyObject *get_books(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyLong_FromLong(sys->books_mode) : NULL;
 }
 
@@ -333,26 +329,9 @@ static int set_books(SystemObject *self, PyObject *value, void *closure) {
     return sys ? int_setting(value, "_books", 0, 7, &sys->books_mode) : -1;
 }
 
-static PyObject *get_driven(SystemObject *self, void *closure) {
-    (void)closure;
-    return PyBool_FromLong(self->driven);
-}
-
-static int set_driven(SystemObject *self, PyObject *value, void *closure) {
-    (void)closure;
-    const int truth = value ? PyObject_IsTrue(value) : -1;
-    if (truth < 0) {
-        if (!PyErr_Occurred())
-            PyErr_SetString(PyExc_AttributeError, "cannot delete _driven");
-        return -1;
-    }
-    self->driven = truth;
-    return 0;
-}
-
 static PyObject *get_cg_tolerance(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyFloat_FromDouble(sys->cg_tolerance) : NULL;
 }
 
@@ -381,7 +360,7 @@ static int set_cg_tolerance(SystemObject *self, PyObject *value, void *closure) 
 
 static PyObject *get_cg_max_iterations(SystemObject *self, void *closure) {
     (void)closure;
-    ss_system *sys = ss_py_system(self);
+    ss_system *sys = ss_py_system_query(self);
     return sys ? PyLong_FromLong(sys->cg_max_iterations) : NULL;
 }
 
@@ -469,9 +448,6 @@ static PyMethodDef System_methods[] = {
      "(kinetic, elastic, gravity, pressure, contact) in joules."},
     {"step", (PyCFunction)(void (*)(void))ss_py_system_step, METH_FASTCALL | METH_KEYWORDS,
      ss_py_step_doc},
-    {"_step", (PyCFunction)(void (*)(void))ss_py_system_kernel_step, METH_FASTCALL | METH_KEYWORDS,
-     "_step(dt, steps=1, method=None)\n--\n\nThe kernel's step: never hands over to "
-     "_driven_step."},
     {"momentum", (PyCFunction)ss_py_system_momentum, METH_NOARGS,
      "momentum($self, /)\n--\n\nTotal momentum, kg m/s."},
     {"center_of_mass", (PyCFunction)ss_py_system_center_of_mass, METH_NOARGS,
@@ -485,8 +461,16 @@ static PyMethodDef System_methods[] = {
     {"copy", (PyCFunction)System_copy, METH_NOARGS, "A deep copy."},
     {"_tear", (PyCFunction)ss_py_system_tear, METH_NOARGS,
      "Remove the springs cut while tearing was deferred (run() calls it)."},
-    {"_settle_cuts", (PyCFunction)ss_py_system_settle_cuts, METH_O,
-     "End calls made with _hold_cuts: keep their cuts (True) or undo them (False)."},
+    {"_add_drive", (PyCFunction)ss_py_system_add_drive, METH_VARARGS,
+     "_add_drive(kind, nodes, values, t0, width, rows, counter) -> id: a drive (DRIVE_LINE, "
+     "DRIVE_TARGETS or DRIVE_HOOK), its nodes taken from other drives and pinned."},
+    {"_undrive", (PyCFunction)ss_py_system_undrive, METH_O,
+     "_undrive(nodes): stop driving these nodes; the rest of their drives go on."},
+    {"_clear_drives", (PyCFunction)ss_py_system_clear_drives, METH_NOARGS, "Remove every drive."},
+    {"_drive_table", (PyCFunction)ss_py_system_drive_table, METH_NOARGS,
+     "[(id, kind, nodes, counter, t0, values, width, rows), ...]: copies of the drives."},
+    {"_hook_drives", (PyCFunction)ss_py_system_hook_drives, METH_NOARGS,
+     "[id, ...]: the drives that follow a function (their functions: _drive_paths)."},
     {"_last_solve", (PyCFunction)ss_py_system_last_solve, METH_NOARGS,
      "(iterations, residual, substeps, capped) of the last implicit_euler call."},
     {"_stiffness_triplets", (PyCFunction)ss_py_system_stiffness_triplets, METH_NOARGS,
@@ -555,16 +539,6 @@ static PyGetSetDef System_getset[] = {
      "Keep springs cut by a step in place (pulling nothing) until _tear() (run() uses it, so "
      "that how it groups substeps into calls changes nothing).",
      "_defer_tearing"},
-    {"_drag_pins", (getter)get_flag, (setter)set_flag,
-     "Let pinned nodes keep their velocities in step calls (a driven step sets them before "
-     "each substep); off, a step call first holds every pinned node (velocity 0).",
-     "_drag_pins"},
-    {"_driven", (getter)get_driven, (setter)set_driven,
-     "Nodes are driven: step() hands over to the Python method _driven_step.", NULL},
-    {"_hold_cuts", (getter)get_flag, (setter)set_flag,
-     "Keep the cuts of successful step calls undoable until _settle_cuts() (a driven step "
-     "runs one call per substep, and undoes them all if one fails).",
-     "_hold_cuts"},
     {"track_energy", (getter)get_flag, (setter)set_flag,
      "Whether steps add to `dissipated` (off by default: it costs a pass over the springs per "
      "substep). run() turns it on.",

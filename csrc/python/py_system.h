@@ -32,13 +32,18 @@ typedef struct {
     unsigned long owner;
     Py_ssize_t depth;
     struct ss_py_waiter *waiters;
-    /* Nodes are driven (system.py sets it): step() hands over to _driven_step. */
-    int driven;
+    /* A step is calling a drive's Python function (py_drives.c): until it returns, the
+     * system refuses every call (ss_py_system), its own thread's too. */
+    int in_step;
 } SystemObject;
 
 extern PyTypeObject ss_py_system_type;
 
+/* The system of `self` for a call (py_owner.c): once no other thread owns it, and
+ * refused (RuntimeError) while a step calls a drive's Python function; _query: for a
+ * call that only reads it (a view, a getter, a diagnostic), which that function may make. */
 ss_system *ss_py_system(SystemObject *self);
+ss_system *ss_py_system_query(SystemObject *self);
 PyObject *ss_py_remove_by_id(SystemObject *self, PyObject *arg,
                              ss_status (*remove)(ss_system *, long));
 
@@ -100,7 +105,6 @@ PyObject *ss_py_system_validate(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_set_pinned(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_broken_springs(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_tear(SystemObject *self, PyObject *unused);
-PyObject *ss_py_system_settle_cuts(SystemObject *self, PyObject *keep);
 
 /* py_colliders.c */
 PyObject *ss_py_system_add_collider(SystemObject *self, PyObject *args);
@@ -129,12 +133,27 @@ PyObject *ss_py_system_contact_pairs(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_has_radii(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_contact_dt(SystemObject *self, PyObject *unused);
 
+/* py_drives.c */
+PyObject *ss_py_system_add_drive(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_undrive(SystemObject *self, PyObject *nodes);
+PyObject *ss_py_system_clear_drives(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_drive_table(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_hook_drives(SystemObject *self, PyObject *unused);
+/* What a step with drives that follow Python functions needs: the System's
+ * `_drive_paths` (id -> function) and its dim. begin installs the hook that calls them
+ * (sys->drive_hook) and makes the System refuse calls until end; 0, or -1 with an
+ * exception. end undoes it. */
+typedef struct {
+    PyObject *functions;
+    int dim;
+} ss_py_drive_paths;
+int ss_py_drive_paths_begin(SystemObject *self, ss_system *sys, ss_py_drive_paths *paths);
+void ss_py_drive_paths_end(SystemObject *self, ss_system *sys, ss_py_drive_paths *paths);
+
 /* py_step.c */
 extern const char ss_py_step_doc[];
 PyObject *ss_py_system_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
                             PyObject *kwnames);
-PyObject *ss_py_system_kernel_step(SystemObject *self, PyObject *const *args, Py_ssize_t nargs,
-                                   PyObject *kwnames);
 
 /* py_diagnostics.c */
 PyObject *ss_py_system_energy_terms(SystemObject *self, PyObject *unused);

@@ -171,16 +171,3 @@ PyObject *ss_py_system_tear(SystemObject *self, PyObject *unused) {
         return ss_py_raise_status(sys, st);
     Py_RETURN_NONE;
 }
-
-/* _settle_cuts(keep): end a run of calls made with _hold_cuts set: keep their cuts, or
- * give the springs they cut their k and c back (a driven step that failed part-way). */
-PyObject *ss_py_system_settle_cuts(SystemObject *self, PyObject *keep) {
-    ss_system *sys = ss_py_system(self);
-    if (!sys)
-        return NULL;
-    const int truth = PyObject_IsTrue(keep);
-    if (truth < 0)
-        return NULL;
-    ss_constraints_settle_cuts(sys, truth);
-    Py_RETURN_NONE;
-}

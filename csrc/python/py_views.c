@@ -124,7 +124,7 @@ static PyObject *make_view(SystemObject *self, const ArraySpec *spec) {
 }
 
 PyObject *ss_py_system_view(SystemObject *self, PyObject *name) {
-    if (!ss_py_system(self))
+    if (!ss_py_system_query(self)) /* (a drive's function may look at its System) */
         return NULL;
     const ArraySpec *spec = find_spec(name);
     return spec ? make_view(self, spec) : NULL;

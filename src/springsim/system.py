@@ -24,14 +24,14 @@ from springsim.analysis.diagnostics import Energy, Solve
 from springsim.files import npz, obj, pickling
 from springsim.model import arrays, pins, topology
 from springsim.self_collision import SelfCollision
-from springsim.stepping import driven, run
+from springsim.stepping import run
 
 __all__ = ["Energy", "SelfCollision", "Solve", "System"]
 
 
 #: Attributes a System keeps in its instance dictionary (set through ``__dict__`` by
 #: the modules of its concerns; listed so that plain assignment of them is allowed too).
-_PRIVATE_STATE = frozenset({"_drives"})
+_PRIVATE_STATE = frozenset({"_drive_paths"})
 
 
 def _settable(cls: type) -> tuple[frozenset[str], frozenset[str]]:
@@ -118,8 +118,8 @@ class System(_core.System):
         energy ever available to the motion (what it had when the books opened plus
         the work of gravity, external forces, wind, gas and moving pins since).
         Checked every 64 substeps of a call of 64 substeps or more, of a run (and at
-        the end of each of its calls), of a driven step and of a loop of shorter calls
-        (which also checks as soon as a coordinate outgrows the bound of its last
+        the end of each of its calls) and of a loop of shorter calls with no driven
+        node (which also checks as soon as a coordinate outgrows the bound of its last
         check, and starts new books after any other change between two calls); not for
         ``"xpbd"``. The energy available includes the contacts' potential when the
         books opened. None turns the watch off.
@@ -137,7 +137,7 @@ class System(_core.System):
     ((2, 2), 1)
     """
 
-    # No __slots__: driven anchors (:meth:`drive`) keep their paths in the instance. A
+    # No __slots__: drives along functions (:meth:`drive`) keep them in the instance. A
     # typo must not create a new attribute instead (``sim.gravty = ...``): __setattr__
     # allows the names in _SETTABLE only.
     _SETTABLE = _METHODS = frozenset[str]()  # set below the class, and for each subclass
@@ -210,9 +210,7 @@ class System(_core.System):
     drive = pins.drive
     copy = pins.copy
 
-    # Stepping beyond one kernel call (stepping/): the step of a system with driven nodes,
-    # which the kernel's step calls by this name, and runs with records
-    _driven_step = driven.driven_step
+    # Stepping beyond one kernel call (stepping/): runs with records
     run = run.run
 
     # Colliders (colliders.py)
@@ -285,7 +283,7 @@ _UNHELD = frozenset({"__init__", "__init_subclass__", "__setattr__"})
 def _hold_during_calls(cls: type) -> None:
     """One owner at a time: every method and property of ``cls`` written in Python holds
     the System's lock for its whole call, so that a method made of several kernel calls
-    (``save``, pickling, ``copy``, ``add``, ``run``, a driven step, ...) sees no other
+    (``save``, pickling, ``copy``, ``add``, ``run``, ...) sees no other
     thread's call in between. The kernel's own methods (``step``, ``momentum``, ...)
     wait for the lock in C, and so do the view getters (:func:`arrays.one_kernel_call`),
     left unwrapped."""

@@ -401,10 +401,9 @@ def test_a_driven_anchor_pumping_energy_in_at_resonance(method):
 def test_a_pinned_node_dragging_a_string_in_one_call():
     sim = ss.string(10, length=1.0, mass=0.1, stiffness=100.0, dim=2)
     sim.gravity = (0.0, 0.0)
-    sim.velocities[0] = (0.0, 3.0)  # the pinned end moves: it drags the string along
+    sim.pin(0, velocity=(0.0, 3.0))  # the pinned end moves: it drags the string along
     for method in STABLE:
         copy = sim.copy()
-        copy._drag_pins = True  # the pin keeps its velocity, as in drive()'s substeps
         copy.step(0.5 * sim.critical_dt(), steps=5000, method=method)
         assert copy.energy().kinetic > 0.1  # from nothing: all of it the pin's work
 
@@ -484,6 +483,7 @@ def test_the_books_agree_with_the_reference(method, ratio):
     # is twice the most available: a factor just above that ratio lets the kernel run
     # to that check, a factor just below stops it there, as it stops the oracle.
     sim = dragged_ring()
+    hand = sim.num_nodes - 1
     dt = ratio * sim.critical_dt()
     ref = reference.State.from_system(sim)
     books = reference.Books(ref, dt, math.inf)
@@ -499,13 +499,13 @@ def test_the_books_agree_with_the_reference(method, ratio):
     assert ratios[-1] > 2.0 > ratios[:-1].max(initial=0.0)
     steps = 64 * len(ratios)
     kernel = sim.copy()
-    kernel._drag_pins = True  # the hand moves at its velocity, as in drive()'s substeps
+    kernel.pin(hand, velocity=[0.3, 0.2])  # dragged: the hand moves at its velocity
     kernel.divergence_factor = ratios[-1] * (1 + 1e-9)
     kernel.step(dt, steps, method=method)
     np.testing.assert_allclose(kernel.positions, ref.x, rtol=1e-9)
     factor = ratios[-1] * (1 - 1e-9)
     kernel = sim.copy()
-    kernel._drag_pins = True
+    kernel.pin(hand, velocity=[0.3, 0.2])
     kernel.divergence_factor = factor
     with pytest.raises(ss.UnstableError, match=f"by t = {steps * dt:g} s") as error:
         kernel.step(dt, steps, method=method)

@@ -1,10 +1,16 @@
 """Driven anchors: nodes that follow a prescribed path."""
 
+import pickle
+import threading
+import time
+
 import numpy as np
 import pytest
 from state import assert_same, snapshot
 
 import springsim as ss
+from springsim import reference
+from springsim.model.pins import drives
 
 K, M, N = 100.0, 0.1, 10  # spring stiffness, node mass, free nodes of the chain
 
@@ -128,7 +134,7 @@ def test_remove_nodes_renumbers_the_drives():
     assert sim.positions[1].tolist() == [9.0, 9.0]  # node 3's target row went with it
     sim.remove_nodes([0, 1, 3])  # every driven node gone: the drives go too
     sim.step(1e-3, steps=2)
-    assert not sim.__dict__["_drives"]
+    assert not drives(sim) and not sim._drive_paths
 
 
 @pytest.mark.parametrize(
@@ -153,7 +159,7 @@ def test_a_driven_step_checks_its_arguments_first(dt, steps, error):
     with pytest.raises(ValueError, match="unknown method"):
         sim.step(1e-3, 3, method="rk4\x00junk")
     assert_same(before, snapshot(sim))
-    assert sim.__dict__["_drives"][0].counter == 2
+    assert drives(sim)[0].counter == 2
 
 
 def test_a_failed_driven_step_undoes_its_tearing_and_energy_books():
@@ -178,3 +184,310 @@ def test_a_failed_driven_step_undoes_its_tearing_and_energy_books():
     sim.drive(0, lambda t: [-50.0 * t, 0.0])
     sim.step(1e-3, steps=3)
     assert sim.broken_springs().shape[0] > 0
+
+
+# ---- drives in the kernel: the same bits as the substeps placed from Python ----------
+
+
+@pytest.mark.parametrize("method", ss.METHODS)
+def test_a_dragged_pin_is_on_its_line_exactly_after_every_call(method):
+    # pin(velocity=v) at t0 drives the node along start + v (t - t0), t the clock (a sum
+    # of dt): after each substep it is on that line to the bit, at the velocity that
+    # took it there from the line's last point, whatever the method.
+    sim = ss.string(12, length=1.0, mass=0.1, stiffness=100.0, damping=0.01, dim=2)
+    sim.step(1e-3, steps=3)  # t0 is not 0
+    v = np.array([0.3, -0.2])
+    sim.pin(0, velocity=v)
+    start, t0 = np.array(sim.positions[0]), sim.time
+    dt, t = 0.25 * sim.critical_dt(), sim.time
+    for steps in (1, 5, 70):
+        sim.step(dt, steps=steps, method=method)
+        for _ in range(steps):
+            last, t = start + v * (t - t0), t + dt
+        expected = start + v * (t - t0)
+        assert sim.time == t
+        assert sim.positions[0].tobytes() == expected.tobytes()
+        assert sim.velocities[0].tobytes() == ((expected - last) / dt).tobytes()
+
+
+@pytest.mark.parametrize("method", ss.METHODS)
+def test_an_array_drive_ends_each_call_on_its_targets_exactly(method):
+    sim = ss.string(6, length=1.0, mass=0.1, stiffness=50.0, dim=3, pin="both")
+    rng = np.random.default_rng(3)
+    targets = np.array(sim.positions[[0, 5]]) + rng.normal(0, 0.01, (9, 2, 3)).cumsum(axis=0)
+    sim.drive([0, 5], targets)
+    dt, done = 0.3 * sim.critical_dt(), 0
+    for steps in (1, 3, 4, 6):  # the last one goes past the end: held at the last row
+        sim.step(dt, steps=steps, method=method)
+        done += steps
+        assert sim.positions[[0, 5]].tobytes() == targets[min(done, 9) - 1].tobytes()
+        assert drives(sim)[0].counter == done
+
+
+def test_a_dragged_string_matches_a_numpy_loop_with_the_same_drive_rule():
+    # The kernel's drive against symplectic Euler in plain NumPy with the rule written
+    # out: before each substep the driven node gets v = (target - x) / dt, after it x =
+    # target, target = start + v_drag (t + dt - t0). The driven node agrees to the bit,
+    # the free nodes to rounding (the oracle sums forces in another order).
+    sim = ss.string(30, length=1.0, mass=0.1, stiffness=100.0, damping=0.01, dim=2)
+    drag = np.array([0.3, -0.2])
+    sim.pin(0, velocity=drag)
+    start = np.array(sim.positions[0])
+    ref = reference.State.from_system(sim)
+    dt, t = 0.5 * sim.critical_dt(), 0.0
+    for _ in range(400):
+        target = start + drag * ((t + dt) - 0.0)
+        ref.v[0] = (target - ref.x[0]) / dt
+        ref.v = ref.v + reference.accelerations(ref, ref.x, ref.v) * dt  # 0 for the pin
+        ref.x = ref.x + ref.v * dt
+        ref.x[0] = target
+        t += dt
+    sim.step(dt, steps=400)
+    assert sim.positions[0].tobytes() == ref.x[0].tobytes()
+    assert sim.velocities[0].tobytes() == ref.v[0].tobytes()
+    assert np.abs(ref.x[1:] - start).max() > 0.1  # the string was dragged along
+    np.testing.assert_allclose(sim.positions, ref.x, rtol=0, atol=1e-10)
+    np.testing.assert_allclose(sim.velocities, ref.v, rtol=0, atol=1e-8)
+
+
+class Hand:
+    """A drive path that counts its calls and the times it was asked for, and raises
+    on call number ``fail_at``."""
+
+    def __init__(self, fail_at=None):
+        self.times, self.fail_at = [], fail_at
+
+    def __call__(self, t):
+        self.times.append(t)
+        if len(self.times) == self.fail_at:
+            raise RuntimeError("the hand slipped")
+        return [0.0, -0.1 * t]
+
+
+def test_a_function_path_is_called_once_per_substep_with_the_time_at_its_end():
+    sim = ss.string(4, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    hand = Hand()
+    sim.drive(0, hand)
+    dt, t, expected = 1e-3, 0.0, []
+    for steps in (7, 1, 0, 64):
+        sim.step(dt, steps=steps)
+        for _ in range(steps):
+            expected.append(t + dt)
+            t += dt
+    assert hand.times == expected and sim.time == t  # the same floats, in order
+    assert sim.positions[0].tolist() == [0.0, -0.1 * t]
+
+
+def test_a_failed_step_restores_positions_velocities_counters_and_time():
+    # A function path raises on its third call: the step raises that error and the
+    # state, the clock and every drive's counter are as the call found them.
+    sim = ss.string(6, length=1.0, mass=0.1, stiffness=10.0, damping=0.1, dim=2)
+    sim.pin(2, velocity=(0.0, 0.3))
+    sim.drive(5, np.array(sim.positions[5]) + np.zeros((10, 1, 2)) + [[[0.0, 0.01]]])
+    sim.step(1e-3, steps=2)
+    hand = Hand(fail_at=3)
+    sim.drive(0, hand)
+    before, counters = snapshot(sim), [d.counter for d in drives(sim)]
+    assert counters == [2, 2, 0]
+    with pytest.raises(RuntimeError, match="the hand slipped"):
+        sim.step(1e-3, steps=5)
+    assert len(hand.times) == 3
+    assert_same(before, snapshot(sim))
+    assert [d.counter for d in drives(sim)] == counters
+    assert not sim.lock.locked()
+    sim.step(1e-3, steps=5)  # the path works again: the same call goes through
+    assert [d.counter for d in drives(sim)] == [7, 7, 5] and len(hand.times) == 8
+
+
+@pytest.mark.parametrize(
+    "value, message",
+    [
+        ([[0.0, 0.0, 0.0]], r"returned shape \(1, 3\) at t = 0.001 s; expected \(1, 2\)"),
+        (np.zeros((2, 2)), r"returned shape \(2, 2\) at t = 0.001 s; expected \(1, 2\)"),
+        (np.zeros((1, 1, 2)), r"returned shape \(1, 1, 2\)"),
+        ("up", "returned <U2 values at t = 0.001 s"),
+        ([None, 0.0], "returned object values"),
+        ([np.inf, 0.0], "returned non-finite targets at t = 0.001 s"),
+    ],
+)
+def test_a_function_that_returns_a_bad_value_raises_from_step_and_changes_nothing(value, message):
+    sim = ss.string(4, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    sim.drive(0, lambda t: value)
+    before = snapshot(sim)
+    with pytest.raises(ValueError, match=message):
+        sim.step(1e-3, steps=3)
+    assert_same(before, snapshot(sim))
+    assert drives(sim)[0].counter == 0
+
+
+def test_a_function_value_broadcasts_as_numpy_broadcasts_it():
+    sim = ss.string(4, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    sim.drive([0, 3], lambda t: 0.5)  # a number: every coordinate of both nodes
+    sim.step(1e-3)
+    sim.drive([1, 2], lambda t: [[True], [2]])  # a column of bools and ints
+    sim.step(1e-3)
+    assert sim.positions.tolist() == [[0.5, 0.5], [1.0, 1.0], [2.0, 2.0], [0.5, 0.5]]
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda sim: sim.step(1e-3),
+        lambda sim: sim.add_nodes([[5.0, 5.0]]),
+        lambda sim: sim.drive(1, [[[0.0, 0.0]]]),
+        lambda sim: sim.pin(1),
+        lambda sim: setattr(sim, "time", 5.0),
+        lambda sim: sim.copy(),
+    ],
+    ids=["step", "add_nodes", "drive", "pin", "time", "copy"],
+)
+def test_a_path_function_may_look_at_its_system_but_not_change_it(change):
+    sim = ss.string(4, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    seen = []
+
+    def look(t):  # reads the system the step is calling it from
+        seen.append((sim.time, sim.num_nodes, float(sim.energy().kinetic)))
+        return sim.rest_positions[0] + [0.0, t - sim.time]
+
+    sim.drive(0, look)
+    sim.step(1e-3, steps=3)
+    assert [s[:2] for s in seen] == [(0.0, 4), (1e-3, 4), (2e-3, 4)]
+    assert sim.positions[0].tolist() == [0.0, 1e-3]
+
+    def meddle(t):
+        change(sim)
+        return [0.0, 0.0]
+
+    sim.drive(0, meddle)
+    before = snapshot(sim)
+    with pytest.raises(RuntimeError, match="may look at the System .* but not change it"):
+        sim.step(1e-3, steps=3)
+    assert_same(before, snapshot(sim))
+    sim.drive(0, lambda t: [0.0, t])  # the System works again
+    sim.step(1e-3, steps=3)
+    assert sim.positions[0].tolist() == [0.0, sim.time]
+
+
+def test_a_copy_drives_with_counters_of_its_own():
+    sim = ss.string(3, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    sim.drive(0, np.linspace(0, 1, 10)[:, None, None] * [1.0, 0.0])
+    sim.drive(2, Hand())
+    sim.step(1e-3, steps=3)
+    twin = sim.copy()
+    twin.step(1e-3, steps=4)
+    assert [d.counter for d in drives(sim)] == [3, 3]
+    assert [d.counter for d in drives(twin)] == [7, 7]
+    sim.step(1e-3, steps=4)  # from where it was: the same targets as the copy's
+    assert sim.positions.tobytes() == twin.positions.tobytes()
+    assert drives(twin)[1].function is drives(sim)[1].function
+
+
+def test_removing_nodes_renumbers_every_kind_of_drive():
+    sim = ss.string(8, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+    sim.pin([1, 2, 3], velocity=[[0.0, 0.1], [0.0, 0.2], [0.0, 0.3]])
+    targets = np.arange(12.0).reshape(3, 2, 2)
+    sim.drive([4, 5], targets)
+    sim.drive([6, 7], lambda t: [[6.0, t], [7.0, t]])
+    sim.step(1e-3)
+    sim.remove_nodes([2, 5, 6])  # 0, 1, 3, 4, 7 -> 0, 1, 2, 3, 4
+    line, array, hand = drives(sim)
+    assert line.indices.tolist() == [1, 2]
+    assert line.function.velocity.tolist() == [[0.0, 0.1], [0.0, 0.3]]
+    assert array.indices.tolist() == [3] and np.array_equal(array.targets, targets[:, [0]])
+    assert hand.indices.tolist() == [4] and hand.rows.tolist() == [1] and hand.width == 2
+    assert [line.counter, array.counter, hand.counter] == [1, 1, 1]
+    sim.step(1e-3)
+    assert sim.positions[3].tolist() == targets[1, 0].tolist()
+    assert sim.positions[4].tolist() == [7.0, sim.time]
+
+
+class Sway:
+    """A picklable path (a module-level class)."""
+
+    def __call__(self, t):
+        return [[0.05 * np.sin(20 * t), 0.0], [1.0, 0.02 * t]]
+
+
+def test_pickles_copies_and_files_keep_every_kind_of_drive(tmp_path):
+    sim = ss.string(6, length=1.0, mass=0.3, stiffness=200.0, dim=2)
+    sim.pin(2, velocity=(0.0, 0.2))
+    sim.drive(4, np.array(sim.positions[4]) + np.zeros((30, 1, 2)) + [[[0.0, 0.001]]])
+    sim.drive([0, 5], Sway())
+    sim.step(1e-3, steps=9)
+    twins = [pickle.loads(pickle.dumps(sim)), sim.copy()]
+    with pytest.warns(UserWarning, match=r"cannot keep 1 drive, the drive of nodes \[0, 5\]"):
+        sim.save(tmp_path / "s.npz")
+    loaded = ss.load(tmp_path / "s.npz")
+    assert [d.counter for d in drives(loaded)] == [9, 9]  # the line and the targets
+    for twin in twins:
+        assert [d.counter for d in drives(twin)] == [9, 9, 9]
+        assert isinstance(drives(twin)[2].function, Sway)
+    sim.step(1e-3, steps=40)
+    for twin in twins:
+        twin.step(1e-3, steps=40)
+        assert twin.positions.tobytes() == sim.positions.tobytes()
+        assert twin.velocities.tobytes() == sim.velocities.tobytes()
+
+
+@pytest.mark.parametrize("method", ["symplectic_euler", "rk4", "implicit_euler"])
+def test_a_driven_cloth_steps_alike_on_one_and_two_threads(method):
+    results = []
+    try:
+        for threads in (1, 2):
+            ss.set_num_threads(threads)
+            cloth = ss.cloth(60, 60, width=1.0, height=1.0, mass=1.0, stiffness=500.0)
+            assert cloth.num_springs >= 8192  # large enough to run on threads
+            left, right = np.flatnonzero(cloth.pinned)
+            cloth.pin(left, velocity=(-0.2, 0.0, 0.1))
+            start = np.array(cloth.positions[right])
+            cloth.drive(right, lambda t, start=start: start + [0.1 * np.sin(9 * t), 0, 0])
+            middle = np.array(cloth.positions[1830])
+            cloth.drive(1830, middle + np.linspace(0, 0.05, 50)[:, None, None] * [0, 0, 1])
+            cloth.step(0.3 * cloth.critical_dt(), steps=100, method=method)
+            results.append((cloth.positions.tobytes(), cloth.velocities.tobytes()))
+    finally:
+        ss.set_num_threads(None)
+    assert results[0] == results[1]
+
+
+def test_a_drag_steps_without_the_gil_and_a_function_path_with_it():
+    # A long step along a line or targets lets other threads run; one along a Python
+    # function keeps the GIL, owns the System, and another thread's call on it waits.
+    string = ss.string(2000, length=1.0, mass=0.1, stiffness=100.0, dim=2)
+    string.pin(0, velocity=(0.1, 0.0))
+    dt = 0.5 * string.critical_dt()
+    ticks, stop = [0], threading.Event()
+
+    def count():
+        while not stop.is_set():
+            ticks[0] += 1
+
+    counter = threading.Thread(target=count)
+    counter.start()
+    try:
+        started = time.thread_time()
+        at_start = ticks[0]
+        while time.thread_time() - started < 0.2:
+            string.step(dt, steps=50)
+        ran = ticks[0] - at_start
+    finally:
+        stop.set()
+        counter.join()
+    assert ran > 1000  # the counting thread ran while the kernel stepped
+
+    sim = ss.string(4, length=1.0, mass=0.1, stiffness=10.0, dim=2)
+
+    def slow(t):
+        time.sleep(0.002)  # lets other threads run, which must wait for the step
+        return [0.0, t]
+
+    sim.drive(0, slow)
+    done = []
+    runner = threading.Thread(target=lambda: done.append(sim.step(1e-3, steps=100)))
+    runner.start()
+    deadline = time.monotonic() + 5.0
+    while not sim.lock.locked() and runner.is_alive() and time.monotonic() < deadline:
+        time.sleep(0.001)
+    seen = sim.time  # waits for the step's end
+    runner.join()
+    assert done == [None] and seen == sim.time == pytest.approx(0.1)

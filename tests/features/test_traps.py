@@ -27,6 +27,7 @@ import pytest
 
 import springsim as ss
 import springsim.__main__ as demo
+from springsim.model.pins import drives
 from springsim.model.topology import _warn_duplicates
 
 # ---------------------------------------------------------------- numbers into vectors
@@ -121,9 +122,9 @@ def test_known_attributes_are_still_assigned():
     sim.cg_tolerance, sim.cg_max_iterations = 1e-6, 50
     sim.drag_coefficient, sim.air_density = 1.0, 1.0
     assert (sim.drag, sim.method, sim.break_strain, sim.iterations) == (0.1, "rk4", 0.5, 5)
-    sim.drive(0, [[[0.0, 0.1, 0.0]]])  # drives live in the instance dictionary
+    sim.drive(0, lambda t: [0.0, 0.1, 0.0])  # its function lives in the instance dictionary
     sim.run(0.01, 1e-3, progress=False)  # sets the private attributes of a run
-    sim._drives = []  # the private state may be assigned too
+    sim._drive_paths = dict(sim._drive_paths)  # the private state may be assigned too
     assert sim.copy().drag == 0.1
 
 
@@ -354,7 +355,7 @@ def test_save_keeps_target_arrays_and_dragged_pins(tmp_path):
         warnings.simplefilter("error")  # nothing is dropped: no warning
         sim.save(tmp_path / "driven.npz")
     again = ss.load(tmp_path / "driven.npz")
-    assert [d.counter for d in again._drives] == [d.counter for d in sim._drives] == [7, 7]
+    assert [d.counter for d in drives(again)] == [d.counter for d in drives(sim)] == [7, 7]
     sim.step(1e-3, steps=50)  # beyond the targets' end: held at the last
     again.step(1e-3, steps=50)
     assert np.array_equal(sim.positions, again.positions)
@@ -370,7 +371,7 @@ def test_save_warns_about_a_drive_it_cannot_keep(tmp_path):
         sim.save(tmp_path / "s.npz")
     assert w[0].filename == __file__
     again = ss.load(tmp_path / "s.npz")
-    assert [d.indices.tolist() for d in again._drives] == [[1]]
+    assert [d.indices.tolist() for d in drives(again)] == [[1]]
     assert again.pinned[[0, 3]].all()  # held still where they were
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -403,9 +404,9 @@ def test_pickling_a_lambda_drive_names_the_drive():
         pickle.dumps(sim)
     cloudpickle = pytest.importorskip("cloudpickle")
     twin = cloudpickle.loads(cloudpickle.dumps(sim))  # stores functions by value
-    assert twin._drives[0].function(1.0) == [1.0, 0.1]
+    assert drives(twin)[0].function(1.0) == [1.0, 0.1]
     deep = copy.deepcopy(sim)  # a copy shares the path: no pickling
-    assert deep._drives[0].function is sim._drives[0].function
+    assert drives(deep)[0].function is drives(sim)[0].function
     sim.drive(3, Shake())  # a module-level class pickles
     again = pickle.loads(pickle.dumps(sim))
     sim.step(1e-3, steps=20)

@@ -55,7 +55,7 @@ from state import ARRAYS, SCALARS
 
 import springsim as ss
 from springsim.colliders import Sphere
-from springsim.model.pins import _Line
+from springsim.model.pins import _Line, drives
 
 #: Sequences and operations per sequence of the default (short) run.
 DEFAULT_EXAMPLES, DEFAULT_STEPS = 40, 30
@@ -128,6 +128,17 @@ def _bits(value):
     return type(value).__name__, value
 
 
+def _path_bits(drive, ids):
+    """What a drive follows, as comparable bits: its targets, its line, or (``ids``) which
+    function (a pickle or a file does not keep the function itself)."""
+    if drive.targets is not None:
+        return drive.targets
+    if isinstance(drive.function, _Line):
+        line = drive.function
+        return [line.start, line.velocity, float(line.t0)]
+    return [id(drive.function) if ids else 0, drive.rows, drive.width]
+
+
 def snapshot(sim, ids=True):
     """Everything ``sim`` holds, as comparable bits; ``ids=False`` leaves out what a
     pickle or a file may renumber (gas body ids) or does not keep."""
@@ -145,14 +156,7 @@ def snapshot(sim, ids=True):
             [body, nrt, ambient, volume, elements] if ids else [nrt, ambient, volume, elements]
         )
     state["gas"] = _bits(gas)
-    state["drives"] = _bits(
-        [
-            [d.indices, d.counter, d.targets if d.targets is not None else id(d.function)]
-            if ids
-            else [d.indices, d.counter, d.targets if d.targets is not None else 0]
-            for d in sim.__dict__.get("_drives", [])
-        ]
-    )
+    state["drives"] = _bits([[d.indices, d.counter, _path_bits(d, ids)] for d in drives(sim)])
     return state
 
 
@@ -309,8 +313,8 @@ class Fuzzer(RuleBasedStateMachine):
             per_step = 4 + 2 * min(sim.cg_max_iterations, 10_000)
         if sim.max_strain is not None:
             per_step += 1000  # strain limiting may take up to 1000 passes
-        if self.sim.__dict__.get("_drives"):
-            per_step += 50  # each substep returns to Python
+        if self.sim._hook_drives():
+            per_step += 50  # each substep calls a Python function
         return max(0, min(40, WORK_PER_CALL // (size * per_step)))
 
     # ---- building -------------------------------------------------------------------
@@ -736,10 +740,6 @@ class Fuzzer(RuleBasedStateMachine):
     def step(self, data, dt, method):
         most = self.max_steps(method if isinstance(method, str) else self.sim.method)
         steps = data.draw(st.integers(0, most) | bad_steps)
-        if self.sim.__dict__.get("_drives") and isinstance(steps, int) and steps >= 2**63:
-            # A driven step loops over the substeps in Python: should it ever fail to
-            # refuse a huge count, it would hang, not fail. -1 checks the same promise.
-            steps = -1
         ok, _ = self.attempt(
             f"step {method}",
             lambda: self.sim.step(dt, steps=steps, method=method),
@@ -753,7 +753,7 @@ class Fuzzer(RuleBasedStateMachine):
         """After a step with max_strain set, no spring is longer than (1 + max_strain)
         times its rest length (springs between two pinned or driven nodes excepted)."""
         sim = self.sim
-        if sim.__dict__.get("_drives") or not sim.num_springs:
+        if drives(sim) or not sim.num_springs:
             return
         pinned = sim.pinned[sim.springs]
         free = ~(pinned[:, 0] & pinned[:, 1])
@@ -894,9 +894,8 @@ class Fuzzer(RuleBasedStateMachine):
         # A file keeps neither the energy books nor the drives that follow a function
         # (it warns); pickles and files renumber gas bodies.
         skip = ("dissipated", "track_energy") if kind == "file" else ()
-        drives = sim.__dict__.get("_drives", [])
         if kind == "file" and any(
-            d.targets is None and not isinstance(d.function, _Line) for d in drives
+            d.targets is None and not isinstance(d.function, _Line) for d in drives(sim)
         ):
             return  # those nodes are held still in the file's system: it steps otherwise
         same = differences(snapshot(sim, ids=False), snapshot(twin, ids=False), skip)

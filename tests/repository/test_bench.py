@@ -191,10 +191,13 @@ def test_quick_run_describes_machine_and_targets(quick):
     pair = document["two_systems"]
     assert pair["speedup"] > 0 and pair["errors"] == []
     assert pair["speedup"] == pytest.approx(pair["sequential_seconds"] / pair["concurrent_seconds"])
+    drag = document["pin_drag"]
+    assert drag["plain_seconds"] > 0 and drag["substeps"] == 1000
+    assert drag["ratio"] == pytest.approx(drag["drag_seconds"] / drag["plain_seconds"])
     for words in ("ns/spring-step", "steps/s", "B/node", "B/spring", "vs ref", "Targets"):
         assert words in out
     simd = f"kernel build: simd {ss.build_info()['simd']}"
-    for words in ("shared", "median", "interleaved", "thread CPU time", simd):
+    for words in ("shared", "median", "interleaved", "thread CPU time", simd, "pin drag:"):
         assert words in out
 
 

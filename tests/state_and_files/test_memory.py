@@ -250,6 +250,51 @@ def test_nbytes_counts_tear_marks_and_the_broken_list(tracing):
     assert len(sim.broken_springs()) > 0
 
 
+@pytest.mark.slow  # a leak check of seconds: a long test
+def test_nbytes_counts_the_pins_a_step_held(tracing):
+    # A step holds the pinned nodes that move (v = 0), keeping their velocities for a
+    # rollback in arrays of its own, kept for the next step.
+    sim = ss.string(20, length=1.0, mass=0.1, stiffness=10.0, dim=3, pin="both")
+    sim.step(1e-4)
+    sim.velocities[[0, -1]] = (1.0, 0.0, 0.0)
+    grown, allocated = growths(sim, lambda: sim.step(1e-4))
+    assert grown == allocated == 2 * (8 + 3 * 8)
+
+
+@pytest.mark.slow  # a leak check of seconds: a long test
+def test_nbytes_counts_the_drives(tracing):
+    # Each kind of drive, its scratch (targets, the velocities a rollback restores) and
+    # the list; made, renumbered, released and copied by the kernel's own calls (made
+    # from this file, where tracemalloc sees their blocks; every array made first, as
+    # NumPy keeps small blocks of its own).
+    sim = ss.string(50, length=1.0, mass=0.1, stiffness=10.0, dim=3)
+    sim.step(1e-4)
+    line_nodes, target_nodes, hook_nodes = (
+        np.array(n, dtype=np.int64) for n in ([1, 2, 3], [4, 5], [6])
+    )
+    line = np.ascontiguousarray(np.vstack([sim.positions[line_nodes], np.ones((3, 3))]))
+    targets = np.zeros((30, 2, 3))
+    released = [np.array(n, dtype=np.int64) for n in ([6, 7], [2], [1, 2], range(5))]
+    np.empty(sim.num_nodes, dtype=np.int64)  # the block of _remove_nodes' map, cached
+    for call in [
+        lambda: sim._add_drive(ss._core.DRIVE_LINE, line_nodes, line, 0.0, 3, None, 0),
+        lambda: sim._add_drive(ss._core.DRIVE_TARGETS, target_nodes, targets, 0.0, 2, None, 0),
+        lambda: sim._add_drive(ss._core.DRIVE_HOOK, hook_nodes, None, 0.0, 1, None, 0),
+        lambda: sim._undrive(released[0]),
+        lambda: sim.step(1e-4, steps=3),
+        lambda: sim._remove_nodes(released[1]),
+        lambda: sim._undrive(released[2]),
+    ]:
+        grown, allocated = growths(sim, call)
+        assert grown == allocated
+    grown, allocated = growths(sim, lambda: sim._undrive(released[3]))
+    assert grown < 0 and grown == allocated  # the last drive went, and the list with it
+    sim._add_drive(ss._core.DRIVE_TARGETS, line_nodes, np.zeros((4, 3, 3)), 0.0, 3, None, 0)
+    copies = []
+    grown, allocated = growths(sim, lambda: copies.append(ss._core.System.copy(sim)))
+    assert grown == 0 and copies[0].nbytes <= allocated
+
+
 # ---------------------------------------------------------------------- the process's view
 
 

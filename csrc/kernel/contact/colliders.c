@@ -191,13 +191,13 @@ static ss_status build_adjacency(ss_system *sys) {
     for (size_t i = n; i > 0; i--)
         first[i] = first[i - 1];
     first[0] = 0;
-    sys->collider_contacts.first = first;
-    sys->collider_contacts.springs = springs;
+    sys->scratch.collider_contacts.first = first;
+    sys->scratch.collider_contacts.springs = springs;
     return SS_OK;
 }
 
 ss_status ss_colliders_prepare(ss_system *sys) {
-    ss_collider_contacts *c = &sys->collider_contacts;
+    ss_collider_contacts *c = &sys->scratch.collider_contacts;
     c->sticky = 0;
     if (!sys->num_colliders)
         return SS_OK;
@@ -222,8 +222,8 @@ ss_status ss_colliders_prepare(ss_system *sys) {
 }
 
 void ss_colliders_begin_substep(ss_system *sys) {
-    if (sys->collider_contacts.sticky && sys->num_colliders)
-        memcpy(sys->collider_contacts.start, SS_DOUBLES(sys, SS_POSITIONS),
+    if (sys->scratch.collider_contacts.sticky && sys->num_colliders)
+        memcpy(sys->scratch.collider_contacts.start, SS_DOUBLES(sys, SS_POSITIONS),
                sys->num_nodes * (size_t)sys->dim * sizeof(double));
 }
 
@@ -324,8 +324,9 @@ static double potential_change(const ss_system *sys, const double *gas, size_t i
         if (gas)
             change -= gas[i * dim + k] * moved;
     }
-    for (size_t q = sys->collider_contacts.first[i]; q < sys->collider_contacts.first[i + 1]; q++) {
-        const size_t s = (size_t)sys->collider_contacts.springs[q];
+    for (size_t q = sys->scratch.collider_contacts.first[i];
+         q < sys->scratch.collider_contacts.first[i + 1]; q++) {
+        const size_t s = (size_t)sys->scratch.collider_contacts.springs[q];
         if (stiffness[s] == 0.0 || isinf(stiffness[s]))
             continue;
         const size_t j =
@@ -351,8 +352,9 @@ static void resisting_force(const ss_system *sys, size_t i, const double *p, dou
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
     for (size_t k = 0; k < dim; k++)
         out[k] = -sys->drag * (v[i * dim + k] - sys->wind[k]);
-    for (size_t q = sys->collider_contacts.first[i]; q < sys->collider_contacts.first[i + 1]; q++) {
-        const size_t s = (size_t)sys->collider_contacts.springs[q];
+    for (size_t q = sys->scratch.collider_contacts.first[i];
+         q < sys->scratch.collider_contacts.first[i + 1]; q++) {
+        const size_t s = (size_t)sys->scratch.collider_contacts.springs[q];
         if (damping[s] == 0.0)
             continue;
         const size_t j =
@@ -413,7 +415,7 @@ static double respond(ss_system *sys, const ss_collider *col, const ss_mesh_cont
          * to `reached` (h0: how far outside it started; f = 0 if on or inside): it slid
          * from there keep times as far as it would have without friction (as its velocity
          * was braked), and ends on the surface. Sticking (keep = 0): where it touched. */
-        const double *x0 = sys->collider_contacts.start + i * (size_t)dim;
+        const double *x0 = sys->scratch.collider_contacts.start + i * (size_t)dim;
         double d0, touch[3], anchor[3];
         const int started_inside = locate(col, hint, dim, x0, 1, &d0, anchor, normal);
         const double h0 = started_inside || !(d0 < 0.0) ? 0.0 : -d0;
@@ -453,7 +455,7 @@ static double put_back(ss_system *sys, const ss_collider *col, const ss_mesh_con
     for (int k = 0; k < dim; k++)
         vn += vi[k] * normal[k];
     if (vn < 0.0 && !*gas && sys->num_bodies && (col->restitution > 0.0 || sys->track_energy)) {
-        *gas = sys->collider_contacts.gas;
+        *gas = sys->scratch.collider_contacts.gas;
         memset(*gas, 0, sys->num_nodes * (size_t)dim * sizeof(double));
         ss_pressure_add_forces(sys, x, *gas, (size_t)dim);
     }
@@ -470,9 +472,9 @@ static double put_back(ss_system *sys, const ss_collider *col, const ss_mesh_con
  * contact.hits: a pure function of the node's start and end and of the mesh, so the
  * threads (the system's count, as for the springs) give the same answer as one. */
 static void detect(ss_system *sys, const ss_collider *col) {
-    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *x0 = sys->collider_contacts.start;
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *x0 = sys->scratch.collider_contacts.start;
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    int32_t *hits = sys->collider_contacts.hits;
+    int32_t *hits = sys->scratch.collider_contacts.hits;
     const long n = (long)sys->num_nodes;
     const int threads = ss_threads_for(sys);
     (void)threads; /* without OpenMP */
@@ -502,15 +504,15 @@ static void detect(ss_system *sys, const ss_collider *col) {
  * look is detect()'s. */
 #define MESH_PASSES 4
 static double collide_mesh(ss_system *sys, const ss_collider *col, size_t i, double **gas) {
-    const double *x0 = sys->collider_contacts.start + 3 * i;
+    const double *x0 = sys->scratch.collider_contacts.start + 3 * i;
     double *xi = SS_DOUBLES(sys, SS_POSITIONS) + 3 * i;
     /* Put back at the layer's surface, a node is found again within rounding of it:
      * after the first pass only a depth beyond this counts. */
     const double slack = 1e-6 * fmax(col->thickness, col->mesh->skin);
     double taken = 0.0;
     for (int pass = 0; pass <= MESH_PASSES; pass++) {
-        ss_mesh_contact hit = {sys->collider_contacts.hits[2 * i],
-                               (int)sys->collider_contacts.hits[2 * i + 1]};
+        ss_mesh_contact hit = {sys->scratch.collider_contacts.hits[2 * i],
+                               (int)sys->scratch.collider_contacts.hits[2 * i + 1]};
         double depth, surface[3], normal[3];
         if (pass ? !ss_mesh_find(col->mesh, col->thickness, x0, xi, &hit) : hit.face < 0)
             break;
@@ -541,7 +543,8 @@ void ss_colliders_apply(ss_system *sys, double damped) {
             if (pinned[i])
                 continue;
             if (col->kind == SS_MESH) {
-                if (sys->collider_contacts.hits[2 * i] >= 0) /* detect() found it in contact */
+                if (sys->scratch.collider_contacts.hits[2 * i] >=
+                    0) /* detect() found it in contact */
                     taken += collide_mesh(sys, col, i, &gas);
             } else if (touches(col, dim, x + i * (size_t)dim))
                 taken += put_back(sys, col, NULL, i, &gas);
@@ -560,16 +563,16 @@ void ss_colliders_apply(ss_system *sys, double damped) {
  * pass, which runs on parallel.c's threads. */
 
 void ss_colliders_forget(ss_system *sys) {
-    ss_free(sys->collider_contacts.first);
-    ss_free(sys->collider_contacts.springs);
-    ss_free(sys->collider_contacts.start);
-    ss_free(sys->collider_contacts.gas);
-    ss_free(sys->collider_contacts.hits);
-    memset(&sys->collider_contacts, 0, sizeof sys->collider_contacts);
+    ss_free(sys->scratch.collider_contacts.first);
+    ss_free(sys->scratch.collider_contacts.springs);
+    ss_free(sys->scratch.collider_contacts.start);
+    ss_free(sys->scratch.collider_contacts.gas);
+    ss_free(sys->scratch.collider_contacts.hits);
+    memset(&sys->scratch.collider_contacts, 0, sizeof sys->scratch.collider_contacts);
 }
 
 size_t ss_colliders_nbytes(const ss_system *sys) {
-    const ss_collider_contacts *c = &sys->collider_contacts;
+    const ss_collider_contacts *c = &sys->scratch.collider_contacts;
     const size_t rows = c->nodes * (size_t)sys->dim * sizeof(double);
     return (c->first ? (c->nodes + 1) * sizeof(size_t) + 2 * sys->num_springs * sizeof(int32_t)
                      : 0) +

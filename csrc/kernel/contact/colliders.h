@@ -22,7 +22,7 @@ void ss_colliders_apply(ss_system *sys, double damped);
 /* Free what ss_colliders_prepare built (on topology edits and when the system goes;
  * colliders.c). */
 void ss_colliders_forget(ss_system *sys);
-/* Bytes held by sys->collider_contacts. */
+/* Bytes held by sys->scratch.collider_contacts. */
 size_t ss_colliders_nbytes(const ss_system *sys);
 
 /* ---- Boxes and capsules (shapes.c) --------------------------------------- */

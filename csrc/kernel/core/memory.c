@@ -21,15 +21,17 @@ size_t ss_system_nbytes(const ss_system *sys) {
     size_t total = sizeof *sys;
     for (int a = 0; a < SS_ARRAY_COUNT; a++) /* absent arrays hold an empty block */
         total += sizeof(ss_buffer) + sys->arrays[a]->capacity + pad;
-    if (sys->scratch)
-        total += sys->scratch_doubles * sizeof(double) + pad;
-    if (sys->colour_order)
+    if (sys->scratch.buffer)
+        total += sys->scratch.doubles * sizeof(double) + pad;
+    if (sys->scratch.colour_order)
         total +=
             block(sys->num_springs * sizeof(int32_t)) + (SS_SERIAL_COLOUR + 2) * sizeof(size_t);
     if (sys->cut)
         total += block(sys->cut_capacity) + block(2 * sys->cut_capacity * sizeof(double));
     if (sys->broken)
         total += 2 * sys->broken_capacity * sizeof(int32_t);
+    if (sys->scratch.held) /* the pins a step held, and their velocities (constraints.c) */
+        total += sys->scratch.held_capacity * (sizeof(size_t) + (size_t)sys->dim * sizeof(double));
     if (sys->bodies)
         total += block(sys->body_capacity * sizeof(ss_pressure_body));
     for (size_t k = 0; k < sys->num_bodies; k++)
@@ -38,13 +40,16 @@ size_t ss_system_nbytes(const ss_system *sys) {
         total += block(sys->collider_capacity * sizeof(ss_collider));
     for (size_t k = 0; k < sys->num_colliders; k++)
         total += ss_mesh_nbytes(sys->colliders[k].mesh);
-    if (sys->books) /* the divergence watch's */
-        total += sizeof *sys->books +
-                 (sys->books->pin_springs ? block(sys->books->pin_capacity * sizeof(int32_t)) : 0) +
-                 (sys->books->x_ref ? (sys->books->x_ref_capacity + SS_PAD_DOUBLES) * sizeof(double)
-                                    : 0);
-    return total + ss_plan_nbytes(sys->plan) + ss_colliders_nbytes(sys) +
-           ss_contact_nbytes(sys->contact) + ss_self_collision_nbytes(sys);
+    if (sys->scratch.books) /* the divergence watch's */
+        total += sizeof *sys->scratch.books +
+                 (sys->scratch.books->pin_springs
+                      ? block(sys->scratch.books->pin_capacity * sizeof(int32_t))
+                      : 0) +
+                 (sys->scratch.books->x_ref
+                      ? (sys->scratch.books->x_ref_capacity + SS_PAD_DOUBLES) * sizeof(double)
+                      : 0);
+    return total + ss_plan_nbytes(sys->scratch.plan) + ss_colliders_nbytes(sys) +
+           ss_contact_nbytes(sys->contact) + ss_self_collision_nbytes(sys) + ss_drives_nbytes(sys);
 }
 
 /* ---- Giving freed memory back ------------------------------------------

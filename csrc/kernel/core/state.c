@@ -2,9 +2,9 @@
  *
  * The model says what the system is, the state where it is now (springsim.h, ss_state).
  * Every piece of code that keeps or restores a state reads this table, so that none can
- * forget a field: a step's rollback (integrate.c), and in Python the driven step's
- * rollback, copy() (which copies the struct and every array), pickling and the save
- * format (springsim.files.npz: one entry per field, by these names), through
+ * forget a field: a step's rollback (integrate.c, driven nodes included), copy() (which
+ * copies the struct and every array), and in Python pickling and the save format
+ * (springsim.files.npz: one entry per field, by these names), through
  * _core.STATE_FIELDS, System._state() and System._set_state() (py_state.c). */
 #include "springsim.h"
 #include "storage.h"

@@ -85,7 +85,7 @@ ss_system *ss_system_new(int dim) {
     sys->cg_max_iterations = 1000;
     sys->last_cg_residual = NAN; /* no solve yet */
     sys->divergence_factor = SS_DIVERGENCE_FACTOR;
-    sys->probe_scale = 1.0;
+    sys->scratch.probe_scale = 1.0;
     sys->unchecked = ~0u;
     sys->absent = SS_COLD_ARRAYS;
     sys->contact = ss_contact_new();
@@ -106,8 +106,8 @@ ss_system *ss_system_new(int dim) {
 void ss_system_topology_changed(ss_system *sys) {
     sys->topology_edits++;
     ss_colouring_forget(sys);
-    ss_plan_free(sys->plan);
-    sys->plan = NULL;
+    ss_plan_free(sys->scratch.plan);
+    sys->scratch.plan = NULL;
     ss_colliders_forget(sys);
 }
 
@@ -116,19 +116,20 @@ void ss_system_free(ss_system *sys) {
         return;
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         ss_buffer_release(sys->arrays[a]);
-    ss_free(sys->scratch);
+    ss_free(sys->scratch.buffer);
     for (size_t k = 0; k < sys->num_colliders; k++)
         ss_mesh_free(sys->colliders[k].mesh);
     ss_free(sys->colliders);
     ss_free(sys->broken);
     ss_free(sys->cut);
     ss_free(sys->cut_saved);
-    ss_free(sys->held);
-    ss_free(sys->held_v);
+    ss_free(sys->scratch.held);
+    ss_free(sys->scratch.held_v);
     ss_pressure_free(sys);
     ss_contact_free(sys->contact);
     ss_self_collision_free(sys);
-    ss_books_free(sys->books);
+    ss_books_free(sys->scratch.books);
+    ss_drives_free(sys);
     ss_system_topology_changed(sys);
     ss_free(sys);
 }
@@ -137,24 +138,21 @@ ss_system *ss_system_copy(const ss_system *src) {
     ss_system *dst = ss_malloc(sizeof *dst);
     if (!dst)
         return NULL;
-    *dst = *src;
-    dst->scratch = NULL;
-    dst->scratch_doubles = 0;
-    dst->xpbd_prepared = 0;
+    *dst = *src; /* the model's settings and the state struct, as they are */
+    /* A copy starts with no scratch: it is rebuilt on the copy's first step, and the
+     * thread tuner probes afresh. The books close on both sides (below). */
+    memset(&dst->scratch, 0, sizeof dst->scratch);
+    dst->scratch.probe_scale = 1.0;
     dst->colliders = NULL;
     dst->collider_capacity = 0;
     dst->self_collision = NULL; /* copied below, with the bodies */
+    dst->drives = NULL;         /* likewise: the copy's drives have their own counters */
     dst->broken = NULL;         /* the record of torn springs stays with the original */
     dst->num_broken = dst->broken_capacity = 0;
     /* Springs cut but not yet removed (deferred tearing, as inside run()) go with the
      * copy, so that it removes them at its next tear as the original does. */
     dst->cut = NULL;
     dst->cut_saved = NULL;
-    dst->hold_cuts = 0;
-    dst->drag_pins = 0;
-    dst->held = NULL; /* a step call's own */
-    dst->held_v = NULL;
-    dst->num_held = dst->held_capacity = 0;
     if (src->cut) {
         const size_t m = src->num_springs ? src->num_springs : 1;
         dst->cut = ss_malloc(m);
@@ -196,23 +194,14 @@ ss_system *ss_system_copy(const ss_system *src) {
             return NULL;
         }
     }
-    /* What the contacts keep is rebuilt on the copy's first step, like the plan. */
-    memset(&dst->collider_contacts, 0, sizeof dst->collider_contacts);
-    dst->books = NULL; /* a copy starts its own books */
     dst->books_mode = SS_BOOKS_CALL;
-    dst->probe_scale = 1.0;
-    ss_books_forget(src);     /* and so does the original: the two step alike from here */
-    dst->plan = NULL;         /* rebuilt on the copy's first step */
-    dst->unchecked = ~0u;     /* the original may hold unchecked writes: check once */
-    dst->colour_order = NULL; /* likewise */
-    dst->colour_start = NULL;
-    dst->num_colours = 0;
-    dst->colouring_valid = 0;
+    ss_books_forget(src); /* the copy starts its own books, and so does the original */
+    dst->unchecked = ~0u; /* the original may hold unchecked writes: check once */
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         dst->arrays[a] = NULL;
     dst->contact = ss_contact_copy(src->contact); /* the law and filter; the scratch is rebuilt */
     if (!dst->contact || ss_pressure_copy(dst, src) != SS_OK ||
-        ss_self_collision_copy(dst, src) != SS_OK) {
+        ss_self_collision_copy(dst, src) != SS_OK || ss_drives_copy(dst, src) != SS_OK) {
         ss_system_free(dst);
         return NULL;
     }

@@ -307,6 +307,7 @@ ss_status ss_system_remove_nodes(ss_system *sys, size_t count, const int64_t *in
     for (size_t k = 0; k < 3 * sys->num_faces; k++)
         tri[k] = (int32_t)old_to_new[tri[k]];
     ss_pressure_renumber(sys, old_to_new);
+    ss_drives_renumber(sys, old_to_new);
     ss_free(doomed);
     return SS_OK;
 }

@@ -49,7 +49,7 @@ typedef struct {
 static void divide_by_mass(const ss_system *sys, size_t first, size_t last, const double *f,
                            size_t stride, double *a) {
     const size_t dim = (size_t)sys->dim;
-    const double *inv_mass = sys->plan->inv_mass;
+    const double *inv_mass = sys->scratch.plan->inv_mass;
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     for (size_t i = first; i < last; i++) {
         for (size_t k = 0; k < dim; k++)
@@ -64,7 +64,7 @@ static double symplectic_update(const evaluation *e, size_t first, size_t last, 
 
 /* Pass 1 for block b. */
 static void block_springs(const evaluation *e, size_t b) {
-    const ss_plan *plan = e->sys->plan;
+    const ss_plan *plan = e->sys->scratch.plan;
     ss_node_forces(e->sys, plan->node_start[b], plan->node_start[b + 1], e->v, e->forces,
                    ss_force_stride(e->sys->dim));
     for (size_t r = plan->run_start[b]; r < plan->run_start[b + 1]; r++)
@@ -74,7 +74,7 @@ static void block_springs(const evaluation *e, size_t b) {
 
 /* Pass 1, shared: the forces of the between-block springs [first, last) of the list. */
 static void cross_springs(const evaluation *e, size_t first, size_t last) {
-    const ss_plan *plan = e->sys->plan;
+    const ss_plan *plan = e->sys->scratch.plan;
     ss_springs_forces(&e->springs, e->sys->dim, plan->cross + first, last - first,
                       plan->cross_forces + first * ss_force_stride(e->sys->dim));
 }
@@ -82,7 +82,7 @@ static void cross_springs(const evaluation *e, size_t first, size_t last) {
 /* Pass 2 for block b. */
 static void block_finish(const evaluation *e, size_t b) {
     const ss_system *sys = e->sys;
-    const ss_plan *plan = sys->plan;
+    const ss_plan *plan = sys->scratch.plan;
     const size_t dim = (size_t)sys->dim, stride = ss_force_stride(sys->dim);
     for (size_t k = plan->end_start[b]; k < plan->end_start[b + 1]; k++) {
         const int32_t entry = plan->end_entry[k];
@@ -123,7 +123,7 @@ static long contact_pieces(long long pairs) {
 
 static void evaluate(const evaluation *e) {
     ss_system *sys = e->sys;
-    const ss_plan *plan = sys->plan;
+    const ss_plan *plan = sys->scratch.plan;
     const size_t blocks = plan->num_blocks;
     const int threads = ss_threads_for(sys);
     const int air = ss_aero_active(sys), self = ss_self_collision_active(sys);
@@ -227,7 +227,7 @@ static evaluation prepare(ss_system *sys, const double *x, const double *v, doub
                            sys->num_nodes},
                           x,
                           v,
-                          sys->plan->forces,
+                          sys->scratch.plan->forces,
                           out,
                           SS_FINISH_ACCELERATION,
                           0.0,
@@ -271,8 +271,8 @@ int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double
     if (!check)
         return 0;
     double probe = 0.0;
-    for (size_t b = 0; b < sys->plan->num_blocks; b++)
-        probe += sys->plan->block_probe[b];
+    for (size_t b = 0; b < sys->scratch.plan->num_blocks; b++)
+        probe += sys->scratch.plan->block_probe[b];
     return probe == 0.0;
 }
 

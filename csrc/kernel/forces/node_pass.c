@@ -93,7 +93,7 @@ void ss_node_forces(const ss_system *sys, size_t first, size_t last, const doubl
 SS_ALWAYS_INLINE void accelerations(const ss_system *sys, size_t start, size_t end,
                                     const double *restrict f, size_t stride, const size_t dim,
                                     double *restrict acc) {
-    const double *restrict inv_mass = sys->plan->inv_mass;
+    const double *restrict inv_mass = sys->scratch.plan->inv_mass;
     const uint8_t *restrict pinned = SS_BYTES(sys, SS_PINNED);
     for (size_t i = start; i < end; i++)
         for (size_t k = 0; k < dim; k++)
@@ -103,7 +103,7 @@ SS_ALWAYS_INLINE void accelerations(const ss_system *sys, size_t start, size_t e
 /* Symplectic Euler for nodes [first, last) from their forces f. With save, x and v are
  * first copied out (the step's backup, taken as each node is first touched); with
  * check, the return is the finiteness probe: 0 * ((x s) s) + 0 * v summed is 0 exactly
- * when every value is finite (NaN otherwise), and, for s = sys->probe_scale, every
+ * when every value is finite (NaN otherwise), and, for s = sys->scratch.probe_scale, every
  * |coordinate| within the bound of the short calls' books (x s s overflows beyond it:
  * divergence.c; s = 1 bounds nothing). dim, save and check are constants in each
  * instance. */
@@ -112,7 +112,7 @@ SS_ALWAYS_INLINE double symplectic_dim(const ss_system *sys, size_t first, size_
                                        double *restrict v, double *restrict x, const size_t dim,
                                        double *restrict save_x, double *restrict save_v,
                                        const int save, const int check) {
-    const double scale = sys->probe_scale;
+    const double scale = sys->scratch.probe_scale;
     double probe = 0.0, acc[SS_UPDATE_CHUNK * 3];
     for (size_t start = first; start < last; start += SS_UPDATE_CHUNK) {
         const size_t end = last - start < SS_UPDATE_CHUNK ? last : start + SS_UPDATE_CHUNK;
@@ -200,10 +200,10 @@ SS_AVX2 static inline double symplectic_avx2_3d(const ss_system *sys, size_t fir
                                                 const double *f, double dt, double *v, double *x,
                                                 double *sx, double *sv, const int save,
                                                 const int check) {
-    const double *inv_mass = sys->plan->inv_mass;
+    const double *inv_mass = sys->scratch.plan->inv_mass;
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     const __m256d step = _mm256_set1_pd(dt), zero = _mm256_setzero_pd();
-    const __m256d scale = _mm256_set1_pd(sys->probe_scale);
+    const __m256d scale = _mm256_set1_pd(sys->scratch.probe_scale);
     __m256d probe = zero;
     size_t i = first;
     for (; i + 4 <= last; i += 4) {

@@ -37,11 +37,11 @@ void ss_plan_free(ss_plan *plan) {
 }
 
 void ss_plan_refresh_masses(ss_system *sys) {
-    if (!sys->plan)
+    if (!sys->scratch.plan)
         return;
     const double *mass = SS_DOUBLES(sys, SS_MASSES);
     for (size_t i = 0; i < sys->num_nodes; i++)
-        sys->plan->inv_mass[i] = 1.0 / mass[i]; /* the same division the node pass made */
+        sys->scratch.plan->inv_mass[i] = 1.0 / mass[i]; /* the same division the node pass made */
 }
 
 /* The sizes ss_system_ensure_plan allocates, block by block. */
@@ -98,10 +98,10 @@ static size_t classify(const ss_system *sys, const ss_plan *plan, uint8_t *block
 }
 
 ss_status ss_system_ensure_plan(ss_system *sys) {
-    if (sys->plan && sys->plan->num_nodes == sys->num_nodes)
+    if (sys->scratch.plan && sys->scratch.plan->num_nodes == sys->num_nodes)
         return SS_OK;
-    ss_plan_free(sys->plan); /* (every topology edit drops it; this is a safety net) */
-    sys->plan = NULL;
+    ss_plan_free(sys->scratch.plan); /* (every topology edit drops it; this is a safety net) */
+    sys->scratch.plan = NULL;
     const size_t n = sys->num_nodes, m = sys->num_springs, stride = ss_force_stride(sys->dim);
     uint8_t *block = NULL; /* a byte per spring: the build's largest scratch */
     size_t *per_node = NULL;
@@ -186,7 +186,7 @@ ss_status ss_system_ensure_plan(ss_system *sys) {
         plan->end_entry[per_node[j]++] = ~(int32_t)q;
     }
     ss_free(per_node);
-    sys->plan = plan;
+    sys->scratch.plan = plan;
     ss_plan_refresh_masses(sys);
     return SS_OK;
 

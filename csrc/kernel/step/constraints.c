@@ -132,11 +132,7 @@ static int pins_shown(const ss_system *sys) {
 /* A pinned node has zero acceleration in every method, so it moves by exactly v dt per
  * substep: held (v = 0) it stays where it is, dragged it moves at v. */
 ss_status ss_constraints_hold_pins(ss_system *sys) {
-    sys->num_held = 0;
-    if (sys->drag_pins) {
-        sys->pins_unheld = 1; /* the drives give their nodes velocities */
-        return SS_OK;
-    }
+    sys->scratch.num_held = 0;
     if (!sys->pins_unheld)
         return SS_OK; /* the usual case: nothing wrote a pinned velocity since the last call */
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
@@ -150,7 +146,7 @@ ss_status ss_constraints_hold_pins(ss_system *sys) {
         sys->pins_unheld = pins_shown(sys);
         return SS_OK;
     }
-    if (moving > sys->held_capacity) {
+    if (moving > sys->scratch.held_capacity) {
         size_t *held = ss_malloc(moving * sizeof *held);
         double *held_v = ss_malloc(moving * dim * sizeof *held_v);
         if (!held || !held_v) {
@@ -158,18 +154,19 @@ ss_status ss_constraints_hold_pins(ss_system *sys) {
             ss_free(held_v);
             return ss_fail(sys, SS_ERR_NOMEM, "out of memory holding the pinned nodes");
         }
-        ss_free(sys->held);
-        ss_free(sys->held_v);
-        sys->held = held;
-        sys->held_v = held_v;
-        sys->held_capacity = moving;
+        ss_free(sys->scratch.held);
+        ss_free(sys->scratch.held_v);
+        sys->scratch.held = held;
+        sys->scratch.held_v = held_v;
+        sys->scratch.held_capacity = moving;
     }
     for (size_t i = 0; i < n; i++)
         if (pinned[i] && is_moving(v + i * dim, dim)) {
-            sys->held[sys->num_held] = i;
-            memcpy(sys->held_v + sys->num_held * dim, v + i * dim, dim * sizeof(double));
+            sys->scratch.held[sys->scratch.num_held] = i;
+            memcpy(sys->scratch.held_v + sys->scratch.num_held * dim, v + i * dim,
+                   dim * sizeof(double));
             memset(v + i * dim, 0, dim * sizeof(double));
-            sys->num_held++;
+            sys->scratch.num_held++;
         }
     sys->pins_unheld = pins_shown(sys);
     return SS_OK;
@@ -178,11 +175,11 @@ ss_status ss_constraints_hold_pins(ss_system *sys) {
 void ss_constraints_release_pins(ss_system *sys) {
     const size_t dim = (size_t)sys->dim;
     double *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    for (size_t h = 0; h < sys->num_held; h++)
-        memcpy(v + sys->held[h] * dim, sys->held_v + h * dim, dim * sizeof(double));
-    if (sys->num_held)
+    for (size_t h = 0; h < sys->scratch.num_held; h++)
+        memcpy(v + sys->scratch.held[h] * dim, sys->scratch.held_v + h * dim, dim * sizeof(double));
+    if (sys->scratch.num_held)
         sys->pins_unheld = 1;
-    sys->num_held = 0;
+    sys->scratch.num_held = 0;
 }
 
 static void forget_cuts(ss_system *sys) {
@@ -270,13 +267,6 @@ void ss_constraints_keep_cuts(ss_system *sys) {
         for (size_t s = 0; s < sys->num_springs; s++)
             if (sys->cut[s])
                 sys->cut[s] = 1;
-}
-
-void ss_constraints_settle_cuts(ss_system *sys, int keep) {
-    if (keep)
-        ss_constraints_keep_cuts(sys);
-    else
-        ss_constraints_uncut(sys);
 }
 
 ss_status ss_system_tear(ss_system *sys) {

@@ -363,7 +363,7 @@ static ss_status find_moving_pins(ss_system *sys, struct ss_books *b, int keep) 
     const size_t dim = (size_t)sys->dim;
     const double *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    int move = 0;
+    int move = sys->drives != NULL; /* driven nodes move (now, or later in the call) */
     for (size_t k = 0; k < sys->num_nodes * dim && !move; k++)
         move = pinned[k / dim] && v[k] != 0.0;
     if (move && !(keep && b->pins_move && b->pin_topology == sys->topology_edits)) {
@@ -443,7 +443,7 @@ static ss_status casual_begin(ss_system *sys, struct ss_books *b, double dt, int
         casual_open(sys, b, 1);
     }
     b->dt = dt;
-    sys->probe_scale = b->scale;
+    sys->scratch.probe_scale = b->scale;
     *watched = 1;
     return SS_OK;
 }
@@ -453,16 +453,17 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
     const int mode = books_mode & 3, check_end = (books_mode & SS_BOOKS_CHECK_END) != 0;
     const int casual = mode == SS_BOOKS_CALL && steps < SS_BOOKS_EVERY;
     *watched = 0;
-    sys->probe_scale = 1.0;
-    struct ss_books *b = sys->books;
-    /* a driven step's substeps (drag_pins) place nodes between its calls: not casual */
-    if (!watching(sys, method) || (casual && sys->drag_pins)) {
+    sys->scratch.probe_scale = 1.0;
+    struct ss_books *b = sys->scratch.books;
+    /* a short call with drives keeps no books (the short calls' account counts no work
+     * of moving pins) */
+    if (!watching(sys, method) || (casual && sys->drives)) {
         if (b)
             b->open = 0; /* a sequence the caller did not keep watched ends here */
         return SS_OK;
     }
     if (!b) {
-        b = sys->books = ss_malloc(sizeof *b);
+        b = sys->scratch.books = ss_malloc(sizeof *b);
         if (!b)
             return ss_fail(sys, SS_ERR_NOMEM, "out of memory for the divergence watch");
         *b = (struct ss_books){0};
@@ -503,8 +504,14 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
     return SS_OK;
 }
 
+void ss_books_pins_placed(ss_system *sys) {
+    struct ss_books *b = sys->scratch.books;
+    if (b->pins_move || b->aero)
+        b->pin_power = driven_power(sys, b);
+}
+
 void ss_books_pin_work(ss_system *sys, double dt) {
-    struct ss_books *b = sys->books;
+    struct ss_books *b = sys->scratch.books;
     const double power = driven_power(sys, b);
     b->pin_work += 0.5 * dt * (b->pin_power + power);
     b->pin_power = power;
@@ -530,7 +537,7 @@ static int exceeds(ss_system *sys, struct ss_books *b, double motion) {
 }
 
 int ss_books_diverged(ss_system *sys, const double *x_start, int beyond) {
-    struct ss_books *b = sys->books;
+    struct ss_books *b = sys->scratch.books;
     if (b->casual && !ss_books_unchanged(sys, b)) {
         casual_open(sys, b, 0); /* edited between the calls: no verdict, new books */
         return 0;
@@ -552,7 +559,7 @@ int ss_books_diverged(ss_system *sys, const double *x_start, int beyond) {
 }
 
 void ss_books_end(ss_system *sys, const double *x_start) {
-    struct ss_books *b = sys->books;
+    struct ss_books *b = sys->scratch.books;
     if (b->casual) {
         /* A view still alive may be written at any time: the arrays the call's validation
          * found shown by one (sys->unchecked; a view made since sets its bit too). */
@@ -571,12 +578,12 @@ void ss_books_end(ss_system *sys, const double *x_start) {
 }
 
 void ss_books_close(ss_system *sys) {
-    if (sys->books)
-        sys->books->open = 0;
+    if (sys->scratch.books)
+        sys->scratch.books->open = 0;
 }
 
 void ss_books_failure(const ss_system *sys, double *motion, double *available, double *opened) {
-    const struct ss_books *b = sys->books;
+    const struct ss_books *b = sys->scratch.books;
     *motion = b ? b->failed_motion : NAN;
     *available = b ? b->failed_most : NAN;
     *opened = b ? b->opened : NAN;

@@ -6,7 +6,7 @@
 /* ---- The divergence watch (divergence.c) ------------------------------- */
 
 /* The books of one step call, or of a sequence of calls that make one motion (run(),
- * a driven step, a loop of short plain calls): the motion's energy Q (kinetic energy of
+ * a loop of short plain calls): the motion's energy Q (kinetic energy of
  * the free nodes plus the elastic energy of the springs) may grow only by what gravity,
  * external forces, wind, gas and moving pins put in. At a check (every SS_BOOKS_EVERY
  * substeps of the sequence, and at the end of a call when asked) the step fails when
@@ -74,13 +74,16 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
 /* The work of the moving pins and of the air on faces (where it pushes) over the
  * substep just taken (trapezoid rule). */
 void ss_books_pin_work(ss_system *sys, double dt);
+/* The drives gave their nodes the velocities of the coming substep: the power of the
+ * moving pins it starts from. */
+void ss_books_pins_placed(ss_system *sys);
 /* aero.c (declared with the air's other functions in springsim.h): nonzero when the
  * air on faces acts. */
 int ss_aero_active(const ss_system *sys);
 /* After each substep of a watched call: nonzero when a check is due (`last`: the call's
  * last substep). */
 static inline int ss_books_tick(ss_system *sys, double dt, int last) {
-    struct ss_books *b = sys->books;
+    struct ss_books *b = sys->scratch.books;
     if (b->pins_move || b->aero)
         ss_books_pin_work(sys, dt);
     return ++b->since_check >= SS_BOOKS_EVERY || (last && b->check_end);

@@ -133,11 +133,11 @@ void ss_books_set_bound(ss_system *sys, struct ss_books *b, int beyond) {
     const double margin = beyond ? 2.0 * b->margin : 0.5 * b->margin;
     b->margin = margin > least ? margin : least;
     b->bound = reach + b->margin;
-    b->scale = sys->probe_scale = ss_books_probe_scale(b->bound);
+    b->scale = sys->scratch.probe_scale = ss_books_probe_scale(b->bound);
 }
 
 void ss_books_note_view(ss_system *sys, ss_array which) {
-    struct ss_books *b = sys->books;
+    struct ss_books *b = sys->scratch.books;
     if (!b || !b->open || !b->casual || !(SS_BOOKS_READ >> which & 1u) ||
         (b->hashed >> which & 1u) || ss_array_absent(sys, which))
         return;
@@ -146,6 +146,6 @@ void ss_books_note_view(ss_system *sys, ss_array which) {
 }
 
 void ss_books_forget(const ss_system *sys) {
-    if (sys->books && sys->books->casual)
-        sys->books->open = 0;
+    if (sys->scratch.books && sys->scratch.books->casual)
+        sys->scratch.books->open = 0;
 }

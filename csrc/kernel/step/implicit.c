@@ -100,8 +100,9 @@ static void add_spring_blocks(const ss_system *sys, block_data b, const double *
     {
         const ss_fpstate fp = ss_fp_enter(); /* the same rounding on every thread */
         const int t = omp_get_thread_num(), team = omp_get_num_threads();
-        for (size_t c = 0; c < sys->num_colours; c++) {
-            const size_t start = sys->colour_start[c], size = sys->colour_start[c + 1] - start;
+        for (size_t c = 0; c < sys->scratch.num_colours; c++) {
+            const size_t start = sys->scratch.colour_start[c],
+                         size = sys->scratch.colour_start[c + 1] - start;
             if (c == SS_SERIAL_COLOUR) {
                 if (t == 0)
                     add_blocks_in_order(b, start, start + size, dim, p, out);
@@ -246,7 +247,8 @@ void ss_implicit_euler_step(ss_system *sys, double dt, double *scratch) {
     double *b = scratch, *dv = b + nd, *inv_diag = dv + nd, *work = inv_diag + nd;
     double *u = work + 4 * nd, *k_t = u + springs * dim, *axial = k_t + springs;
     double *transverse = axial + springs;
-    block_data blocks = {SS_INT32S(sys, SS_SPRINGS), sys->colour_order, u, axial, transverse};
+    block_data blocks = {SS_INT32S(sys, SS_SPRINGS), sys->scratch.colour_order, u, axial,
+                         transverse};
 
     ss_forces_acceleration(sys, x, v, b); /* a = f / m, 0 when pinned */
     /* the evaluation found the contacts at x (and failed, poisoning b, if it could not) */

@@ -29,7 +29,8 @@ static void step_euler(ss_system *sys, double dt, double *a) {
 static void step_symplectic_euler(ss_system *sys, double dt, double *save_x, double *save_v) {
     /* fused: each node updated once its force is (and first saved, if asked), and the
      * finiteness check made on the way */
-    sys->known_finite = ss_forces_symplectic_euler(sys, dt, save_x, save_v, sys->check_finite);
+    sys->scratch.known_finite =
+        ss_forces_symplectic_euler(sys, dt, save_x, save_v, sys->scratch.check_finite);
 }
 
 /* Position Verlet (the xbdev article): x' = 2x - x_prev + a dt^2.
@@ -142,7 +143,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         memcpy(save_x, SS_DOUBLES(sys, SS_POSITIONS), bytes);
         memcpy(save_v, SS_DOUBLES(sys, SS_VELOCITIES), bytes);
     }
-    sys->known_finite = 0;
+    sys->scratch.known_finite = 0;
     ss_colliders_begin_substep(sys);
     switch (method) {
     case SS_EULER:
@@ -177,15 +178,15 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     double damped = 0.0; /* J, by damping and drag in this substep */
     if (sys->track_energy) {
         const double power = ss_dissipation_power(sys);
-        damped = 0.5 * dt * (sys->power + power);
+        damped = 0.5 * dt * (sys->scratch.power + power);
         sys->state.dissipated += damped;
-        sys->power = power;
+        sys->scratch.power = power;
     }
     /* The strain limit moves nodes: what it takes (or gives) is the change of the whole
      * energy across it. Contacts count what they dissipate themselves (colliders.c). */
     const int limited = sys->max_strain >= 0.0, corrected = limited || sys->num_colliders;
     if (corrected || sys->energy_loss != 1.0)
-        sys->known_finite = 0; /* what moved the nodes after the check is checked again */
+        sys->scratch.known_finite = 0; /* what moved the nodes after the check is checked again */
     double before = 0.0;
     if (sys->track_energy && limited)
         before = total_energy(sys);
@@ -215,7 +216,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
                     v[k] *= keep;
     }
     if (sys->track_energy && (keep != 1.0 || corrected || sys->num_cut != cut_before))
-        sys->power = ss_dissipation_power(sys); /* the next substep starts from here */
+        sys->scratch.power = ss_dissipation_power(sys); /* the next substep starts from here */
 }
 
 /* Nonzero when every value of x and v is finite and every |coordinate| within the
@@ -234,16 +235,16 @@ static int state_is_finite(const ss_system *sys, double s) {
 static ss_status ensure_scratch(ss_system *sys, size_t doubles) {
     if (doubles == 0)
         doubles = 1; /* never NULL: memcpy(NULL, ..., 0) is undefined behaviour */
-    if (sys->scratch_doubles >= doubles)
+    if (sys->scratch.doubles >= doubles)
         return SS_OK;
     if (doubles > SIZE_MAX / sizeof(double) - SS_PAD_DOUBLES)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
     double *fresh = ss_malloc((doubles + SS_PAD_DOUBLES) * sizeof(double));
     if (!fresh)
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for integrator scratch");
-    ss_free(sys->scratch);
-    sys->scratch = fresh;
-    sys->scratch_doubles = doubles;
+    ss_free(sys->scratch.buffer);
+    sys->scratch.buffer = fresh;
+    sys->scratch.doubles = doubles;
     return SS_OK;
 }
 
@@ -272,6 +273,8 @@ static void restore(ss_system *sys, const ss_backup *b) {
     for (int f = 0; f < SS_STATE_FIELD_COUNT; f++)
         if (ss_state_fields[f].kind == SS_FIELD_ARRAY && b->saved[f])
             memcpy(SS_DOUBLES(sys, ss_state_fields[f].array), b->saved[f], b->bytes);
+    if (sys->drives) /* the drives' counters, and their nodes' velocities before them */
+        ss_drives_restore(sys);
     ss_constraints_release_pins(sys); /* the velocities of the nodes the call held */
     ss_constraints_uncut(sys);
     sys->state = b->state;
@@ -329,6 +332,20 @@ static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, doub
 static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
                                    const ss_poll *poll);
 
+/* Before each substep after the first: the driven nodes' velocities for it, and the
+ * powers that the trapezoid rules of dissipated and of the books start from (the
+ * velocities changed). */
+static ss_status place_drives(ss_system *sys, double dt, int watched) {
+    const ss_status st = ss_drives_place(sys, dt);
+    if (st)
+        return st;
+    if (sys->track_energy)
+        sys->scratch.power = ss_dissipation_power(sys);
+    if (watched)
+        ss_books_pins_placed(sys);
+    return SS_OK;
+}
+
 ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method,
                          const ss_poll *poll) {
     const ss_fpstate fp = ss_fp_enter(); /* bit-identical whatever the caller's mode */
@@ -374,29 +391,39 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
     ss_backup backup = {.bytes = nd * sizeof(double), .state = sys->state};
-    backup.saved[SS_STATE_POSITIONS] = sys->scratch;
-    backup.saved[SS_STATE_VELOCITIES] = sys->scratch + nd;
-    backup.saved[SS_STATE_PREV_ACCEL] = saved == 3 ? sys->scratch + 2 * nd : NULL;
+    backup.saved[SS_STATE_POSITIONS] = sys->scratch.buffer;
+    backup.saved[SS_STATE_VELOCITIES] = sys->scratch.buffer + nd;
+    backup.saved[SS_STATE_PREV_ACCEL] = saved == 3 ? sys->scratch.buffer + 2 * nd : NULL;
     double *const backup_x = backup.saved[SS_STATE_POSITIONS];
-    double *substep_scratch = sys->scratch + saved * nd;
+    double *substep_scratch = sys->scratch.buffer + saved * nd;
     /* x and v are saved by the first substep (symplectic Euler's node pass saves each
      * node just before it moves it: no pass of its own). */
     if (backup.saved[SS_STATE_PREV_ACCEL])
         memcpy(backup.saved[SS_STATE_PREV_ACCEL], SS_DOUBLES(sys, SS_PREV_ACCEL), backup.bytes);
     if ((st = ss_constraints_hold_pins(sys))) /* before anything reads v */
         return st;
+    /* The drives give their nodes the first substep's velocities, before the books open
+     * (which then see them move). */
+    if (sys->drives && (st = ss_drives_begin(sys, dt))) {
+        ss_constraints_release_pins(sys);
+        return st;
+    }
     if (sys->track_energy)
-        sys->power = ss_dissipation_power(sys);
+        sys->scratch.power = ss_dissipation_power(sys);
     if (method != SS_VERLET)
         sys->state.prev_accel_valid = 0; /* another method breaks Verlet's history */
     sys->collapsed_body = -1;
     sys->strain_unmet = 0;
-    sys->xpbd_prepared = 0;
+    sys->scratch.xpbd_prepared = 0;
     if (method == SS_IMPLICIT_EULER)
         sys->cg_substeps = sys->cg_capped = 0;
     int watched;
-    if ((st = ss_books_begin(sys, books_mode, method, steps, dt, &watched)))
+    if ((st = ss_books_begin(sys, books_mode, method, steps, dt, &watched))) {
+        if (sys->drives)
+            ss_drives_restore(sys);
+        ss_constraints_release_pins(sys);
         return st;
+    }
 
     /* The clock is read about every 2^16 node and spring updates (a few tens of
      * microseconds), so that reading it costs nothing next to the substeps, and the
@@ -408,7 +435,12 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     for (size_t s = 0; s < steps; s++) {
         double *save_x = s == 0 ? backup_x : NULL;
         double *save_v = s == 0 ? backup.saved[SS_STATE_VELOCITIES] : NULL;
-        sys->check_finite = (s + 1) % SS_FINITE_CHECK_EVERY == 0 || s + 1 == steps;
+        if (s > 0 && sys->drives && (st = place_drives(sys, dt, watched))) {
+            restore(sys, &backup);
+            ss_books_close(sys);
+            return st; /* a path's target too far, or its hook failed */
+        }
+        sys->scratch.check_finite = (s + 1) % SS_FINITE_CHECK_EVERY == 0 || s + 1 == steps;
         if (ss_threads_begin_substep(sys)) {
             const double start = wall_seconds();
             ss_integrate_substep(sys, dt, method, substep_scratch, save_x, save_v);
@@ -418,6 +450,8 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         }
         sys->state.time += dt;
         const int books_due = watched && ss_books_tick(sys, dt, s + 1 == steps);
+        if (sys->drives)
+            ss_drives_settle(sys); /* the driven nodes on their targets exactly */
 
         if (poll && (s + 1) % clock_every == 0 && s + 1 != steps && wall_seconds() >= next_poll) {
             if (poll->stop(poll->context)) {
@@ -435,11 +469,12 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
             sys->collapsed_body = ss_pressure_first_collapsed(sys);
         /* The energy books too: velocities near 1e154 are finite, but the power of their
          * damping and drag, counted into dissipated, is not. */
-        int finite = (sys->known_finite || state_is_finite(sys, sys->probe_scale)) &&
-                     isfinite(sys->state.dissipated);
+        int finite =
+            (sys->scratch.known_finite || state_is_finite(sys, sys->scratch.probe_scale)) &&
+            isfinite(sys->state.dissipated);
         /* Finite, but a coordinate passed the short calls' bound: their books now. */
-        const int beyond = !finite && sys->probe_scale != 1.0 && isfinite(sys->state.dissipated) &&
-                           state_is_finite(sys, 1.0);
+        const int beyond = !finite && sys->scratch.probe_scale != 1.0 &&
+                           isfinite(sys->state.dissipated) && state_is_finite(sys, 1.0);
         finite |= beyond;
         const int diverged =
             finite && (books_due || beyond) && ss_books_diverged(sys, backup_x, beyond);
@@ -455,7 +490,6 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
     ss_contact_end_step(sys);        /* queries count the contact law from the step at this dt */
     if (watched)
         ss_books_end(sys, backup_x);
-    if (!sys->hold_cuts)
-        ss_constraints_keep_cuts(sys);
+    ss_constraints_keep_cuts(sys);
     return SS_OK;
 }

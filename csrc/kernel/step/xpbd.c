@@ -250,10 +250,10 @@ static void prepare(const ss_system *sys, double dt, const xpbd_scratch *p) {
     const double *damping = SS_DOUBLES(sys, SS_DAMPING);
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
     size_t count = 0;
-    for (size_t c = 0; c < sys->num_colours; c++) {
+    for (size_t c = 0; c < sys->scratch.num_colours; c++) {
         p->start[c] = count;
-        for (size_t k = sys->colour_start[c]; k < sys->colour_start[c + 1]; k++) {
-            const size_t s = (size_t)sys->colour_order[k];
+        for (size_t k = sys->scratch.colour_start[c]; k < sys->scratch.colour_start[c + 1]; k++) {
+            const size_t s = (size_t)sys->scratch.colour_order[k];
             const uint32_t i = (uint32_t)pairs[2 * s] * SS_RECORD;
             const uint32_t j = (uint32_t)pairs[2 * s + 1] * SS_RECORD;
             const double wsum = p->node[i + 3] + p->node[j + 3];
@@ -270,13 +270,13 @@ static void prepare(const ss_system *sys, double dt, const xpbd_scratch *p) {
             count++;
         }
     }
-    p->start[sys->num_colours] = count;
+    p->start[sys->scratch.num_colours] = count;
 }
 
 void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    const double *inv_mass = sys->plan->inv_mass;
+    const double *inv_mass = sys->scratch.plan->inv_mass;
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     const xpbd_scratch p = carve(sys, scratch);
 
@@ -295,11 +295,11 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
     }
 
     /* 2. Once per step call (each call starts at 0), and again after a spring tears. */
-    if (sys->xpbd_prepared != sys->num_cut + 1) {
+    if (sys->scratch.xpbd_prepared != sys->num_cut + 1) {
         prepare(sys, dt, &p);
-        sys->xpbd_prepared = sys->num_cut + 1;
+        sys->scratch.xpbd_prepared = sys->num_cut + 1;
     }
-    memset(p.lambda, 0, p.start[sys->num_colours] * sizeof(double));
+    memset(p.lambda, 0, p.start[sys->scratch.num_colours] * sizeof(double));
 
     /* 3. The passes. */
     const xpbd_view xv = {p.node, p.ends, p.rest, p.compliance, p.gamma, p.reciprocal, p.lambda};
@@ -308,7 +308,7 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
     if (ss_simd_get() != SS_SIMD_PORTABLE)
         colour = colour_avx2;
 #endif
-    const size_t colours = sys->num_colours;
+    const size_t colours = sys->scratch.num_colours;
     const size_t overflow = colours > SS_SERIAL_COLOUR ? SS_SERIAL_COLOUR : SIZE_MAX;
     for (int pass = 0; pass < sys->iterations; pass++)
         for (size_t c = 0; c < colours; c++)

@@ -66,7 +66,7 @@ int ss_get_num_threads(void) {
 int ss_threads_for(const ss_system *sys) {
     if (sys->num_springs < SS_MIN_PARALLEL_SPRINGS || num_threads == 1)
         return 1;
-    return sys->tuner.use > 0 ? sys->tuner.use : num_threads;
+    return sys->scratch.tuner.use > 0 ? sys->scratch.tuner.use : num_threads;
 }
 
 /* The median of n <= 8 values (sorted copy). */
@@ -92,53 +92,56 @@ static double median(const double *values, unsigned n) {
 #define SS_TUNE_PROBE_LAST 8
 
 static int probing(const ss_system *sys) {
-    return sys->tuner.phase >= SS_TUNE_PROBE_FIRST && sys->tuner.phase < SS_TUNE_PROBE_LAST;
+    return sys->scratch.tuner.phase >= SS_TUNE_PROBE_FIRST &&
+           sys->scratch.tuner.phase < SS_TUNE_PROBE_LAST;
 }
 
 int ss_threads_begin_substep(ss_system *sys) {
     if (sys->num_springs < SS_MIN_PARALLEL_SPRINGS || num_threads == 1) {
-        sys->tuner.use = 1;
+        sys->scratch.tuner.use = 1;
         return 0; /* nothing to tune: no need to time */
     }
-    if (sys->tuner.use == 0) /* the first substep of this system: start threaded */
-        sys->tuner.threaded = 1;
-    const int threaded = probing(sys) ? !sys->tuner.threaded : sys->tuner.threaded;
-    sys->tuner.use = threaded ? num_threads : 1;
+    if (sys->scratch.tuner.use == 0) /* the first substep of this system: start threaded */
+        sys->scratch.tuner.threaded = 1;
+    const int threaded = probing(sys) ? !sys->scratch.tuner.threaded : sys->scratch.tuner.threaded;
+    sys->scratch.tuner.use = threaded ? num_threads : 1;
     return 1;
 }
 
 void ss_threads_end_substep(ss_system *sys, double seconds) {
-    const unsigned phase = sys->tuner.phase;
+    const unsigned phase = sys->scratch.tuner.phase;
     if (probing(sys))
-        sys->tuner.probe[phase - SS_TUNE_PROBE_FIRST] = seconds;
+        sys->scratch.tuner.probe[phase - SS_TUNE_PROBE_FIRST] = seconds;
     else
-        sys->tuner.recent[sys->tuner.recent_count++ % 8] = seconds;
-    if (sys->tuner.recent_count >= 16) /* keep the count small, its index mod 8 */
-        sys->tuner.recent_count = 8 + sys->tuner.recent_count % 8;
-    const unsigned cycle = sys->tuner.cycle ? sys->tuner.cycle : SS_TUNE_CYCLE;
-    sys->tuner.phase = phase + 1 >= cycle ? 0 : phase + 1;
+        sys->scratch.tuner.recent[sys->scratch.tuner.recent_count++ % 8] = seconds;
+    if (sys->scratch.tuner.recent_count >= 16) /* keep the count small, its index mod 8 */
+        sys->scratch.tuner.recent_count = 8 + sys->scratch.tuner.recent_count % 8;
+    const unsigned cycle = sys->scratch.tuner.cycle ? sys->scratch.tuner.cycle : SS_TUNE_CYCLE;
+    sys->scratch.tuner.phase = phase + 1 >= cycle ? 0 : phase + 1;
     if (phase + 1 != SS_TUNE_PROBE_LAST)
         return;
     /* Switch only for a clear gain (5 %), comparing medians of noisy clocks. */
-    const unsigned recent = sys->tuner.recent_count < 8 ? sys->tuner.recent_count : 8;
-    if (median(sys->tuner.probe, SS_TUNE_PROBE_LAST - SS_TUNE_PROBE_FIRST) <
-        0.95 * median(sys->tuner.recent, recent)) {
-        sys->tuner.threaded = !sys->tuner.threaded;
-        memcpy(sys->tuner.recent, sys->tuner.probe, sizeof sys->tuner.probe);
-        sys->tuner.recent_count = SS_TUNE_PROBE_LAST - SS_TUNE_PROBE_FIRST;
-        sys->tuner.cycle = SS_TUNE_CYCLE; /* a change: look again soon */
+    const unsigned recent =
+        sys->scratch.tuner.recent_count < 8 ? sys->scratch.tuner.recent_count : 8;
+    if (median(sys->scratch.tuner.probe, SS_TUNE_PROBE_LAST - SS_TUNE_PROBE_FIRST) <
+        0.95 * median(sys->scratch.tuner.recent, recent)) {
+        sys->scratch.tuner.threaded = !sys->scratch.tuner.threaded;
+        memcpy(sys->scratch.tuner.recent, sys->scratch.tuner.probe,
+               sizeof sys->scratch.tuner.probe);
+        sys->scratch.tuner.recent_count = SS_TUNE_PROBE_LAST - SS_TUNE_PROBE_FIRST;
+        sys->scratch.tuner.cycle = SS_TUNE_CYCLE; /* a change: look again soon */
     } else if (cycle < SS_TUNE_CYCLE_MAX) {
-        sys->tuner.cycle = 2 * cycle; /* the same answer: probe less and less often */
+        sys->scratch.tuner.cycle = 2 * cycle; /* the same answer: probe less and less often */
     }
 }
 
 void ss_colouring_forget(ss_system *sys) {
-    ss_free(sys->colour_order);
-    ss_free(sys->colour_start);
-    sys->colour_order = NULL;
-    sys->colour_start = NULL;
-    sys->num_colours = 0;
-    sys->colouring_valid = 0;
+    ss_free(sys->scratch.colour_order);
+    ss_free(sys->scratch.colour_start);
+    sys->scratch.colour_order = NULL;
+    sys->scratch.colour_start = NULL;
+    sys->scratch.num_colours = 0;
+    sys->scratch.colouring_valid = 0;
 }
 
 /* Greedy edge colouring in spring order: each spring takes the lowest colour in
@@ -149,7 +152,7 @@ void ss_colouring_forget(ss_system *sys) {
  * XPBD solves in this order, and springsim.reference.colour_order computes it again:
  * change it only with both. */
 ss_status ss_system_ensure_colouring(ss_system *sys) {
-    if (sys->colouring_valid)
+    if (sys->scratch.colouring_valid)
         return SS_OK;
     const size_t n = sys->num_nodes, m = sys->num_springs;
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
@@ -192,9 +195,9 @@ ss_status ss_system_ensure_colouring(ss_system *sys) {
     ss_free(used);
     ss_free(colour);
     ss_colouring_forget(sys);
-    sys->colour_order = order;
-    sys->colour_start = start;
-    sys->num_colours = colours;
-    sys->colouring_valid = 1;
+    sys->scratch.colour_order = order;
+    sys->scratch.colour_start = start;
+    sys->scratch.num_colours = colours;
+    sys->scratch.colouring_valid = 1;
     return SS_OK;
 }

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 import springsim as ss
+from springsim.bench.drag import drag_cost, drag_line
 from springsim.bench.kernel import REPEATS, SECONDS, measure
 from springsim.bench.machine import machine, set_threads, thread_note, threading_available
 from springsim.bench.ownership import ownership_cost, ownership_line
@@ -266,6 +267,8 @@ def run(args: argparse.Namespace, out) -> dict:
         bench.say(self_collision_line(bench.self_collision))
     ownership = ownership_cost(bench.repeats)
     bench.say(ownership_line(ownership))
+    pin_drag = drag_cost(bench.repeats)
+    bench.say(drag_line(pin_drag))
     if args.busy:
         bench.busy = busy_threads(seconds=bench.seconds, repeats=bench.repeats)
         for line in busy_lines(bench.busy):
@@ -310,6 +313,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "busy": bench.busy,
         "self_collision": bench.self_collision,
         "ownership": ownership,
+        "pin_drag": pin_drag,
         **extras,
         "seconds": elapsed,
     }

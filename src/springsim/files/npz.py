@@ -327,7 +327,7 @@ def state_arrays(sim: _core.System, drives: bool = True) -> dict[str, np.ndarray
     arrays["track_energy"] = np.array(sim.track_energy, dtype=np.bool_)
     arrays.update(pressure_entries(sim))
     arrays.update(contact_entries(sim))
-    kept = sim.__dict__.get("_drives", []) if drives else []
+    kept = pins.drives(sim) if drives else []
     arrays.update(drive_entries(kept, sim.dim)[0])
     return arrays
 
@@ -454,7 +454,7 @@ def save(self: _core.System, path: StrPath) -> None:
     name = path_name(path)
     check_savable(self, name)
     arrays: dict[str, Any] = state_arrays(self)  # (np.savez's stubs want **Any)
-    _, dropped = drive_entries(self.__dict__.get("_drives", []), self.dim)
+    _, dropped = drive_entries(pins.drives(self), self.dim)
     if dropped:  # before writing: a warning turned into an error writes nothing
         warn(
             f"save() cannot keep {len(dropped)} drive{'s' * (len(dropped) > 1)}, "

@@ -33,9 +33,9 @@ def reduce(
     """``System.__reduce__``: rebuild with :func:`_unpickle` from the save format's
     arrays (the drive entries empty) and the drives themselves."""
     npz.check_savable(self, "this System")
-    drives = self.__dict__.get("_drives")
-    check_picklable(drives or [])
-    extras = {"drives": drives}
+    drives = pins.drives(self)  # copies of the kernel's, with the functions they follow
+    check_picklable(drives)
+    extras = {"drives": drives or None}
     return (_unpickle, (type(self), npz.state_arrays(self, drives=False), extras))
 
 

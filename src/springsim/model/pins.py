@@ -1,8 +1,12 @@
 """Pins and drives: holding nodes, dragging them at a constant velocity, prescribed
-paths; the drives' data (:class:`_Drive`, :class:`_Line`), kept in the System's
-instance dictionary, and the copy of a System that gives each drive its own progress.
+paths; drives as Python hands them to the kernel and reads them back (:class:`_Drive`,
+:class:`_Line`, which files and pickles hold), and the copy of a System that gives each
+drive its own progress.
 
-The step of a system with driven nodes is :mod:`springsim.stepping.driven`.
+The kernel keeps the drives and moves their nodes in every substep of a step
+(csrc/kernel/step/drives.c): along a line, along per-substep targets, or along a Python
+function, which the step calls once per substep. The System's instance dictionary keeps
+only those functions, as ``_drive_paths`` (drive id -> function).
 """
 
 from __future__ import annotations
@@ -21,7 +25,10 @@ System = TypeVar("System", bound=_core.System)
 
 
 class _Drive:
-    """Nodes that follow a path: a function of time, or per-substep targets.
+    """A drive as files and pickles hold it: nodes that follow a path, a function of
+    time (a :class:`_Line` for a drag) or per-substep targets, with the substeps it has
+    run (``counter``). A copy of what the kernel keeps (:func:`drives`,
+    :func:`set_drives`).
 
     ``rows`` picks which rows of the function's value drive ``indices``, after some of
     the nodes were removed (None: all of them); ``width`` is how many rows the function
@@ -49,46 +56,10 @@ class _Drive:
         self.rows = rows
         self.width = indices.size if width is None else width
 
-    def copy(self) -> _Drive:
-        """The same drive with its own progress (the counter)."""
-        return _Drive(
-            self.indices, self.function, self.targets, self.counter, self.rows, self.width
-        )
-
-    def renumbered(self, old_to_new: np.ndarray) -> _Drive | None:
-        """This drive after nodes were removed (``old_to_new`` from the kernel), or None
-        if none of its nodes is left."""
-        new = old_to_new[self.indices]
-        keep = new >= 0
-        if not keep.any():
-            return None
-        if self.targets is not None:
-            return _Drive(new[keep], None, self.targets[:, keep], self.counter)
-        rows = (np.arange(self.width) if self.rows is None else self.rows)[keep]
-        return _Drive(new[keep], self.function, None, self.counter, rows, self.width)
-
-    def target(self, t: float, dim: int) -> np.ndarray:
-        """Where the nodes must be at time t (the end of the coming substep)."""
-        if self.targets is not None:
-            return self.targets[min(self.counter, len(self.targets) - 1)]
-        value = np.asarray(self.function(t))
-        if value.dtype.kind not in "biuf":
-            raise ValueError(f"the drive path returned {value.dtype} values at t = {t:g} s")
-        try:
-            value = np.broadcast_to(value, (self.width, dim)).astype(np.float64)
-        except ValueError:
-            raise ValueError(
-                f"the drive path returned shape {value.shape} at t = {t:g} s; "
-                f"expected ({self.width}, {dim})"
-            ) from None
-        if not np.all(np.isfinite(value)):
-            raise ValueError(f"the drive path returned non-finite targets at t = {t:g} s")
-        return value if self.rows is None else value[self.rows]
-
 
 class _Line:
     """A picklable drive path: ``start + velocity (t − t0)``, what ``pin(velocity=...)``
-    drags nodes along."""
+    drags nodes along (the kernel's line drive)."""
 
     __slots__ = ("start", "velocity", "t0")
 
@@ -167,8 +138,9 @@ def pin(self: _core.System, indices: npt.ArrayLike, velocity: npt.ArrayLike | No
     if not np.all(np.isfinite(v)):
         raise ValueError("velocity must be finite")
     self._set_pinned(idx, True)
-    if idx.size:  # no nodes, no drive (a drive makes every step return to Python)
-        drive(self, idx, _Line(np.array(self._view("positions")[idx]), v.copy(), self.time))
+    if idx.size:  # no nodes, no drive
+        line = _Line(np.array(self._view("positions")[idx]), v.copy(), self.time)
+        add_drive(self, _Drive(idx, line, None))
         self._view("velocities")[idx] = v
 
 
@@ -206,7 +178,10 @@ def drive(
     (target − x)/dt, so the step moves them onto the target at the end of the
     substep, and forces and energies see the velocity they really have (the
     other pinned nodes are held still, as in any step). For a constant velocity,
-    :meth:`pin` ``(indices, velocity=v)`` is the shorthand.
+    :meth:`pin` ``(indices, velocity=v)`` is the shorthand. The step does this in
+    its C loop; a function ``path`` is called once per substep, with the time at
+    the substep's end (the step keeps the GIL for it), and may look at the
+    System but not change or step it (RuntimeError).
 
     Parameters
     ----------
@@ -271,46 +246,99 @@ def drive(
         if not np.all(np.isfinite(targets)):
             raise ValueError("path targets must be finite")
         new = _Drive(idx, None, targets)
-    self._set_pinned(idx, True)
-    undrive(self, idx)
-    if new is None:
-        self._view("velocities")[idx] = 0.0
+    if new is None or not idx.size:
+        self._set_pinned(idx, True)
+        undrive(self, idx)
+        if new is None:
+            self._view("velocities")[idx] = 0.0
     else:
-        set_drives(self, [*self.__dict__.get("_drives", []), new])
+        add_drive(self, new)  # pins its nodes and takes them from earlier drives
 
 
 def copy(self: System) -> System:
     """A deep copy (driven anchors included, each with its own progress)."""
-    new = _core.System.copy(self)
-    drives = self.__dict__.get("_drives")
-    if drives:
-        set_drives(new, [d.copy() for d in drives])
+    new = _core.System.copy(self)  # the kernel copies the drives, with their ids
+    paths = self.__dict__.get("_drive_paths")
+    if paths:
+        new.__dict__["_drive_paths"] = dict(paths)
     return new
 
 
 def undrive(self: _core.System, idx: np.ndarray) -> None:
     """Stop driving nodes ``idx`` (valid indices); the rest of their drives go on."""
-    drives = self.__dict__.get("_drives")
-    if not drives or idx.size == 0:
-        return
-    remaining = np.arange(self.num_nodes)
-    remaining[idx] = -1
-    kept = (d.renumbered(remaining) for d in drives)
-    set_drives(self, [d for d in kept if d is not None])
+    if idx.size:
+        self._undrive(idx)
+        forget_paths(self)
 
 
 def held(self: _core.System) -> np.ndarray:
     """Which nodes a step call holds (velocity set to zero): the pinned ones that
     are not driven."""
     held = np.array(self._view("pinned"))
-    for d in self.__dict__.get("_drives", []):
-        held[d.indices] = False
+    for row in self._drive_table():
+        held[row[2]] = False
     return held
 
 
+def drives(self: _core.System) -> list[_Drive]:
+    """Copies of the system's drives, in the order they were added (what a file or a
+    pickle keeps): a line as a :class:`_Line`, a function with the rows it drives."""
+    paths = self.__dict__.get("_drive_paths", {})
+    found = []
+    for drive_id, kind, nodes, counter, t0, values, width, rows in self._drive_table():
+        if kind == _core.DRIVE_LINE:
+            k = nodes.size
+            found.append(_Drive(nodes, _Line(values[:k], values[k:], t0), None, counter))
+        elif kind == _core.DRIVE_TARGETS:
+            found.append(_Drive(nodes, None, values, counter))
+        else:
+            every = width == nodes.size and np.array_equal(rows, np.arange(width))
+            found.append(
+                _Drive(nodes, paths.get(drive_id), None, counter, None if every else rows, width)
+            )
+    return found
+
+
+def add_drive(self: _core.System, drive: _Drive) -> None:
+    """Give the kernel ``drive`` (its function, if it follows one, into
+    ``_drive_paths``): its nodes are pinned and leave the drives that had them."""
+    nodes = np.ascontiguousarray(drive.indices, dtype=np.int64)
+    counter, width = int(drive.counter), getattr(drive, "width", None) or nodes.size
+    rows = getattr(drive, "rows", None)
+    if drive.targets is not None:
+        targets = np.ascontiguousarray(drive.targets, dtype=np.float64)
+        self._add_drive(_core.DRIVE_TARGETS, nodes, targets, 0.0, nodes.size, None, counter)
+    elif isinstance(drive.function, _Line):
+        line = drive.function
+        start, velocity = (
+            np.broadcast_to(np.asarray(a, dtype=np.float64), (width, self.dim))
+            for a in (line.start, line.velocity)
+        )
+        if rows is not None:  # nodes were removed: the rows still driven
+            start, velocity = start[rows], velocity[rows]
+        values = np.ascontiguousarray(np.concatenate([start, velocity]))
+        self._add_drive(_core.DRIVE_LINE, nodes, values, float(line.t0), nodes.size, None, counter)
+    else:
+        if rows is not None:
+            rows = np.ascontiguousarray(rows, dtype=np.int64)
+        drive_id = self._add_drive(_core.DRIVE_HOOK, nodes, None, 0.0, width, rows, counter)
+        self.__dict__.setdefault("_drive_paths", {})[drive_id] = drive.function
+    forget_paths(self)
+
+
 def set_drives(self: _core.System, drives: list[_Drive]) -> None:
-    """Make ``drives`` the system's drives (in its instance dictionary); the kernel's
-    step hands over to the driven step (:mod:`springsim.stepping.driven`) while any node
-    is driven."""
-    self.__dict__["_drives"] = drives
-    self._driven = bool(drives)
+    """Make ``drives`` the system's drives (a loaded file's, a pickle's), in order: a
+    node of two of them follows the later."""
+    self._clear_drives()
+    self.__dict__["_drive_paths"] = {}
+    for drive in drives:
+        add_drive(self, drive)
+
+
+def forget_paths(self: _core.System) -> None:
+    """Drop the functions of drives that are gone (their nodes were released or
+    removed) from ``_drive_paths``."""
+    paths = self.__dict__.get("_drive_paths")
+    if paths:
+        kept = set(self._hook_drives())
+        self.__dict__["_drive_paths"] = {k: f for k, f in paths.items() if k in kept}

@@ -316,10 +316,7 @@ def remove_nodes(self: _core.System, indices: npt.ArrayLike) -> np.ndarray:
     [[0, 1]]
     """
     old_to_new = self._remove_nodes(_as_indices(indices, "indices", self.num_nodes))
-    drives = self.__dict__.get("_drives")
-    if drives:  # driven nodes follow their new numbers; removed ones stop
-        renumbered = (d.renumbered(old_to_new) for d in drives)
-        pins.set_drives(self, [d for d in renumbered if d is not None])
+    pins.forget_paths(self)  # (the kernel renumbered the drives; removed nodes stopped)
     return old_to_new
 
 
