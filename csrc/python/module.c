@@ -150,6 +150,16 @@ static struct PyModuleDef core_module = {
     .m_size = -1,
 };
 
+/* A float constant of the module: -1 with an exception on failure. */
+static int add_float(PyObject *m, const char *name, double value) {
+    PyObject *number = PyFloat_FromDouble(value);
+    if (!number)
+        return -1;
+    const int status = PyModule_AddObjectRef(m, name, number);
+    Py_DECREF(number);
+    return status;
+}
+
 PyMODINIT_FUNC PyInit__core(void) {
     import_array();
     /* The kernel allocates through PyMem_Raw*: thread-safe without the GIL, and
@@ -173,6 +183,10 @@ PyMODINIT_FUNC PyInit__core(void) {
         PyModule_AddIntConstant(m, "BOOKS_EXACT", SS_BOOKS_EXACT) < 0 ||
         PyModule_AddIntConstant(m, "BOOKS_CHECK_END", SS_BOOKS_CHECK_END) < 0 ||
         PyModule_AddIntConstant(m, "BOOKS_EVERY", SS_BOOKS_EVERY) < 0)
+        goto error;
+    /* Node-node contact's law from the step (contact.h), for springsim.reference's tests. */
+    if (add_float(m, "CONTACT_OMEGA_DT", SS_CONTACT_OMEGA_DT) < 0 ||
+        add_float(m, "CONTACT_DAMPING_DT", SS_CONTACT_DAMPING_DT) < 0)
         goto error;
     /* The kinds of drive (drives.h), for springsim.model.pins. */
     if (PyModule_AddIntConstant(m, "DRIVE_LINE", SS_DRIVE_LINE) < 0 ||

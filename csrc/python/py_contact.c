@@ -14,6 +14,16 @@ PyObject *ss_py_system_contact_law(SystemObject *self, PyObject *unused) {
     return Py_BuildValue("(dddd)", t->radius, t->stiffness, t->restitution, t->friction);
 }
 
+/* _contact_dt() -> the substep, s, of the last step call that succeeded (0: none), at
+ * which queries count the contact law from the step. */
+PyObject *ss_py_system_contact_dt(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = ss_py_system(self);
+    if (!sys)
+        return NULL;
+    return PyFloat_FromDouble(sys->contact->dt);
+}
+
 /* _has_radii() -> bool: some node has a contact radius > 0 (makes no array). */
 PyObject *ss_py_system_has_radii(SystemObject *self, PyObject *unused) {
     (void)unused;

@@ -406,6 +406,8 @@ static PyMethodDef System_methods[] = {
      "(P, 2) int32: node pairs touching now, in force order."},
     {"_has_radii", (PyCFunction)ss_py_system_has_radii, METH_NOARGS,
      "Whether some node has a contact radius > 0 (makes no array)."},
+    {"_contact_dt", (PyCFunction)ss_py_system_contact_dt, METH_NOARGS,
+     "s: the last step call's substep, which the contact law from the step is at (0: none)."},
     {"_colliders", (PyCFunction)ss_py_system_colliders, METH_NOARGS,
      "[(id, kind, vector, scalar, restitution, friction), ...] in order."},
     {"broken_springs", (PyCFunction)ss_py_system_broken_springs, METH_NOARGS,

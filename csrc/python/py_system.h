@@ -131,6 +131,7 @@ PyObject *ss_py_system_set_contact_filter(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_contact_filter(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_contact_pairs(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_has_radii(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_contact_dt(SystemObject *self, PyObject *unused);
 
 /* py_drives.c */
 PyObject *ss_py_system_add_drive(SystemObject *self, PyObject *args);

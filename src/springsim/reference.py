@@ -377,25 +377,33 @@ def self_collision_forces(
 # Every pair tried, no grid: the kernel (csrc/kernel/contact/contact.c) finds the
 # touching pairs with a hashed grid, so a pair the grid missed (or found twice) shows as
 # a disagreement in the tests. The law is the same linear spring–dashpot with
-# regularised Coulomb friction (see :attr:`springsim.System.contact_stiffness`).
+# regularised Coulomb friction (see :attr:`springsim.System.contact_stiffness`), its
+# stiffness the user's k_c or, by default, each pair's from the step.
 
 #: Nodes closer than this (metres) exert no contact force: no direction.
 MIN_DISTANCE = 1e-12
+#: The law from the step: ω_c dt at most, and the most its dashpot and friction take
+#: per substep, (c + γ) dt / m_eff (the kernel's SS_CONTACT_OMEGA_DT and _DAMPING_DT).
+CONTACT_OMEGA_DT = 0.25
+CONTACT_DAMPING_DT = 0.3
 
 
 @dataclass
 class Contact:
     """Node–node contact of a reference state: radii, groups and the law.
 
-    ``off`` holds the group pairs (a <= b) that do not touch.
+    ``off`` holds the group pairs (a <= b) that do not touch. ``stiffness`` None is
+    the law from the step (:meth:`pair_stiffness`), at ``dt``: the substep of the last
+    :func:`step` (0: none yet, no stiffness), which :func:`step` sets.
     """
 
     radii: np.ndarray
     groups: np.ndarray
-    stiffness: float = 1e4
+    stiffness: float | None = None
     restitution: float = 0.5
     friction: float = 0.0
     off: set[tuple[int, int]] = field(default_factory=set)
+    dt: float = 0.0
 
     @classmethod
     def from_system(cls, sim: _core.System) -> Contact:
@@ -404,11 +412,27 @@ class Contact:
         return cls(
             radii=np.array(sim._view("radii"), dtype=np.float64),
             groups=np.array(sim._view("groups"), dtype=np.int64),
-            stiffness=stiffness,
+            stiffness=None if stiffness == 0.0 else stiffness,  # the kernel's "from the step"
             restitution=restitution,
             friction=friction,
             off={(int(a), int(b)) for a, b in sim._contact_filter()},
+            dt=sim._contact_dt(),
         )
+
+    def omega_dt(self) -> float:
+        """ω_c dt of the law from the step: min(0.25, 0.3 / (2ζ + 2·[μ > 0]))."""
+        damping = 2.0 * self.zeta() + (2.0 if self.friction > 0.0 else 0.0)
+        limit = CONTACT_DAMPING_DT / damping if damping > 0.0 else np.inf
+        return min(CONTACT_OMEGA_DT, limit)
+
+    def pair_stiffness(self, m_eff: np.ndarray) -> np.ndarray:
+        """Each pair's k, N/m: ``stiffness``, or from the step m_eff (ω_c dt / dt)²."""
+        if self.stiffness is not None:
+            return np.full_like(m_eff, self.stiffness)
+        if not self.dt > 0.0:
+            return np.zeros_like(m_eff)
+        w = self.omega_dt() / self.dt
+        return m_eff * w * w
 
     def zeta(self) -> float:
         """The dashpot's damping ratio: −ln e / √(π² + ln² e), 1 at e = 0."""
@@ -447,11 +471,12 @@ def contact_pairs(s: State, x: np.ndarray) -> np.ndarray:
 
 
 def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Per pair: the pairs, the force on j (−force on i), the overlap, the power lost."""
+    """Per pair: the pairs, the force on j (−force on i), the overlap, the power lost,
+    the stiffness."""
     c = s.contact
     p = contact_pairs(s, x)
     if c is None or len(p) == 0:
-        return p, np.zeros((0, s.dim)), np.zeros(0), np.zeros(0)
+        return p, np.zeros((0, s.dim)), np.zeros(0), np.zeros(0), np.zeros(0)
     i, j = p[:, 0], p[:, 1]
     d = x[j] - x[i]
     dist = np.sqrt(np.sum(d * d, axis=1))
@@ -460,11 +485,12 @@ def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ..
     n = d / np.where(live, dist, 1.0)[:, None]
     mi, mj = s.m[i], s.m[j]
     m_eff = np.where(s.pinned[i], mj, np.where(s.pinned[j], mi, mi * mj / (mi + mj)))
-    root = np.sqrt(c.stiffness * m_eff)
+    k = c.pair_stiffness(m_eff)
+    root = np.sqrt(k * m_eff)
     damping = 2.0 * c.zeta() * root
     vrel = v[j] - v[i]
     vn = np.sum(vrel * n, axis=1)
-    fn = c.stiffness * delta - damping * vn
+    fn = k * delta - damping * vn
     force = fn[:, None] * n
     power = damping * vn**2
     if c.friction > 0:
@@ -475,12 +501,12 @@ def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ..
         force[moving] -= (ft[moving] / speed[moving])[:, None] * vt[moving]
         power = power + np.where(moving, ft * speed, 0.0)
     force[~live] = 0.0
-    return p, force, np.where(live, delta, 0.0), np.where(live, power, 0.0)
+    return p, force, np.where(live, delta, 0.0), np.where(live, power, 0.0), k
 
 
 def contact_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     """Contact force on each node, (N, dim)."""
-    p, force, _delta, _power = _contact_law(s, x, v)
+    p, force, _delta, _power, _k = _contact_law(s, x, v)
     f = np.zeros_like(x)
     np.add.at(f, p[:, 1], force)
     np.add.at(f, p[:, 0], -force)
@@ -488,11 +514,11 @@ def contact_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
 
 
 def contact_energy(s: State, x: np.ndarray) -> float:
-    """½ k_c Σ δ² over the touching pairs, J."""
+    """½ Σ k δ² over the touching pairs, J (the law from the step at the last step's dt)."""
     if s.contact is None:
         return 0.0
-    _p, _force, delta, _power = _contact_law(s, x, np.zeros_like(x))
-    return float(0.5 * s.contact.stiffness * np.sum(delta**2))
+    _p, _force, delta, _power, k = _contact_law(s, x, np.zeros_like(x))
+    return float(0.5 * np.sum(k * delta**2))
 
 
 def contact_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
@@ -521,10 +547,11 @@ def contact_matrices(s: State, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         u = d / dist
         mi, mj = s.m[i], s.m[j]
         m_eff = mj if s.pinned[i] else mi if s.pinned[j] else mi * mj / (mi + mj)
+        k = float(c.pair_stiffness(np.array([m_eff]))[0])
         uu = np.outer(u, u)
         for matrix, coefficient in (
-            (stiffness, c.stiffness),
-            (damping, 2.0 * c.zeta() * np.sqrt(c.stiffness * m_eff)),
+            (stiffness, k),
+            (damping, 2.0 * c.zeta() * np.sqrt(k * m_eff)),
         ):
             for a, b, sign in ((i, i, 1), (j, j, 1), (i, j, -1), (j, i, -1)):
                 matrix[a * dim : (a + 1) * dim, b * dim : (b + 1) * dim] += sign * coefficient * uu
@@ -814,6 +841,8 @@ def step(
     if method != "xpbd" and np.isinf(s.k).any():
         rods = np.flatnonzero(np.isinf(s.k)).tolist()
         raise ValueError(f"springs {rods} are rigid rods: use method='xpbd'")
+    if steps > 0 and s.contact is not None:
+        s.contact.dt = dt  # the law from the step takes this call's substep
     if steps > 0 and not drag_pins:
         hold_pins(s)
     books = None

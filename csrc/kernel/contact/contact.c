@@ -25,14 +25,31 @@ typedef struct {
     uint32_t bucket;
 } entry;
 
+/* zeta for restitution e: -ln e / sqrt(pi^2 + ln^2 e); e = 0: ln e = -inf, the limit
+ * is 1 (critical damping: no rebound). */
+static double zeta_of(double restitution) {
+    const double log_e = log(restitution);
+    return restitution == 0.0 ? 1.0 : -log_e / sqrt(SS_PI * SS_PI + log_e * log_e);
+}
+
+/* w_c dt of the law from the step: SS_CONTACT_OMEGA_DT, less when the dashpot and
+ * friction would take more than SS_CONTACT_DAMPING_DT per substep (see the law's
+ * comment below). */
+static double omega_dt_of(double zeta, double friction) {
+    const double damping = 2.0 * zeta + (friction > 0.0 ? 2.0 : 0.0);
+    const double limit = SS_CONTACT_DAMPING_DT / damping;
+    return damping > 0.0 && limit < SS_CONTACT_OMEGA_DT ? limit : SS_CONTACT_OMEGA_DT;
+}
+
 ss_contact *ss_contact_new(void) {
     ss_contact *t = ss_malloc(sizeof *t);
     if (!t)
         return NULL;
     memset(t, 0, sizeof *t);
-    t->stiffness = 1e4; /* N/m: a 0.1 kg ball then overlaps 1 mm per newton */
+    t->stiffness = SS_CONTACT_FROM_STEP;
     t->restitution = 0.5;
-    t->zeta = -log(0.5) / sqrt(SS_PI * SS_PI + log(0.5) * log(0.5));
+    t->zeta = zeta_of(0.5);
+    t->omega_dt = omega_dt_of(t->zeta, 0.0);
     return t;
 }
 
@@ -65,6 +82,8 @@ ss_contact *ss_contact_copy(const ss_contact *src) {
     t->restitution = src->restitution;
     t->friction = src->friction;
     t->zeta = src->zeta;
+    t->omega_dt = src->omega_dt;
+    t->dt = src->dt;
     if (src->num_off) {
         t->off = ss_malloc(src->num_off * sizeof *t->off);
         if (!t->off) {
@@ -93,8 +112,10 @@ ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, do
     if (!(radius >= 0.0) || !isfinite(radius))
         return ss_fail(sys, SS_ERR_VALUE, "contact_radius is %g: must be finite and >= 0 m",
                        radius);
-    if (!(stiffness > 0.0) || !isfinite(stiffness))
-        return ss_fail(sys, SS_ERR_VALUE, "contact_stiffness is %g: must be finite and > 0 N/m",
+    if (stiffness != SS_CONTACT_FROM_STEP && (!(stiffness > 0.0) || !isfinite(stiffness)))
+        return ss_fail(sys, SS_ERR_VALUE,
+                       "contact_stiffness is %g: must be finite and > 0 N/m (or None: from the "
+                       "step)",
                        stiffness);
     if (!(restitution >= 0.0 && restitution <= 1.0))
         return ss_fail(sys, SS_ERR_VALUE, "contact_restitution is %g: must be in [0, 1]",
@@ -108,9 +129,8 @@ ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, do
     t->stiffness = stiffness;
     t->restitution = restitution;
     t->friction = friction;
-    /* e = 0: ln e = -inf, the limit of zeta is 1 (critical damping: no rebound) */
-    const double log_e = log(restitution);
-    t->zeta = restitution == 0.0 ? 1.0 : -log_e / sqrt(SS_PI * SS_PI + log_e * log_e);
+    t->zeta = zeta_of(restitution);
+    t->omega_dt = omega_dt_of(t->zeta, friction);
     return SS_OK;
 }
 
@@ -534,11 +554,16 @@ int ss_contact_step_find(const ss_system *sys, const double *x) {
     return t->search_failed ? -1 : 0;
 }
 
-ss_status ss_contact_prepare(ss_system *sys) {
+ss_status ss_contact_prepare(ss_system *sys, double dt) {
     sys->contact->failed = 0;
     if (ss_contact_step_find(sys, SS_DOUBLES(sys, SS_POSITIONS)))
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
+    sys->contact->step_dt = dt;
     return SS_OK;
+}
+
+void ss_contact_end_step(ss_system *sys) {
+    sys->contact->dt = sys->contact->step_dt;
 }
 
 ss_status ss_contact_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
@@ -577,8 +602,31 @@ ss_status ss_contact_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
  * capped at mu times the normal force, so it can hold a slow slide but not a resting
  * stick exactly.
  *
+ * The stiffness from the step (the default, SS_CONTACT_FROM_STEP): each pair gets
+ *     k_c = m_eff w_c^2,   w_c = a / dt,   a = min(0.25, 0.3 / (2 zeta + 2 [mu > 0]))
+ * with dt the substep of the call (SS_CONTACT_OMEGA_DT, SS_CONTACT_DAMPING_DT): a contact
+ * frequency tied to the step, as Box2D v3's "soft step" ties its contacts' to the
+ * substep, so that a resting overlap under a load F, F / k_c = F dt^2 / (m_eff a^2)
+ * (g dt^2 / a^2 for a node resting on a pinned one), shrinks with dt^2 and needs no
+ * tuning, and an impact at relative speed v overlaps by at most v dt / a. The dashpot and friction
+ * are the law's own, c dt / m_eff = 2 zeta a and gamma dt / m_eff = 2 a: the cap 0.3 on their sum
+ * is position Verlet's (its damping is stable while the top mode's rate times dt stays below about
+ * 1). a was chosen by measurement (the scenes of tests/features/test_contact_defaults.py and
+ * variations): 100 balls poured into a box, 2D and 3D, with e from 0 to 0.5 and mu from 0 to 1,
+ * settle with every method at a = 0.25 and these caps (frictionless ones to rest; frictional ones
+ * creep, as regularised friction does; at e = 1 nothing takes their energy, and explicit Euler,
+ * which gains energy in any undamped oscillation, blows them up), their resting
+ * overlaps below 1 % of a radius (frictional ones 4 %), while a
+ * frictionless symplectic Euler pile jitters from a = 0.5 on (blows up at 1), and
+ * Verlet's at e = 0 once 2 zeta a passes 0.4. The law from the step is explicit
+ * like any contact, but stable by construction at any dt, so critical_dt() leaves it
+ * out: near critical_dt() the springs' own modes use up the explicit limit, and the
+ * contacts, a^2 each (1/64 of symplectic Euler's (w dt)^2 < 4), then tip them over (take 0.5
+ * critical_dt() or less, as for anything else that touches).
+ *
  * The contact potential 1/2 k_c delta^2 is conservative (energy() reports it as
- * "contact"); the dashpot's c v_n^2 and friction's |F_t| |v_t| are powers that the step
+ * "contact", with the law from the step at the dt of the last step call: 0 before the
+ * first); the dashpot's c v_n^2 and friction's |F_t| |v_t| are powers that the step
  * books into dissipated with damping and drag (ss_dissipation_power).
  *
  * The pairs are contact.c's (ss_contact_find), in their fixed order. Each pair's force
@@ -587,20 +635,43 @@ ss_status ss_contact_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
  * for any thread count, so the results are bit-identical. */
 
 typedef struct {
-    double force[3]; /* on j; -force on i */
-    double delta;    /* overlap, m */
-    double power;    /* W taken by the dashpot and friction */
+    double force[3];  /* on j; -force on i */
+    double delta;     /* overlap, m */
+    double power;     /* W taken by the dashpot and friction */
+    double stiffness; /* k_c, N/m */
 } pair_result;
 
-/* The force of pair p of `pairs` at state (x, v); 0 for coincident nodes (no direction). */
+double ss_contact_pair_stiffness(const ss_contact *t, double m_eff, double dt) {
+    if (t->stiffness != SS_CONTACT_FROM_STEP)
+        return t->stiffness;
+    if (!(dt > 0.0))
+        return 0.0; /* no step yet: no stiffness */
+    const double w = t->omega_dt / dt;
+    return m_eff * w * w;
+}
+
+/* The dt the law from the step is at: the running call's in the step's scratch, the
+ * last call's for a query. */
+static double law_dt(const ss_system *sys, const ss_contact_scratch *found) {
+    return found == &sys->contact->found ? sys->contact->step_dt : sys->contact->dt;
+}
+
+/* The effective mass of pair (i, j), kg: m_i m_j / (m_i + m_j), or the free node's mass
+ * when the other is pinned. */
+static inline double pair_mass(const double *m, const uint8_t *pinned, int32_t i, int32_t j) {
+    return pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+}
+
+/* The force of pair p of `pairs` at state (x, v), the law at substep dt; 0 for
+ * coincident nodes (no direction). */
 static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const double *x,
-                            const double *v, size_t p) {
+                            const double *v, size_t p, double dt) {
     const ss_contact *t = sys->contact;
     const size_t dim = (size_t)sys->dim;
     const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
     const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
-    pair_result out = {{0.0, 0.0, 0.0}, 0.0, 0.0};
+    pair_result out = {{0.0, 0.0, 0.0}, 0.0, 0.0, 0.0};
     double d[3] = {0.0, 0.0, 0.0}, dist2 = 0.0;
     for (size_t w = 0; w < dim; w++) {
         d[w] = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
@@ -609,8 +680,9 @@ static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const do
     const double dist = sqrt(dist2), delta = r[i] + r[j] - dist;
     if (!(dist >= SS_MIN_SPRING_LENGTH) || !(delta > 0.0) || (pinned[i] && pinned[j]))
         return out;
-    const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
-    const double root = sqrt(t->stiffness * m_eff);
+    const double m_eff = pair_mass(m, pinned, i, j);
+    const double k = ss_contact_pair_stiffness(t, m_eff, dt);
+    const double root = sqrt(k * m_eff);
     const double c = 2.0 * t->zeta * root;
     double n[3], vrel[3] = {0.0, 0.0, 0.0}, vn = 0.0;
     for (size_t w = 0; w < dim; w++) {
@@ -618,10 +690,11 @@ static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const do
         vrel[w] = v[(size_t)j * dim + w] - v[(size_t)i * dim + w];
         vn += vrel[w] * n[w];
     }
-    const double fn = t->stiffness * delta - c * vn;
+    const double fn = k * delta - c * vn;
     for (size_t w = 0; w < dim; w++)
         out.force[w] = fn * n[w];
     out.delta = delta;
+    out.stiffness = k;
     out.power = c * vn * vn;
     if (t->friction > 0.0) {
         double vt[3], speed2 = 0.0;
@@ -654,8 +727,9 @@ void ss_contact_pair_forces(const ss_system *sys, const double *x, const double 
                             size_t last) {
     double *out = sys->contact->pair_forces;
     const int32_t *pairs = sys->contact->found.pairs;
+    const double dt = sys->contact->step_dt;
     for (size_t p = first; p < last; p++) {
-        const pair_result pr = pair_law(sys, pairs, x, v, p);
+        const pair_result pr = pair_law(sys, pairs, x, v, p, dt);
         memcpy(out + 3 * p, pr.force, sizeof pr.force);
     }
 }
@@ -694,27 +768,29 @@ static int find_in(const ss_system *sys, const double *x, ss_contact_scratch *fo
                                          : ss_contact_find(sys, x, found);
 }
 
-double ss_contact_energy(const ss_system *sys, ss_contact_scratch *found) {
+/* 1/2 sum k_c delta^2 over the first `count` pairs of `pairs` at the current positions,
+ * the law at substep dt, J: 1/2 k_c sum delta^2 for the user's k_c. */
+static double potential(const ss_system *sys, const int32_t *pairs, size_t count, double dt) {
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    if (find_in(sys, x, found))
-        return NAN;
+    const int from_step = sys->contact->stiffness == SS_CONTACT_FROM_STEP;
     double sum = 0.0;
-    for (size_t p = 0; p < found->num_pairs; p++) {
-        const double delta = pair_law(sys, found->pairs, x, v, p).delta;
-        sum += delta * delta;
+    for (size_t p = 0; p < count; p++) {
+        const pair_result pr = pair_law(sys, pairs, x, v, p, dt);
+        sum += from_step ? pr.stiffness * pr.delta * pr.delta : pr.delta * pr.delta;
     }
-    return 0.5 * sys->contact->stiffness * sum;
+    return from_step ? 0.5 * sum : 0.5 * sys->contact->stiffness * sum;
+}
+
+double ss_contact_energy(const ss_system *sys, ss_contact_scratch *found) {
+    if (find_in(sys, SS_DOUBLES(sys, SS_POSITIONS), found))
+        return NAN;
+    return potential(sys, found->pairs, found->num_pairs, law_dt(sys, found));
 }
 
 double ss_contact_found_energy(const ss_system *sys) {
     const ss_contact *t = sys->contact;
-    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
-    double sum = 0.0;
-    for (size_t p = 0; p < ss_contact_num_pairs(sys); p++) {
-        const double delta = pair_law(sys, t->found.pairs, x, v, p).delta;
-        sum += delta * delta;
-    }
-    return t->search_failed ? NAN : 0.5 * t->stiffness * sum;
+    const double sum = potential(sys, t->found.pairs, ss_contact_num_pairs(sys), t->step_dt);
+    return t->search_failed ? NAN : sum;
 }
 
 double ss_contact_power(const ss_system *sys) {
@@ -724,13 +800,13 @@ double ss_contact_power(const ss_system *sys) {
         return NAN;
     double power = 0.0;
     for (size_t p = 0; p < found->num_pairs; p++)
-        power += pair_law(sys, found->pairs, x, v, p).power;
+        power += pair_law(sys, found->pairs, x, v, p, sys->contact->step_dt).power;
     return power;
 }
 
 void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own) {
-    if (!ss_contact_active(sys))
-        return;
+    if (sys->contact->stiffness == SS_CONTACT_FROM_STEP || !ss_contact_active(sys))
+        return; /* the law from the step is stable at any dt by construction */
     const ss_contact *t = sys->contact;
     const size_t n = sys->num_nodes;
     const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
@@ -745,7 +821,7 @@ void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own) 
         const int32_t i = found.pairs[2 * p], j = found.pairs[2 * p + 1];
         if (pinned[i] && pinned[j])
             continue;
-        const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
+        const double m_eff = pair_mass(m, pinned, i, j);
         const double c = damping * sqrt(k * m_eff);
         const int32_t ends[2][2] = {{i, j}, {j, i}};
         for (int e = 0; e < 2; e++) {
@@ -788,9 +864,10 @@ void ss_contact_frames(const ss_system *sys, const double *x, double scale_c, do
             continue; /* no force (pair_law's cases): no block */
         for (size_t w = 0; w < dim; w++)
             frame[w] /= dist;
-        const double m_eff = pinned[i] ? m[j] : pinned[j] ? m[i] : m[i] * m[j] / (m[i] + m[j]);
-        const double c = 2.0 * t->zeta * sqrt(t->stiffness * m_eff);
-        frame[3] = (scale_c == 0.0 ? 0.0 : scale_c * c) + scale_k * t->stiffness;
+        const double m_eff = pair_mass(m, pinned, i, j);
+        const double k = ss_contact_pair_stiffness(t, m_eff, t->step_dt);
+        const double c = 2.0 * t->zeta * sqrt(k * m_eff);
+        frame[3] = (scale_c == 0.0 ? 0.0 : scale_c * c) + scale_k * k;
     }
 }
 

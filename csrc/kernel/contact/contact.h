@@ -2,7 +2,9 @@
  * Included by springsim.h only, at its place there (it uses what comes before it).
  *
  * Nodes with a contact radius r > 0 (SS_RADII) repel when closer than r_i + r_j: a
- * linear spring-dashpot (Cundall & Strack 1979) with regularised Coulomb friction.
+ * linear spring-dashpot (Cundall & Strack 1979) with regularised Coulomb friction, whose
+ * stiffness is either the user's k_c in N/m or, by default, each pair's own from the
+ * substep: k = m_eff (w_c dt / dt)^2 (contact.c: "The stiffness from the step").
  * Which pairs touch: nodes of different groups (SS_GROUPS) always, nodes of one group
  * unless a spring joins them; and never a pair of groups switched off. The pairs are
  * found by a uniform grid (cell 2 max r) hashed into a table and counting-sorted, so
@@ -14,6 +16,16 @@
 /* Doubles per pair of implicit Euler's contact blocks: the unit vector (3), the axial
  * coefficient (scale_c c + scale_k k_c). */
 #define SS_CONTACT_FRAME 4
+
+/* The stiffness setting that means "from the step" (the default): each pair's
+ * k = m_eff w_c^2 with w_c dt = min(SS_CONTACT_OMEGA_DT, SS_CONTACT_DAMPING_DT /
+ * (2 zeta + 2 [mu > 0])), dt the substep (contact.c). */
+#define SS_CONTACT_FROM_STEP 0.0
+/* w_c dt of the law from the step (an eighth of symplectic Euler's limit of 2), and the
+ * most its dashpot and friction may take per substep, (c + gamma) dt / m_eff: chosen by
+ * measurement (contact.c). */
+#define SS_CONTACT_OMEGA_DT 0.25
+#define SS_CONTACT_DAMPING_DT 0.3
 
 /* What one search finds, and the memory it searches in (grow-only, derived from the
  * state: never copied, never saved). The step searches in its own, sys->contact->found; a
@@ -37,11 +49,16 @@ typedef struct ss_contact_scratch {
 /* Settings and scratch of node-node contact; every system owns one (sys->contact). */
 typedef struct ss_contact {
     double radius;      /* m >= 0: the radius nodes added later get */
-    double stiffness;   /* k_c, N/m > 0 */
+    double stiffness;   /* k_c, N/m > 0, or SS_CONTACT_FROM_STEP (the default) */
     double restitution; /* e in [0, 1]: the speed ratio of a head-on two-ball collision */
     double friction;    /* Coulomb mu >= 0 */
     double zeta;        /* the dashpot's damping ratio for e */
-    uint64_t *off;      /* group pairs switched off: (min << 32 | max) keys, sorted */
+    double omega_dt;    /* w_c dt of the law from the step, for zeta and mu */
+    /* s: the substep of the last step call that succeeded (0: none yet), which the law
+     * from the step is at for queries (energy(), contact_power), and the running call's,
+     * which its forces and books use. Copied with the law; not saved in files. */
+    double dt, step_dt;
+    uint64_t *off; /* group pairs switched off: (min << 32 | max) keys, sorted */
     size_t num_off, off_capacity;
     /* The step's scratch, grow-only, derived from the state (never copied, never saved). */
     ss_contact_scratch found; /* the step's searches */
@@ -78,8 +95,14 @@ void ss_contact_scratch_release(ss_contact_scratch *found);
 /* The step's search: ss_contact_find into sys->contact->found, with the frames and pair
  * forces grown to the pairs' room; -1 when out of memory. */
 int ss_contact_step_find(const ss_system *sys, const double *x);
-/* Before a step call: build the scratch at the current positions (SS_ERR_NOMEM). */
-ss_status ss_contact_prepare(ss_system *sys);
+/* Before a step call of substep dt: build the scratch at the current positions
+ * (SS_ERR_NOMEM); the law from the step takes this dt for the call. */
+ss_status ss_contact_prepare(ss_system *sys, double dt);
+/* After a step call succeeded: its dt becomes the one queries count the law at. */
+void ss_contact_end_step(ss_system *sys);
+/* The law's stiffness for a pair of effective mass m_eff (kg; the free node's mass when
+ * the other is pinned), N/m, at substep dt (s) when it is from the step (0 for dt 0). */
+double ss_contact_pair_stiffness(const ss_contact *contact, double m_eff, double dt);
 /* The pairs touching at the current positions, in the step's order, found in a query's
  * own scratch: *pairs (2 *count int32, ss_malloc'ed: the caller frees it with ss_free;
  * NULL when there are none). SS_ERR_NOMEM possible. */
@@ -110,7 +133,8 @@ void ss_contact_add_blocks(const ss_system *sys, const double *p, double *out);
 /* diag (N dim) += a u_q^2 at both ends of each pair. */
 void ss_contact_add_diagonal(const ss_system *sys, double *diag);
 /* The contact potential 1/2 k_c delta^2 summed over pairs at the current positions, J
- * (NaN when out of memory), searched in `found`: the step's scratch or a query's. */
+ * (NaN when out of memory), searched in `found`: the step's scratch (the running call's
+ * dt) or a query's (the last call's dt). */
 double ss_contact_energy(const ss_system *sys, ss_contact_scratch *found);
 /* The same sum over the pairs the step's last search found, J (NaN if it failed): the
  * potential at the current positions when they are the ones it searched at. */
@@ -121,7 +145,8 @@ double ss_contact_power(const ss_system *sys);
 /* For ss_critical_dt: rows[2 i] += each free node's contact stiffness bound (1/s^2),
  * rows[2 i + 1] += its damping bound (1/s): its current contacts or, if larger, one
  * contact with a node of its own mass. own: 2 N doubles of scratch. The contacts are
- * searched in a scratch of its own (a query). */
+ * searched in a scratch of its own (a query). Nothing for the law from the step: it
+ * scales with dt, at a w_c dt chosen stable (contact.c). */
 void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own);
 
 #endif

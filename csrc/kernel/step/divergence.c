@@ -287,17 +287,25 @@ static double gas_energy(const ss_system *sys) {
     return sys->num_bodies ? ss_pressure_energy(sys) : 0.0;
 }
 
-/* The energy the motion may take when books open: Q and the contacts' potential, J (node
- * pairs' 1/2 k_c delta^2, node-triangle pairs' 1/2 k (h - d)^2: a system that starts
- * with overlaps releases it). As a call begins, the step's scratch holds the node pairs
- * at these positions (ss_contact_prepare: `found`) and the self-contact list is made valid
- * for them, as the first force evaluation would; else the pairs are searched again. */
-static double opening_energy(const ss_system *sys, double motion, int found) {
+/* The energy stored in the contacts, which a step releases into the motion, J: node
+ * pairs' 1/2 k_c delta^2 (with the law from the step at the running call's dt) and
+ * node-triangle pairs' 1/2 k (h - d)^2. As a call begins, the step's scratch holds the
+ * node pairs at these positions (ss_contact_prepare: `found`) and the self-contact list
+ * is made valid for them, as the first force evaluation would; else the pairs are
+ * searched again. (Gas releases its energy as work, counted as such; springs' elastic
+ * energy is part of Q.) */
+static double stored_energy(const ss_system *sys, int found) {
     double stored = ss_self_collision_energy(sys, 1);
     if (!ss_array_absent(sys, SS_RADII))
         stored +=
             found ? ss_contact_found_energy(sys) : ss_contact_energy(sys, &sys->contact->found);
-    return motion + stored;
+    return stored;
+}
+
+/* The energy the motion may take when books open: Q and what the contacts store (a
+ * system that starts with overlaps releases it), J. */
+static double opening_energy(const ss_system *sys, double motion, int found) {
+    return motion + stored_energy(sys, found);
 }
 
 /* Power of the moving pins on the springs, W: a spring (i, j) pulls its end i with
@@ -410,11 +418,18 @@ static void casual_open(ss_system *sys, struct ss_books *b, int found) {
     casual_rebase(sys, b, b->available, 0);
 }
 
+/* Whether a call of substep dt after one of b->dt changes the contacts' law: the law from
+ * the step is stiffer at a shorter step, and its overlaps then hold more energy. */
+static int contact_law_moves(const ss_system *sys, const struct ss_books *b, double dt) {
+    return dt != b->dt && sys->contact->stiffness == SS_CONTACT_FROM_STEP && ss_contact_active(sys);
+}
+
 /* Open the account, or go on with it when no view wrote the state since the last call
- * (what else may have changed it, its next check finds). */
+ * and the contacts' law is the same (what else may have changed it, its next check
+ * finds). */
 static ss_status casual_begin(ss_system *sys, struct ss_books *b, double dt, int *watched) {
     if (!(b->open && b->casual && b->nodes == sys->num_nodes &&
-          (!b->hashed || ss_books_views_unchanged(sys, b)))) {
+          (!b->hashed || ss_books_views_unchanged(sys, b)) && !contact_law_moves(sys, b, dt))) {
         const size_t count = sys->num_nodes * (size_t)sys->dim;
         if (b->x_ref_capacity < count || !b->x_ref) {
             double *fresh = ss_malloc((count + SS_PAD_DOUBLES) * sizeof(double));
@@ -461,14 +476,19 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
         return st;
     if (!go_on) {
         b->motion_end = motion_energy(sys);
-        b->available = b->most = opening_energy(sys, b->motion_end, 1);
+        b->stored_end = stored_energy(sys, 1);
+        b->available = b->most = b->motion_end + b->stored_end;
         b->opened = sys->state.time;
         b->since_check = 0;
         b->open = 1;
         b->casual = 0;
     } else if (mode == SS_BOOKS_CONTINUE) {
-        const double edit = motion_energy(sys) - b->motion_end;
-        if (edit > 0.0) /* the caller put energy in between the calls */
+        /* the caller put energy in between the calls: into the motion, or into the
+         * contacts (nodes moved into an overlap, radii grown, a stiffer law) */
+        const double stored = stored_energy(sys, 1);
+        const double edit = motion_energy(sys) + stored - (b->motion_end + b->stored_end);
+        b->stored_end = stored;
+        if (edit > 0.0)
             b->available += edit;
         if (b->available > b->most)
             b->most = b->available;
@@ -529,6 +549,8 @@ int ss_books_diverged(ss_system *sys, const double *x_start, int beyond) {
     if (available > b->most)
         b->most = available;
     b->motion_end = motion;
+    if (b->sequence && !b->casual) /* what a caller's edit before the next call is measured from */
+        b->stored_end = stored_energy(sys, 0);
     b->since_check = 0;
     const int diverged = exceeds(sys, b, motion);
     if (!diverged && b->casual)

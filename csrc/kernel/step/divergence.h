@@ -40,6 +40,7 @@ struct ss_books {
     double available;   /* J: Q at opening + the work put in up to the current call */
     double most;        /* J: the largest energy available at any check, A_max */
     double motion_end;  /* J: Q at the last check (what an edit is measured against) */
+    double stored_end;  /* J: the contacts' potential then (a sequence of calls only) */
     double dt;          /* s, the current call's */
     double gas_start;   /* J: the gas energy as the current call started */
     double pin_work;    /* J: work of moving pins and the air in the current call so far */

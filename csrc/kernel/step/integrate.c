@@ -385,7 +385,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         ((method == SS_IMPLICIT_EULER || method == SS_XPBD) &&
          (st = ss_system_ensure_colouring(sys))) ||
         (st = ss_constraints_begin_tearing(sys)) || (st = ss_colliders_prepare(sys)) ||
-        (st = ss_contact_prepare(sys)))
+        (st = ss_contact_prepare(sys, dt)))
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
     ss_backup backup = {.bytes = nd * sizeof(double), .state = sys->state};
@@ -485,6 +485,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
                              diverged && sys->collapsed_body < 0);
     }
     ss_self_collision_end_step(sys); /* count the nodes that went through a triangle */
+    ss_contact_end_step(sys);        /* queries count the contact law from the step at this dt */
     if (watched)
         ss_books_end(sys, backup_x);
     ss_constraints_keep_cuts(sys);

@@ -27,8 +27,10 @@ class Energy(NamedTuple):
         Σ over gas bodies of −nrt·ln V + ambient·V (see :meth:`System.add_pressure`);
         zero without gas. Only its changes are physical: ln V depends on V's unit.
     contact : float
-        The contact energy, J: ½ k_c Σ δ² over the node pairs that overlap by δ (see
-        :attr:`System.contact_stiffness`; zero without radii), plus Σ ½ k (h − d)² over
+        The contact energy, J: ½ Σ k δ² over the node pairs that overlap by δ (see
+        :attr:`System.contact_stiffness`: with the stiffness from the step, the default,
+        each pair's k at the dt of the last step call, and zero before the first; zero
+        without radii), plus Σ ½ k (h − d)² over
         the node–triangle pairs closer than the self-collision thickness h (see
         :meth:`System.enable_self_collision`; zero when off).
     total : float
@@ -219,6 +221,16 @@ def critical_dt(self: _core.System) -> float:
     (one mass, k = 100 N/m, c = 5 N·s/m: "verlet" 0.79×, "velocity_verlet" 1.11×,
     RK4 1.85× this). Explicit Euler has no stable undamped dt at all. The air on
     faces is not included.
+
+    Node–node contact with a :attr:`contact_stiffness` in N/m counts as springs (its
+    current contacts, or one with a node of equal mass); the stiffness from the step
+    (``contact_stiffness = None``, the default) is left out: its frequency is
+    ω_c = a/dt with a fixed a (at most 0.25), so it is stable at any dt by
+    construction, and counting it would make this limit depend on the dt it is used
+    to pick. A system of balls and nothing else then has no limit (``inf``): choose
+    dt so that no node moves more than a fraction of a radius per step. Near this
+    limit the springs' own modes use the explicit bound up and the contacts, a² each
+    in (ω dt)² < 4, tip them over: with contacts, step at half of it or less.
 
     For steps far beyond this limit (stiff springs, long runs) use
     ``method="implicit_euler"``, stable at any dt, or ``"xpbd"``. Gas pressure is

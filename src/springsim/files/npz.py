@@ -64,8 +64,9 @@ key                   shape, dtype          meaning
                                             positions then its k velocities
 ``radii``             (N,) float64          node–node contact radii, m
 ``groups``            (N,) int32            contact groups
-``contact_law``       (4,) float64          contact radius, stiffness, restitution,
-                                            friction
+``contact_law``       (4,) float64          contact radius, stiffness (0: from the
+                                            step, ``contact_stiffness = None``),
+                                            restitution, friction
 ``contact_off``       (K, 2) int32          the group pairs that do not touch
 ``self_collision``    (3,) or (0,) float64  thickness, stiffness, friction of
                                             :meth:`System.enable_self_collision`; empty: off
@@ -84,7 +85,11 @@ driven nodes. Files before version 6 (no ``collider_ends``, ``mesh_*`` or
 ``self_collision`` entries) hold planes and spheres only, and load with no node–node
 contact (no radii, the default law) and self-collision off. Files before version 7 (no
 ``dissipated``, ``track_energy`` or ``crossings``) load with the energy
-books at 0, untracked, and the crossings counted from 0.
+books at 0, untracked, and the crossings counted from 0. A file keeps the contact law,
+not the dt of the last step that the stiffness from the step was counted at: a loaded
+system's ``energy().contact`` counts it again from its first step. Files written before
+the stiffness from the step hold a stiffness in N/m (1e4, the old default) and load
+with it.
 
 A drive whose path is a function cannot be kept (it is code, and the file holds no
 pickle): :func:`springsim.io.save` warns and leaves it out, and the loaded system holds

@@ -1,0 +1,392 @@
+"""Node–node contact at its defaults (issue 27, items 1, 2 and 5): radii set, nothing else.
+
+By default (``contact_stiffness = None``) each touching pair's stiffness comes from the
+substep dt of the call: k = m_eff ω_c², ω_c = a / dt with
+a = min(0.25, 0.3 / (2ζ + 2·[μ > 0])) (csrc/kernel/contact/contact.c, "The stiffness from
+the step"). A load F then rests at an overlap F / k = F dt² / (m_eff a²), and an impact at
+relative speed v overlaps by at most v / ω_c = v dt / a (the undamped linear law's deepest
+overlap, v √(m_eff / k)). The scenes are the issue's: two balls meeting head-on, 100 balls
+poured into a box, a stack of 10 jelly cubes on a plane, two jelly cubes placed
+overlapping.
+"""
+
+import pickle
+
+import numpy as np
+import pytest
+
+import springsim as ss
+from springsim import reference
+
+A = 0.25  # ω_c dt of the default law (restitution 0.5, no friction)
+
+
+def zeta(e):
+    return 1.0 if e == 0 else -np.log(e) / np.sqrt(np.pi**2 + np.log(e) ** 2)
+
+
+def omega_dt(e, mu):
+    damping = 2 * zeta(e) + (2.0 if mu > 0 else 0.0)
+    return min(0.25, 0.3 / damping) if damping > 0 else 0.25
+
+
+def worst_overlap(sim, r):
+    """The deepest overlap of the pairs touching now, m (0 with none)."""
+    pairs = sim.contact_pairs()
+    if len(pairs) == 0:
+        return 0.0
+    gap = np.linalg.norm(sim.positions[pairs[:, 1]] - sim.positions[pairs[:, 0]], axis=1)
+    return float((2 * r - gap).max())
+
+
+# ---- the law ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("e", "mu"), [(0.5, 0.0), (0.0, 0.0), (0.5, 0.4), (1.0, 0.0)])
+def test_each_pair_gets_m_eff_times_omega_c_squared_from_the_step(e, mu):
+    # Three overlapping pairs of unequal masses, one partner pinned (infinitely heavy:
+    # m_eff is the free node's mass). energy().contact is ½ Σ k δ², k = m_eff (a/dt)²,
+    # at the dt of the last step call; none before the first.
+    sim = ss.System(dim=2)
+    sim.gravity = 0
+    x = [[0, 0], [0.15, 0], [0, 5], [0.18, 5], [5, 0], [5.12, 0]]
+    sim.add_nodes(x, masses=[1.0, 3.0, 0.5, 0.5, 2.0, 1.0])
+    sim.pin(4)
+    sim.radii = 0.1
+    sim.contact_restitution, sim.contact_friction = e, mu
+    assert sim.contact_stiffness is None  # the default
+    assert sim.energy().contact == 0.0  # no step yet: no stiffness
+    dt = 1e-3
+    delta_before = 0.2 - np.array([0.15, 0.18, 0.12])
+    sim.step(dt, steps=1, method="symplectic_euler")
+    d = sim.positions[[1, 3, 5]] - sim.positions[[0, 2, 4]]
+    delta = 0.2 - np.linalg.norm(d, axis=1)
+    m_eff = np.array([0.75, 0.25, 1.0])
+    a = omega_dt(e, mu)
+    assert a == reference.Contact(np.zeros(0), np.zeros(0), None, e, mu).omega_dt()
+    expected = 0.5 * np.sum(m_eff * (a / dt) ** 2 * delta**2)
+    assert sim.energy().contact == pytest.approx(expected, rel=1e-12)
+    assert np.all(delta < delta_before)  # pushed apart
+    # the kernel's constants are the reference's
+    assert (ss._core.CONTACT_OMEGA_DT, ss._core.CONTACT_DAMPING_DT) == (
+        reference.CONTACT_OMEGA_DT,
+        reference.CONTACT_DAMPING_DT,
+    )
+
+
+@pytest.mark.parametrize("method", ["symplectic_euler", "rk4", "implicit_euler"])
+def test_a_resting_overlap_is_g_dt_squared_over_a_squared(method):
+    # A ball resting on a pinned ball: k δ = m g with k = m (a/dt)², so δ = g dt² / a²,
+    # whatever the mass: it shrinks four times when dt halves. At rest the integrators
+    # hold the static balance exactly (to round-off; 1e-9 allows for the dashpot's
+    # decay of the first bounce to 1e-11 of it).
+    overlaps = []
+    for dt in (1e-3, 5e-4):
+        sim = ss.System(dim=2)
+        sim.add_nodes([[0.0, 0.0], [0.0, 0.2]], masses=[1.0, 7.0])
+        sim.pin(0)
+        sim.radii = 0.1
+        sim.step(dt, steps=int(2.0 / dt), method=method)
+        overlaps.append(0.2 - sim.positions[1, 1])
+        assert overlaps[-1] == pytest.approx(9.81 * dt**2 / A**2, rel=1e-9)
+    assert overlaps[0] / overlaps[1] == pytest.approx(4.0, rel=1e-9)
+
+
+def test_critical_dt_leaves_the_law_from_the_step_out():
+    # Two balls and no spring: nothing but the contact acts, and the law from the step is
+    # stable at every dt (ω_c dt = a), so there is no limit; a number in N/m has one.
+    sim = ss.System(dim=2)
+    sim.gravity = 0
+    sim.add_nodes([[0, 0], [0.15, 0]], masses=[1.0, 1.0])
+    sim.radii = 0.1
+    assert sim.critical_dt() == np.inf
+    sim.step(1e-3)
+    assert sim.critical_dt() == np.inf  # not a moving target either
+    sim.contact_stiffness = 1e4
+    assert 0.0 < sim.critical_dt() < 2 / np.sqrt(2 * 1e4 / 1.0)  # (the dashpot lowers it)
+
+
+def test_the_contact_energy_is_counted_at_the_last_calls_dt():
+    # A copy keeps the dt; a call that fails does not change it; a file or a pickle has
+    # none until it steps, and then steps (and counts) bit for bit like the original.
+    sim = ss.System(dim=2)
+    sim.gravity = 0
+    sim.add_nodes([[0, 0], [0.15, 0], [5, 0], [6.5, 0]], masses=1.0)
+    sim.add_springs([2, 3], stiffness=1e6, rest_lengths=1.0)  # stretched: unstable at 1e-2
+    sim.radii = [0.1, 0.1, 0.0, 0.0]
+    sim.step(1e-4)
+    energy = sim.energy().contact
+    assert energy > 0 and sim._contact_dt() == 1e-4
+    assert sim.copy().energy().contact == energy
+    with pytest.raises(ss.UnstableError):
+        sim.step(1e-2, steps=100)  # rolled back, and its dt with it
+    assert sim.energy().contact == energy and sim._contact_dt() == 1e-4
+    sim.contact_restitution = 0.5  # a setter: the law is the same
+    assert sim.energy().contact == energy
+    ref = reference.State.from_system(sim)
+    assert reference.contact_energy(ref, ref.x) == pytest.approx(energy, rel=1e-12)
+    twin = pickle.loads(pickle.dumps(sim))
+    assert twin.contact_stiffness is None and twin.energy().contact == 0.0
+    for each in (sim, twin):
+        each.step(1e-4)
+    assert twin.energy().contact == sim.energy().contact
+    np.testing.assert_array_equal(twin.positions, sim.positions)
+
+
+def test_none_sets_the_law_from_the_step_and_numbers_must_be_positive():
+    sim = ss.System(dim=2)
+    sim.contact_stiffness = 3e3
+    assert sim.contact_stiffness == 3e3
+    sim.contact_stiffness = None
+    assert sim.contact_stiffness is None
+    for bad in (0.0, -0.0, -1.0, np.nan, np.inf):
+        with pytest.raises(ValueError, match="contact_stiffness"):
+            sim.contact_stiffness = bad
+        assert sim.contact_stiffness is None
+    with pytest.raises(TypeError, match="contact_stiffness"):
+        sim.contact_stiffness = "stiff"
+
+
+def test_a_file_keeps_the_law_from_the_step_and_an_old_files_number(tmp_path):
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0, 0], [0.15, 0]])
+    sim.radii = 0.1
+    sim.save(tmp_path / "new.npz")
+    assert np.load(tmp_path / "new.npz")["contact_law"][1] == 0.0  # "from the step"
+    assert ss.load(tmp_path / "new.npz").contact_stiffness is None
+    sim.contact_stiffness = 1e4  # what every file before the law from the step holds
+    sim.save(tmp_path / "old.npz")
+    assert ss.load(tmp_path / "old.npz").contact_stiffness == 1e4
+
+
+@pytest.mark.parametrize("method", ["symplectic_euler", "velocity_verlet", "rk4"])
+def test_the_energy_books_balance_to_the_contacts_error_which_dt_does_not_shrink(method):
+    # Two 1 kg 4 x 4 x 4 jelly blocks flying into each other at 2 m/s (as in
+    # test_node_contact.py), with the stiffness from the step: total + dissipated keeps
+    # its start to within the contacts' own error, at most a substep's dashpot work per
+    # impact and release, 2ζa of the energy that goes through them (measured 0.7 to
+    # 2 %). A contact lasts the same number of substeps at any dt, so quartering dt
+    # leaves it (measured: the same to within a fifth).
+    errors = []
+    for fraction in (0.2, 0.05):
+        kw = {"size": (0.3, 0.3, 0.3), "mass": 1.0, "stiffness": 2000.0}
+        sim = ss.jelly(4, 4, 4, **kw)
+        sim.add(ss.jelly(4, 4, 4, origin=(0.4, 0.05, 0.02), **kw))
+        sim.gravity = 0
+        sim.radii = 0.45 * 0.1
+        sim.velocities[:64, 0], sim.velocities[64:, 0] = 1.0, -1.0
+        sim.track_energy = True
+        dt = fraction * sim.critical_dt()  # the springs' limit
+        sim.step(dt, method=method)  # the law has a dt from here on
+        start = sim.energy().total + sim.dissipated
+        sim.step(dt, steps=int(0.06 / dt), method=method)
+        assert sim.dissipated > 0.1  # the dashpots took a real share
+        errors.append((sim.energy().total + sim.dissipated - start) / start)
+    assert max(map(abs, errors)) <= 2 * zeta(0.5) * A
+    assert 0.5 < errors[1] / errors[0] < 2.0
+
+
+# ---- two balls meeting head-on --------------------------------------------------------
+
+
+def two_balls(e=None):
+    """The issue's scene: 1 kg balls of radius 0.1 m, 4r apart, closing at 2 m/s, 2D."""
+    sim = ss.System(dim=2)
+    sim.gravity = 0
+    sim.add_nodes([[0, 0], [0.4, 0]], masses=1.0, velocities=[[1, 0], [-1, 0]])
+    sim.radii = 0.1
+    if e is not None:
+        sim.contact_restitution = e
+    return sim
+
+
+def collide(sim, method, dt=1e-4):
+    """Step through the collision one substep at a time: the closest approach, m."""
+    closest = np.inf
+    for _ in range(int(0.25 / dt)):
+        sim.step(dt, method=method)
+        closest = min(closest, sim.positions[1, 0] - sim.positions[0, 0])
+    return closest
+
+
+@pytest.mark.parametrize("method", ss.METHODS)
+def test_two_balls_at_the_defaults_come_no_closer_than_98_percent_of_2r(method):
+    # The undamped law's deepest overlap is v / ω_c = v dt / a = 0.8 mm (0.4 % of 2r);
+    # the dashpot makes it less. Measured 0.73 (implicit Euler) to 0.98 (explicit
+    # Euler, which gains energy) times that.
+    sim = two_balls()
+    closest = collide(sim, method)
+    assert closest >= 0.98 * 0.2
+    assert 0.2 - closest <= 2.0 * 1e-4 / A
+    np.testing.assert_allclose(sim.momentum(), 0.0, atol=1e-10 * 2.0)
+
+
+@pytest.mark.parametrize("e", [0.1, 0.5, 0.9, 1.0])
+@pytest.mark.parametrize("method", ss.METHODS)
+def test_two_balls_leave_with_the_restitution_to_the_steps_error(method, e):
+    # A contact lasts about π / a ≈ 13 substeps whatever dt is, so the time step's error
+    # does not shrink with dt (set contact_stiffness for an exact bounce): the issue's 1 %
+    # is not met. The error: the dashpot's step in force, c v, at the impact and at the
+    # release, falls somewhere within a substep: up to c dt / m_eff = 2ζa of the speed;
+    # and the method's own error over the contact, of order a² for the methods that keep
+    # an oscillation's energy or are of second order (measured at e = 0.5: symplectic
+    # Euler and XPBD +4.7 %, rk4 +2.3 %, the Verlets and rk2 +8 %; at e = 0.1 up to
+    # 28 %, at 0.9 and 1 up to 2 %). The first-order methods add their own: explicit
+    # Euler gains amplitude by (1 + a²)^(N/2) over the N ≈ π / (a √(1 − ζ²)) substeps of
+    # a contact, about 1.5 times, and implicit Euler loses as much (measured: ratios of
+    # 1.48 to 1.99 e, and 0.64 to 0.77 e).
+    sim = two_balls(e)
+    collide(sim, method)
+    ratio = (sim.velocities[1, 0] - sim.velocities[0, 0]) / 2.0
+    if method == "euler":
+        assert e < ratio < 2 * e
+    elif method == "implicit_euler":
+        assert 0.5 * e < ratio < e
+    else:
+        assert abs(ratio / e - 1.0) <= 2 * zeta(e) * A + A * A
+
+
+# ---- 100 balls poured into a box --------------------------------------------------------
+
+
+def poured(seed=0):
+    """The issue's pile: 100 balls of radius 4 cm (1 kg, the default) in a box of three
+    planes (the floor and two walls, 0.96 m apart: 12 balls), poured as a loose lattice,
+    every other row over the gaps of the one below, 2.2 r apart, jittered."""
+    rng = np.random.default_rng(seed)
+    n, r, width = 100, 0.04, 0.96
+    row, column = np.divmod(np.arange(n), 10)
+    x = np.empty((n, 2))
+    x[:, 0] = 1.1 * r + 2.2 * r * column + 1.1 * r * (row % 2) + rng.uniform(0, 0.05 * r, n)
+    x[:, 1] = 1.2 * r + 2.2 * r * row + rng.uniform(0, 0.05 * r, n)
+    sim = ss.System(dim=2)
+    sim.add_nodes(x)
+    sim.radii = r
+    sim.add_plane([0, 1], r)  # planes act on node centres: each stands r in
+    sim.add_plane([1, 0], r)
+    sim.add_plane([-1, 0], -(width - r))
+    return sim, r
+
+
+@pytest.mark.parametrize("method", ss.METHODS)
+def test_a_hundred_balls_poured_at_the_defaults_rest_without_sinking(method):
+    # At rest a contact of the bottom rows carries the balls above it: about 9 rows of
+    # m g, shared by two contacts at 60° (÷ √3): δ ≈ 9 m g / (√3 k), k = m/2 (a/dt)²,
+    # 0.16 % of r at dt = 2e-4 s (measured 0.16-0.18 %; with the old 1e4 N/m, 34 %);
+    # checked against twice that and the target, 2 %.
+    # After 3 s no ball moves faster than 1 cm/s (measured at most 3e-3 m/s), measured
+    # as distance over the last 50 ms: explicit Euler's velocity lags its position by a
+    # step, so a ball pressed onto the floor shows v = dt × (its load / m), 2 cm/s here,
+    # while it stays where it is.
+    sim, r = poured()
+    dt = 2e-4
+    sim.step(dt, steps=int(2.95 / dt), method=method)
+    before = sim.positions.copy()
+    sim.step(dt, steps=int(0.05 / dt), method=method)
+    moved = np.linalg.norm(sim.positions - before, axis=1).max()
+    assert moved / 0.05 < 0.01
+    speed = np.linalg.norm(sim.velocities, axis=1).max()
+    if method == "euler":
+        assert speed < dt * 100 * 9.81  # at most the whole heap's weight on one ball
+    else:
+        assert speed < 0.01
+    assert worst_overlap(sim, r) < 0.02 * r
+    assert worst_overlap(sim, r) < 2 * 9 * 9.81 / (np.sqrt(3) * 0.5 * (A / dt) ** 2)
+    assert len(sim.contact_pairs()) > 150  # a heap, not a rain
+    assert np.all(sim.positions[:, 1] >= r - 1e-9)
+
+
+# ---- a stack of 10 jelly cubes ------------------------------------------------------------
+
+
+def jelly_stack(stiffness=5000.0, kick=0.02, seed=1):
+    """Ten jelly cubes on a plane: 4 and 3 nodes a side by turns (4 at the bottom), 5 cm
+    apart, each centred on one vertical axis, so that the 3 x 3 bottom face of a small
+    cube sits in the hollows of the 4 x 4 face below it and the middle 2 x 2 of a big
+    cube's in those of the 3 x 3 face below: they hold without friction. (Nodes stacked
+    straight on nodes, balls on balls, fall off each other at the slightest push, and
+    regularised friction only slows that.) 4 g a node, radius 0.4 of the spacing; every
+    node kicked at up to `kick` m/s, so that nothing holds by symmetry alone."""
+    s = 0.05
+    r = 0.4 * s
+    lift = np.sqrt((2 * r) ** 2 - 0.5 * s * s)  # a node in the hollow of four below
+    sim, y, cubes = None, 0.0, []
+    for c in range(10):
+        n = 4 if c % 2 == 0 else 3
+        size = (n - 1) * s
+        cube = ss.jelly(
+            n, n, n, size=size, mass=0.004 * n**3, stiffness=stiffness, damping_ratio=0.3,
+            origin=(-size / 2, y, -size / 2),
+        )  # fmt: skip
+        first = 0 if sim is None else sim.num_nodes
+        cubes.append(slice(first, first + n**3))
+        y += size + lift
+        if sim is None:
+            sim = cube
+        else:
+            sim.add(cube)
+    sim.radii = r
+    sim.velocities = np.random.default_rng(seed).uniform(-kick, kick, sim.velocities.shape)
+    sim.add_plane([0, 1, 0], 0.0)
+    return sim, r, cubes
+
+
+def stack_holds(method, duration):
+    sim, r, cubes = jelly_stack()
+    dt = 0.5 * sim.critical_dt()  # the springs' limit: the law from the step is not in it
+    top = sim.positions[:, 1].max()
+    for _ in range(int(duration / 0.5)):
+        sim.step(dt, steps=int(0.5 / dt), method=method)
+        assert worst_overlap(sim, r) < 0.02 * r
+    centres = np.array([sim.positions[c].mean(axis=0) for c in cubes])
+    assert np.abs(centres[:, [0, 2]] - centres[0, [0, 2]]).max() < 0.005  # upright
+    assert sim.positions[:, 1].max() > top - 0.01  # not crushed
+    # The bottom interface carries the 9 cubes above (1.56 kg) on 36 contacts (9 nested
+    # nodes touching 4 each, 62° from the vertical): δ ≈ W / (36 cos 62° k), with
+    # k = m_eff (a/dt)², m_eff = 2 g: 0.05 % of r at this dt (measured 0.06 %).
+    return worst_overlap(sim, r)
+
+
+def test_a_stack_of_ten_jelly_cubes_holds_with_symplectic_euler():
+    assert stack_holds("symplectic_euler", 1.0) < 0.02 * 0.02
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("method", ss.METHODS)
+def test_a_stack_of_ten_jelly_cubes_holds_with_every_method(method):
+    assert stack_holds(method, 3.0) < 0.02 * 0.02
+
+
+# ---- bodies placed overlapping ----------------------------------------------------------
+
+
+def overlapping_cubes(overlap=0.015):
+    """The issue's scene: two 3 x 3 x 3 jelly cubes (20 cm, 1 kg) placed with their
+    contact radii (4 cm) overlapping by 1.5 cm face to face; no gravity."""
+    size, r = 0.2, 0.04
+    kw = {"size": size, "mass": 1.0, "stiffness": 2000.0, "damping_ratio": 0.5}
+    a = ss.jelly(3, 3, 3, **kw)
+    a.add(ss.jelly(3, 3, 3, origin=(size + 2 * r - overlap, 0, 0), **kw))
+    a.radii = r
+    a.gravity = 0
+    return a
+
+
+@pytest.mark.parametrize("stiffness", [None, 1e4])
+@pytest.mark.parametrize("method", ss.METHODS)
+def test_bodies_placed_overlapping_are_pushed_apart_not_reported_diverged(method, stiffness):
+    # The divergence watch counts what the overlaps store as available to the motion
+    # (with 1e4 N/m: 9 pairs of ½ k δ² = 10.1 J; the issue saw this reported diverged at
+    # 6 ms). The jelly is damped (ζ = 0.5) so that explicit Euler is stable on its springs.
+    sim = overlapping_cubes()
+    sim.contact_stiffness = stiffness
+    if stiffness is not None:
+        assert sim.energy().contact == pytest.approx(9 * 0.5 * 1e4 * 0.015**2, rel=1e-9)
+    dt = 0.5 * sim.critical_dt()
+    sim.step(dt, steps=int(0.2 / dt), method=method)  # 64-substep books, and short calls:
+    for _ in range(50):
+        sim.step(dt, steps=3, method=method)
+    half = sim.num_nodes // 2
+    assert len(sim.contact_pairs()) == 0  # apart
+    assert sim.velocities[half:, 0].mean() > sim.velocities[:half, 0].mean() + 0.5
+    assert np.isfinite(sim.positions).all()
