@@ -197,6 +197,9 @@ typedef struct {
     double dissipated;    /* J removed since reset (with track_energy: see below) */
     int prev_accel_valid; /* SS_PREV_ACCEL holds the last Verlet step's acceleration */
     size_t crossings;     /* nodes seen going through a triangle (self_collision.c) */
+    /* s: the substep of the last step call that succeeded (0: none yet), at which the
+     * contact law from the step is counted between steps (energy(), contact.c) */
+    double contact_dt;
 } ss_state;
 
 /* The state's parts, by the names Python shows them under (_core.STATE_FIELDS). */
@@ -221,6 +224,7 @@ enum {
     SS_STATE_TIME,
     SS_STATE_DISSIPATED,
     SS_STATE_CROSSINGS,
+    SS_STATE_CONTACT_DT,
     SS_STATE_FIELD_COUNT
 };
 extern const ss_state_field ss_state_fields[SS_STATE_FIELD_COUNT];

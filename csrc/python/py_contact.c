@@ -21,7 +21,7 @@ PyObject *ss_py_system_contact_dt(SystemObject *self, PyObject *unused) {
     ss_system *sys = ss_py_system(self);
     if (!sys)
         return NULL;
-    return PyFloat_FromDouble(sys->contact->dt);
+    return PyFloat_FromDouble(sys->state.contact_dt);
 }
 
 /* _has_radii() -> bool: some node has a contact radius > 0 (makes no array). */

@@ -106,9 +106,9 @@ def test_critical_dt_leaves_the_law_from_the_step_out():
     assert 0.0 < sim.critical_dt() < 2 / np.sqrt(2 * 1e4 / 1.0)  # (the dashpot lowers it)
 
 
-def test_the_contact_energy_is_counted_at_the_last_calls_dt():
-    # A copy keeps the dt; a call that fails does not change it; a file or a pickle has
-    # none until it steps, and then steps (and counts) bit for bit like the original.
+def test_the_contact_energy_is_counted_at_the_last_calls_dt(tmp_path):
+    # The dt is state: a copy, a pickle and a file keep it; a call that fails does not
+    # change it; what was kept then steps (and counts) bit for bit like the original.
     sim = ss.System(dim=2)
     sim.gravity = 0
     sim.add_nodes([[0, 0], [0.15, 0], [5, 0], [6.5, 0]], masses=1.0)
@@ -125,12 +125,15 @@ def test_the_contact_energy_is_counted_at_the_last_calls_dt():
     assert sim.energy().contact == energy
     ref = reference.State.from_system(sim)
     assert reference.contact_energy(ref, ref.x) == pytest.approx(energy, rel=1e-12)
-    twin = pickle.loads(pickle.dumps(sim))
-    assert twin.contact_stiffness is None and twin.energy().contact == 0.0
-    for each in (sim, twin):
+    sim.save(tmp_path / "s.npz")
+    twins = [pickle.loads(pickle.dumps(sim)), ss.load(tmp_path / "s.npz")]
+    for twin in twins:
+        assert twin.contact_stiffness is None and twin.energy().contact == energy
+    for each in (sim, *twins):
         each.step(1e-4)
-    assert twin.energy().contact == sim.energy().contact
-    np.testing.assert_array_equal(twin.positions, sim.positions)
+    for twin in twins:
+        assert twin.energy().contact == sim.energy().contact
+        np.testing.assert_array_equal(twin.positions, sim.positions)
 
 
 def test_none_sets_the_law_from_the_step_and_numbers_must_be_positive():

@@ -378,6 +378,7 @@ def test_settings_survive_copy_save_and_load(tmp_path):
         version_4 += ("radii", "groups", "contact_law", "contact_off")
         version_4 += ("self_collision",)  # and 6's
         version_4 += ("dissipated", "track_energy", "crossings")  # and 7's
+        version_4 += ("contact_dt",)  # and 8's
         entries = {k: npz[k] for k in npz.files if k not in version_4}
     entries["version"] = np.array(3)
     np.savez(tmp_path / "version3.npz", **entries)

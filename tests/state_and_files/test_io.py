@@ -33,6 +33,7 @@ VERSION_6 = ("collider_ends", "mesh_counts", "mesh_vertices", "mesh_faces")
 VERSION_6 += ("radii", "groups", "contact_law", "contact_off")
 VERSION_6 += ("self_collision",)
 VERSION_7 = ("dissipated", "track_energy", "crossings")
+VERSION_7 += ("contact_dt",)  # (version 8)
 
 
 def assert_identical(a, b):
@@ -147,7 +148,7 @@ def test_save_replaces_a_file_and_is_plain_npz(tmp_path):
     assert_identical(load(path), sim)
     with np.load(path, allow_pickle=False) as entries:
         assert entries["format"] == "springsim.System"
-        assert entries["version"] == FORMAT_VERSION == 7
+        assert entries["version"] == FORMAT_VERSION == 8
         assert entries["dim"] == 2
 
 

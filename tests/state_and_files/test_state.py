@@ -61,6 +61,7 @@ def test_the_table_names_every_part_of_what_a_step_changes():
         "time",
         "dissipated",
         "crossings",
+        "contact_dt",
     ]
     sim = thrown_through_a_triangle()
     before = sim._state()
@@ -178,7 +179,7 @@ def test_set_state_checks_everything_first_and_changes_nothing_on_error():
         assert_state_equal(sim._state(), before)
     with pytest.raises(KeyError, match="crossings"):
         sim._set_state({**{k: v for k, v in bad.items() if k != "crossings"}, "extra": 0})
-    with pytest.raises(ValueError, match="7 state fields"):
+    with pytest.raises(ValueError, match="8 state fields"):
         sim._set_state({**bad, "extra": 0})
     plain = ss.string(3, length=1.0, mass=0.1, stiffness=10.0)
     with pytest.raises(ValueError, match="self-collision is off"):

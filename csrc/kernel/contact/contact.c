@@ -83,7 +83,6 @@ ss_contact *ss_contact_copy(const ss_contact *src) {
     t->friction = src->friction;
     t->zeta = src->zeta;
     t->omega_dt = src->omega_dt;
-    t->dt = src->dt;
     if (src->num_off) {
         t->off = ss_malloc(src->num_off * sizeof *t->off);
         if (!t->off) {
@@ -563,7 +562,7 @@ ss_status ss_contact_prepare(ss_system *sys, double dt) {
 }
 
 void ss_contact_end_step(ss_system *sys) {
-    sys->contact->dt = sys->contact->step_dt;
+    sys->state.contact_dt = sys->contact->step_dt;
 }
 
 ss_status ss_contact_pairs_now(ss_system *sys, int32_t **pairs, size_t *count) {
@@ -653,7 +652,7 @@ double ss_contact_pair_stiffness(const ss_contact *t, double m_eff, double dt) {
 /* The dt the law from the step is at: the running call's in the step's scratch, the
  * last call's for a query. */
 static double law_dt(const ss_system *sys, const ss_contact_scratch *found) {
-    return found == &sys->contact->found ? sys->contact->step_dt : sys->contact->dt;
+    return found == &sys->contact->found ? sys->contact->step_dt : sys->state.contact_dt;
 }
 
 /* The effective mass of pair (i, j), kg: m_i m_j / (m_i + m_j), or the free node's mass

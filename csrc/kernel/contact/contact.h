@@ -54,10 +54,9 @@ typedef struct ss_contact {
     double friction;    /* Coulomb mu >= 0 */
     double zeta;        /* the dashpot's damping ratio for e */
     double omega_dt;    /* w_c dt of the law from the step, for zeta and mu */
-    /* s: the substep of the last step call that succeeded (0: none yet), which the law
-     * from the step is at for queries (energy(), contact_power), and the running call's,
-     * which its forces and books use. Copied with the law; not saved in files. */
-    double dt, step_dt;
+    /* s: the running call's substep, which its forces and books use. (The last
+     * successful call's, which queries use, is state: sys->state.contact_dt.) */
+    double step_dt;
     uint64_t *off; /* group pairs switched off: (min << 32 | max) keys, sorted */
     size_t num_off, off_capacity;
     /* The step's scratch, grow-only, derived from the state (never copied, never saved). */

@@ -22,6 +22,7 @@ const ss_state_field ss_state_fields[SS_STATE_FIELD_COUNT] = {
     [SS_STATE_TIME] = {"time", SS_FIELD_REAL, 0, offsetof(ss_state, time)},
     [SS_STATE_DISSIPATED] = {"dissipated", SS_FIELD_REAL, 0, offsetof(ss_state, dissipated)},
     [SS_STATE_CROSSINGS] = {"crossings", SS_FIELD_COUNT, 0, offsetof(ss_state, crossings)},
+    [SS_STATE_CONTACT_DT] = {"contact_dt", SS_FIELD_REAL, 0, offsetof(ss_state, contact_dt)},
 };
 
 ss_status ss_system_set_state(ss_system *sys, const double *const arrays[SS_STATE_FIELD_COUNT],
@@ -36,6 +37,9 @@ ss_status ss_system_set_state(ss_system *sys, const double *const arrays[SS_STAT
         return ss_fail(sys, SS_ERR_VALUE, "time is %g: must be finite", state->time);
     if (!isfinite(state->dissipated))
         return ss_fail(sys, SS_ERR_VALUE, "dissipated is %g J: must be finite", state->dissipated);
+    if (!(state->contact_dt >= 0.0) || !isfinite(state->contact_dt))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_dt is %g s: must be finite and >= 0",
+                       state->contact_dt);
     if (state->prev_accel_valid != 0 && state->prev_accel_valid != 1)
         return ss_fail(sys, SS_ERR_VALUE, "_verlet_valid must be 0 or 1");
     if (state->crossings && !sys->self_collision)

@@ -73,6 +73,9 @@ key                   shape, dtype          meaning
 ``dissipated``        (), float64           :attr:`System.dissipated`, J
 ``track_energy``      (), bool              :attr:`System.track_energy`
 ``crossings``         (), int64             :attr:`System.self_collision_crossings`
+``contact_dt``        (), float64           the substep of the last step that succeeded,
+                                            s (0: none), at which the contact law from
+                                            the step is counted between steps
 ===================== ===================== ==========================================
 
 Version 1 files (no ``colliders``, ``break_strains``, ``max_strain`` or ``iterations``
@@ -85,11 +88,10 @@ driven nodes. Files before version 6 (no ``collider_ends``, ``mesh_*`` or
 ``self_collision`` entries) hold planes and spheres only, and load with no node–node
 contact (no radii, the default law) and self-collision off. Files before version 7 (no
 ``dissipated``, ``track_energy`` or ``crossings``) load with the energy
-books at 0, untracked, and the crossings counted from 0. A file keeps the contact law,
-not the dt of the last step that the stiffness from the step was counted at: a loaded
-system's ``energy().contact`` counts it again from its first step. Files written before
-the stiffness from the step hold a stiffness in N/m (1e4, the old default) and load
-with it.
+books at 0, untracked, and the crossings counted from 0. Files before version 8 (no
+``contact_dt``) load with it at 0, as if never stepped: the contact law from the step
+counts its energy again from the first step. Files written before the stiffness from
+the step hold a stiffness in N/m (1e4, the old default) and load with it.
 
 A drive whose path is a function cannot be kept (it is code, and the file holds no
 pickle): :func:`springsim.io.save` warns and leaves it out, and the loaded system holds
@@ -133,7 +135,7 @@ System = TypeVar("System", bound=_core.System)
 #: The ``format`` entry of a springsim save file.
 FORMAT = "springsim.System"
 #: The version of the save format this springsim writes, and the newest it reads.
-FORMAT_VERSION = 7
+FORMAT_VERSION = 8
 
 # Per-node and per-spring arrays: name -> (dtype, columns), columns "dim" or an int
 # (None for one value per row). Their order is the order they are written in.
@@ -195,6 +197,7 @@ _KEYS_BY_VERSION[7] = _KEYS_BY_VERSION[6] | {
     "track_energy",
     "crossings",
 }
+_KEYS_BY_VERSION[8] = _KEYS_BY_VERSION[7] | {"contact_dt"}
 _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 
 #: The state's entries: one per field of the kernel's state (``_core.STATE_FIELDS``,
@@ -202,8 +205,8 @@ _KEYS = _KEYS_BY_VERSION[FORMAT_VERSION]
 STATE_KEYS = tuple(name for name, _ in _core.STATE_FIELDS)
 # The dtype each kind of state field is stored as.
 _STATE_DTYPES = {"array": np.float64, "real": np.float64, "flag": np.bool_, "count": np.int64}
-# What the state fields a file before version 7 lacks start at.
-_STATE_DEFAULTS = {"dissipated": 0.0, "crossings": 0}
+# What the state fields an older file lacks start at (versions 7 and 8 added them).
+_STATE_DEFAULTS = {"dissipated": 0.0, "crossings": 0, "contact_dt": 0.0}
 
 
 #: The entries of the colliders that format version 6 added (boxes' and capsules' ends,
@@ -629,6 +632,8 @@ def _read_entries(
         data["dissipated"] = scalar("dissipated", "f")
         data["track_energy"] = scalar("track_energy", "b")
         data["crossings"] = scalar("crossings", "iu")
+    if version >= 8:
+        data["contact_dt"] = scalar("contact_dt", "f")
     return data
 
 
