@@ -205,6 +205,21 @@ def test_a_contact_heavy_cloth_in_short_calls_is_stopped_before_it_outgrows_the_
     assert_caught(error, before, sim)
 
 
+@pytest.mark.parametrize("calls", [1, 10])
+def test_a_driven_cloth_in_short_calls_is_stopped_too(calls):
+    # The same cloth with one corner dragged sideways at 0.2 m/s: short calls with a
+    # drive kept no books at all (they did not count the moving pins' work), so the
+    # blow-up ran on unseen. The loop's books now count that work.
+    sim = contact_heavy_cloth()
+    sim.pin(0, velocity=(0.2, 0.0, 0.0))
+    size = scene_size(sim)
+    dt = 0.5 * sim.critical_dt()
+    error, before, done, largest = step_until_unstable(sim, dt, calls, "euler", most=1200)
+    assert "the euler step diverged" in str(error)
+    assert largest < 2.0 * size
+    assert_caught(error, before, sim)
+
+
 @pytest.mark.parametrize("method", ["symplectic_euler", "rk2"])
 def test_a_blow_up_faster_than_the_checks_is_stopped_by_the_size_of_the_state(method):
     # At 2.5 times the limit the energy grows ~100-fold per substep: 64 substeps would

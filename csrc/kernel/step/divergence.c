@@ -410,7 +410,9 @@ static void casual_open(ss_system *sys, struct ss_books *b, int found) {
     b->since_check = 0;
     b->open = b->casual = b->sequence = 1;
     b->check_end = 0;
-    b->pins_move = 0; /* pinned nodes are held still in a call that drives none */
+    /* pinned nodes are held still in a call that drives none; a driven call's moving
+     * pins were found as it began (casual_begin) */
+    b->pins_move = sys->drives ? b->pins_move : 0;
     b->pin_work = 0.0;
     b->margin = 0.0;
     ss_books_record(sys, b);
@@ -442,6 +444,12 @@ static ss_status casual_begin(ss_system *sys, struct ss_books *b, double dt, int
         }
         casual_open(sys, b, 1);
     }
+    if (sys->drives) { /* the driven nodes move: the work of the moving pins counts */
+        const ss_status st = find_moving_pins(sys, b, b->pins_move);
+        if (st)
+            return st;
+        b->pin_power = driven_power(sys, b); /* the velocities the drives just gave */
+    }
     b->dt = dt;
     sys->scratch.probe_scale = b->scale;
     *watched = 1;
@@ -455,9 +463,7 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
     *watched = 0;
     sys->scratch.probe_scale = 1.0;
     struct ss_books *b = sys->scratch.books;
-    /* a short call with drives keeps no books (the short calls' account counts no work
-     * of moving pins) */
-    if (!watching(sys, method) || (casual && sys->drives)) {
+    if (!watching(sys, method)) {
         if (b)
             b->open = 0; /* a sequence the caller did not keep watched ends here */
         return SS_OK;

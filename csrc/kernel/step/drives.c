@@ -355,14 +355,7 @@ ss_status ss_drives_copy(ss_system *dst, const ss_system *src) {
 }
 
 void ss_drives_free(ss_system *sys) {
-    struct ss_drives *all = sys->drives;
-    if (!all)
-        return;
-    for (size_t k = 0; k < all->count; k++)
-        free_drive(&all->list[k]);
-    ss_free(all->list);
-    ss_free(all);
-    sys->drives = NULL;
+    ss_drives_clear(sys); /* (the last drive gone, its list goes too) */
 }
 
 size_t ss_drives_nbytes(const ss_system *sys) {
