@@ -8,7 +8,7 @@ contacts held when the books opened), and a step whose motion exceeds
 :class:`springsim.UnstableError`. A plain call of EVERY substeps or more keeps books of
 its own; a loop of shorter plain calls keeps one set over its calls, which starts
 afresh whenever something else changed the state between them
-(csrc/kernel/step/divergence_calls.c), unless a node is driven (then it keeps none).
+(csrc/kernel/step/divergence_calls.c); the work of driven nodes counts in both.
 :meth:`springsim.System.run` makes many kernel calls of one motion, and keeps one set
 of books over all of them by giving each call one of these values, which the kernel
 defines (``springsim._core.BOOKS_*``), as an argument: ``sim._step_in_run(dt, steps,
