@@ -785,13 +785,11 @@ def system_from_arrays(data: dict[str, np.ndarray], name: str, cls: type[System]
             sim.track_energy = bool(data["track_energy"])
         # The state, last (adding nodes resets Verlet's history), through its one
         # definition; files before version 7 start the books and crossings at 0.
-        state = {key: data.get(key, _STATE_DEFAULTS.get(key)) for key in STATE_KEYS}
-        sim._set_state(
-            {
-                key: np.ascontiguousarray(value) if np.ndim(value) else np.asarray(value).item()
-                for key, value in state.items()
-            }
-        )
+        state: dict[str, Any] = {}
+        for key in STATE_KEYS:
+            value = np.asarray(data[key] if key in data else _STATE_DEFAULTS[key])
+            state[key] = np.ascontiguousarray(value) if value.ndim else value.item()
+        sim._set_state(state)
     except (ValueError, TypeError) as error:
         if str(error).startswith(name):
             raise

@@ -12,7 +12,7 @@ only those functions, as ``_drive_paths`` (drive id -> function).
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, TypeVar
+from typing import Any, TypeVar, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -287,12 +287,14 @@ def drives(self: _core.System) -> list[_Drive]:
     found = []
     for drive_id, kind, nodes, counter, t0, values, width, rows in self._drive_table():
         if kind == _core.DRIVE_LINE:
+            line = cast(np.ndarray, values)  # (a line always has its values)
             k = nodes.size
-            found.append(_Drive(nodes, _Line(values[:k], values[k:], t0), None, counter))
+            found.append(_Drive(nodes, _Line(line[:k], line[k:], t0), None, counter))
         elif kind == _core.DRIVE_TARGETS:
             found.append(_Drive(nodes, None, values, counter))
         else:
-            every = width == nodes.size and np.array_equal(rows, np.arange(width))
+            taken = cast(np.ndarray, rows)  # (a hook always has its rows)
+            every = width == nodes.size and np.array_equal(taken, np.arange(width))
             found.append(
                 _Drive(nodes, paths.get(drive_id), None, counter, None if every else rows, width)
             )
