@@ -491,3 +491,24 @@ def test_a_drag_steps_without_the_gil_and_a_function_path_with_it():
     seen = sim.time  # waits for the step's end
     runner.join()
     assert done == [None] and seen == sim.time == pytest.approx(0.1)
+
+
+@pytest.mark.parametrize("keep", ["pickle", "save"])
+def test_a_driven_node_unpinned_through_the_view_stays_unpinned_in_a_twin(keep, tmp_path):
+    # Found by the fuzzer: adding a drive pins its nodes, so a twin rebuilt from a file
+    # or a pickle pinned a node the original had unpinned through the `pinned` view.
+    sim = ss.System(dim=2)
+    sim.gravity = (0.0, -9.81)
+    sim.add_nodes([[1.0, 0.0], [0.0, 1.0]], masses=1.0)
+    sim.add_springs([[0, 1]], stiffness=10.0)
+    sim.drive(0, [[[0.0, 0.0]]])
+    sim.pinned[0] = False
+    if keep == "pickle":
+        twin = pickle.loads(pickle.dumps(sim))
+    else:
+        sim.save(tmp_path / "s.npz")
+        twin = ss.load(tmp_path / "s.npz")
+    assert twin.pinned.tolist() == sim.pinned.tolist() == [False, False]
+    for each in (sim, twin):
+        each.step(1e-4, steps=2, method="euler")
+    assert_same(snapshot(twin), snapshot(sim))

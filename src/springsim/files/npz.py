@@ -779,7 +779,7 @@ def system_from_arrays(data: dict[str, np.ndarray], name: str, cls: type[System]
         if all(key in data for key in DRIVE_KEYS):  # (files before version 5: none)
             drives = drives_from_entries(data, sim.num_nodes, invalid)
             if drives:
-                pins.set_drives(sim, drives)
+                restore_drives(sim, drives, contiguous("pinned"))
         apply_contact_entries(sim, data)
         if "track_energy" in data:  # (files before version 7: untracked)
             sim.track_energy = bool(data["track_energy"])
@@ -795,6 +795,14 @@ def system_from_arrays(data: dict[str, np.ndarray], name: str, cls: type[System]
             raise
         raise invalid(f"invalid content: {error}") from None
     return sim
+
+
+def restore_drives(sim: _core.System, drives: list[_Drive], pinned: np.ndarray) -> None:
+    """Give a system being rebuilt (a load, an unpickling) its drives, then the pinned
+    flags it was saved with: adding a drive pins its nodes, but the original's may have
+    been unpinned since through the ``pinned`` view (then the drive still moves them)."""
+    pins.set_drives(sim, drives)
+    sim._set_array("pinned", pinned)
 
 
 def _indices(value: np.ndarray, key: str, invalid: Callable[[str], ValueError]) -> np.ndarray:

@@ -46,7 +46,7 @@ def _unpickle(cls: type[System], arrays: dict[str, np.ndarray], extras: dict[str
         sim.dissipated = extras["dissipated"]
         sim.track_energy = extras["track_energy"]
     if extras["drives"]:
-        pins.set_drives(sim, extras["drives"])
+        npz.restore_drives(sim, extras["drives"], np.ascontiguousarray(arrays["pinned"]))
     return sim
 
 
