@@ -180,7 +180,6 @@ PyMODINIT_FUNC PyInit__core(void) {
     if (PyModule_AddIntConstant(m, "BOOKS_CALL", SS_BOOKS_CALL) < 0 ||
         PyModule_AddIntConstant(m, "BOOKS_START", SS_BOOKS_START) < 0 ||
         PyModule_AddIntConstant(m, "BOOKS_CONTINUE", SS_BOOKS_CONTINUE) < 0 ||
-        PyModule_AddIntConstant(m, "BOOKS_EXACT", SS_BOOKS_EXACT) < 0 ||
         PyModule_AddIntConstant(m, "BOOKS_CHECK_END", SS_BOOKS_CHECK_END) < 0 ||
         PyModule_AddIntConstant(m, "BOOKS_EVERY", SS_BOOKS_EVERY) < 0)
         goto error;

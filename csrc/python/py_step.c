@@ -172,7 +172,7 @@ PyObject *ss_py_system_step_in_run(SystemObject *self, PyObject *args) {
     int books;
     if (!PyArg_ParseTuple(args, "OOOi:_step_in_run", &dt_obj, &steps_obj, &method_obj, &books))
         return NULL;
-    if (books < 0 || books > (SS_BOOKS_CHECK_END | 3)) {
+    if (books < 0 || books > (SS_BOOKS_CHECK_END | SS_BOOKS_CONTINUE) || (books & 3) == 3) {
         PyErr_Format(PyExc_ValueError, "unknown books mode %d", books);
         return NULL;
     }

@@ -11,7 +11,6 @@ STATE_FIELDS: tuple[tuple[str, str], ...]
 BOOKS_CALL: int
 BOOKS_START: int
 BOOKS_CONTINUE: int
-BOOKS_EXACT: int
 BOOKS_CHECK_END: int
 BOOKS_EVERY: int
 CONTACT_OMEGA_DT: float

@@ -357,8 +357,8 @@ static double driven_power(const ss_system *sys, const struct ss_books *b) {
 }
 
 /* Whether a pinned node moves; if one does, list the springs with a pinned end and a
- * finite stiffness (unless `keep`: an exact continuation, whose pins and springs are
- * those of the call before). SS_ERR_NOMEM possible. */
+ * finite stiffness (unless `keep`: a short call of a driven loop, whose pins and
+ * springs are those of the call before while the topology is the same). SS_ERR_NOMEM possible. */
 static ss_status find_moving_pins(ss_system *sys, struct ss_books *b, int keep) {
     const size_t dim = (size_t)sys->dim;
     const double *v = SS_DOUBLES(sys, SS_VELOCITIES);
@@ -477,7 +477,7 @@ ss_status ss_books_begin(ss_system *sys, int books_mode, ss_method method, size_
     if (casual)
         return casual_begin(sys, b, dt, watched);
     const int go_on = b->open && !b->casual && mode != SS_BOOKS_CALL && mode != SS_BOOKS_START;
-    ss_status st = find_moving_pins(sys, b, go_on && mode == SS_BOOKS_EXACT);
+    ss_status st = find_moving_pins(sys, b, 0);
     if (st)
         return st;
     if (!go_on) {

@@ -22,7 +22,6 @@ enum {
     SS_BOOKS_CONTINUE = 2, /* continue them; the state may have been edited since the last
                               call (which checked at its end): the edit's energy counts as
                               put in */
-    SS_BOOKS_EXACT = 3,    /* continue them; only driven (pinned) nodes were placed since */
     SS_BOOKS_CHECK_END = 4 /* flag: check at the end of this call */
 };
 #define SS_BOOKS_EVERY 64
@@ -45,8 +44,9 @@ struct ss_books {
     double gas_start;   /* J: the gas energy as the current call started */
     double pin_work;    /* J: work of moving pins and the air in the current call so far */
     double pin_power;   /* W: their power at the end of the last substep */
-    /* Springs with a pinned end (rebuilt for each call but the exact continuations of
-     * an unchanged topology), and the topology they were listed for. */
+    /* Springs with a pinned end (rebuilt for each call, but kept across the short calls
+     * of a driven loop while the topology is unchanged), and the topology they were
+     * listed for. */
     int32_t *pin_springs;
     size_t num_pin_springs, pin_capacity, pin_topology;
     double failed_motion, failed_most; /* J: the figures of the last check */

@@ -27,8 +27,6 @@ START = _core.BOOKS_START
 #: Continue them; the state may have been edited since the last call (which checked
 #: at its end), and the energy an edit added counts as put in.
 CONTINUE = _core.BOOKS_CONTINUE
-#: Continue them; only driven (pinned) nodes were placed since the last call.
-EXACT = _core.BOOKS_EXACT
 #: Flag: check at the end of this call.
 CHECK_END = _core.BOOKS_CHECK_END
 #: Substeps between checks.
