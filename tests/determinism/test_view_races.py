@@ -80,7 +80,19 @@ CHILD = textwrap.dedent(
             except RuntimeError:
                 counts["refused"] += 1
         writes += 1
-    while not queries and time.perf_counter() < end:
+    while not queries and (
+        time.perf_counter() < end or (counts["steps"] == 0 and time.perf_counter() < end + 30)
+    ):
+        if writes % 400 == 399:
+            # A calm spell: a sane state until one step goes through, so that a slow
+            # build (sanitizers) races steps that run to the end, not only ones that a
+            # hostile write made fail. Written again and again: a step that fails rolls
+            # back to the state it saved, which may hold a hostile write.
+            target, calm = counts["steps"] + 1, time.perf_counter() + 10
+            while counts["steps"] < target and time.perf_counter() < calm:
+                x[:] = x_start
+                v[:] = 0.0
+                time.sleep(0.01)
         rows = rng.integers(0, n, size=rng.integers(1, 40))
         pick = rng.random()
         if pick < 0.45:  # across many cells, in and out of the grid's box
