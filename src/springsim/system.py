@@ -202,6 +202,7 @@ class System(_core.System):
     connect = topology.connect
     remove_nodes = topology.remove_nodes
     remove_springs = topology.remove_springs
+    bodies = topology.bodies
     break_strain = property(topology.break_strain, topology.set_break_strain)
 
     # Pins and drives, and the copy that gives each drive its own progress (model/pins.py)

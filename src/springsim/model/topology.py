@@ -349,6 +349,48 @@ def remove_springs(self: _core.System, indices: npt.ArrayLike) -> None:
     self._remove_springs(_as_indices(indices, "indices", self.num_springs, "spring"))
 
 
+def bodies(self: _core.System) -> np.ndarray:
+    """The body of each node: the connected pieces that springs and faces join.
+
+    Two nodes belong to one body when a path of springs or face edges joins them;
+    a node that nothing joins is a body of its own. Bodies are numbered 0, 1, ...
+    in the order of their first node, so ``sim.add(other)`` numbers the added
+    body after the system's own. Plots colour by it (``color_by="body"``) and
+    records sum over it.
+
+    Returns
+    -------
+    numpy.ndarray
+        (N,) int64, a fresh array (the labels are computed, not stored).
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> sim = ss.System(dim=2)
+    >>> _ = sim.add_nodes([[0, 0], [1, 0], [5, 0], [6, 0], [9, 0]])
+    >>> _ = sim.add_springs([[0, 1], [3, 2]], stiffness=1.0)
+    >>> sim.bodies().tolist()
+    [0, 0, 1, 1, 2]
+    """
+    n = self.num_nodes
+    faces = np.asarray(self.faces, dtype=np.int64)
+    links = [np.asarray(self.springs, dtype=np.int64).reshape(-1, 2)]
+    links += [faces[:, [c, (c + 1) % faces.shape[1]]] for c in range(faces.shape[1])]
+    a, b = np.concatenate(links).T if links else (np.zeros(0, np.int64),) * 2
+    root = np.arange(n, dtype=np.int64)
+    while True:  # every node takes the least root on its links, then jumps to its root's
+        low = np.minimum(root[a], root[b])
+        new = root.copy()
+        np.minimum.at(new, a, low)
+        np.minimum.at(new, b, low)
+        np.minimum.at(new, root, new)  # a root takes what its members found
+        new = new[new]
+        if np.array_equal(new, root):
+            break
+        root = new
+    return np.unique(root, return_inverse=True)[1].astype(np.int64)
+
+
 def break_strain(self: _core.System) -> float | None:
     """Tearing strain of every spring, or None (the default) when none can tear.
 
