@@ -373,8 +373,8 @@ def bodies(self: _core.System) -> np.ndarray:
     [0, 0, 1, 1, 2]
     """
     n = self.num_nodes
-    faces = np.asarray(self.faces, dtype=np.int64)
-    links = [np.asarray(self.springs, dtype=np.int64).reshape(-1, 2)]
+    faces = np.asarray(self._view("faces"), dtype=np.int64)
+    links = [np.asarray(self._view("springs"), dtype=np.int64).reshape(-1, 2)]
     links += [faces[:, [c, (c + 1) % faces.shape[1]]] for c in range(faces.shape[1])]
     a, b = np.concatenate(links).T if links else (np.zeros(0, np.int64),) * 2
     root = np.arange(n, dtype=np.int64)
