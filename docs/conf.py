@@ -21,6 +21,9 @@ extensions = [
     "myst_nb",  # Markdown pages and notebooks (it loads myst_parser)
     "sphinx.ext.autodoc",
     "numpydoc",
+    # MathJax served from the site itself (_static/mathjax), so that the formulas
+    # render offline: Sphinx's default loads it from a CDN at view time
+    "sphinx-mathjax-offline",
 ]
 
 # Pages: docs/*.md, docs/guide/*.md and the notebooks (docs/notebooks links to

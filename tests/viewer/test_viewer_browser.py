@@ -18,7 +18,16 @@ import time
 
 import numpy as np
 import pytest
-from viewer_bridge import Bridge, find_chromium, start_chromium
+from viewer_bridge import (
+    NODE,
+    PIN,
+    Bridge,
+    blob_center,
+    find_chromium,
+    pixels,
+    projected,
+    start_chromium,
+)
 
 import springsim as ss
 
@@ -32,8 +41,6 @@ from PIL import Image  # noqa: E402  (matplotlib's dependency)
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-NODE = (0x1F, 0x4E, 0x9C)
-PIN = (0xD6, 0x27, 0x28)
 VIEW = "document.querySelector('.springsim-viewer').springsimView"
 
 
@@ -72,44 +79,6 @@ def wait(condition, timeout=10.0):
         if time.monotonic() > deadline:
             raise AssertionError("timed out waiting for the page")
         time.sleep(0.02)
-
-
-def projected(camera, points):
-    """Screen position (CSS px) of each point: the projection viewer.js documents."""
-    w, h = camera["width"], camera["height"]
-    if camera["dim"] == 2:
-        c, s = camera["center"], camera["scale"]
-        return np.column_stack(
-            [w / 2 + s * (points[:, 0] - c[0]), h / 2 - s * (points[:, 1] - c[1])]
-        )
-    r = points - np.array(camera["target"])
-    yaw, pitch = camera["yaw"], camera["pitch"]
-    x1 = math.cos(yaw) * r[:, 0] + math.sin(yaw) * r[:, 2]
-    z1 = -math.sin(yaw) * r[:, 0] + math.cos(yaw) * r[:, 2]
-    y2 = math.cos(pitch) * r[:, 1] - math.sin(pitch) * z1
-    z2 = math.sin(pitch) * r[:, 1] + math.cos(pitch) * z1
-    d = camera["distance"] - z2
-    f = h / 2 / math.tan(camera["fov"] / 2)
-    return np.column_stack([w / 2 + f * x1 / d, h / 2 - f * y2 / d])
-
-
-def pixels(browser):
-    """The scene canvas as an (H, W, 3) array, read with toDataURL."""
-    url = browser.execute_script(
-        "return document.querySelector('canvas[data-role=scene]').toDataURL('image/png')"
-    )
-    png = base64.b64decode(url.split(",", 1)[1])
-    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
-
-
-def blob_center(image, xy, color, radius=7):
-    """Centroid of the pixels of ``color`` within ``radius`` px of ``xy`` (None: none)."""
-    x0, y0 = int(round(xy[0])), int(round(xy[1]))
-    window = image[y0 - radius : y0 + radius + 1, x0 - radius : x0 + radius + 1]
-    ys, xs = np.nonzero(np.abs(window - np.array(color)).sum(axis=2) < 30)
-    if len(xs) < 5:
-        return None
-    return np.array([xs.mean() + x0 - radius + 0.5, ys.mean() + y0 - radius + 0.5])
 
 
 def assert_nodes_drawn_where_projected(browser, sim):

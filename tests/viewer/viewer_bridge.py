@@ -14,13 +14,18 @@ chromium chromium-driver``), given to Selenium by path so that it downloads noth
 
 from __future__ import annotations
 
+import base64
+import io
 import json
+import math
 import os
 import queue
 import shutil
 import struct
 import threading
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+import numpy as np
 
 from springsim.viewer.standalone import front_end
 
@@ -170,3 +175,49 @@ def start_chromium(width: int = 1000, height: int = 900):
     env = {k: v for k, v in os.environ.items() if k not in ("LD_PRELOAD", "ASAN_OPTIONS")}
     service = Service(executable_path=driver, env=env)
     return webdriver.Chrome(service=service, options=options)
+
+
+# ---- reading what the page drew (the browser tests) ---------------------------------
+
+NODE = (0x1F, 0x4E, 0x9C)  # viewer.js's colours of a free node and of a pinned one
+PIN = (0xD6, 0x27, 0x28)
+
+
+def projected(camera, points):
+    """Screen position (CSS px) of each point: the projection viewer.js documents."""
+    w, h = camera["width"], camera["height"]
+    if camera["dim"] == 2:
+        c, s = camera["center"], camera["scale"]
+        return np.column_stack(
+            [w / 2 + s * (points[:, 0] - c[0]), h / 2 - s * (points[:, 1] - c[1])]
+        )
+    r = points - np.array(camera["target"])
+    yaw, pitch = camera["yaw"], camera["pitch"]
+    x1 = math.cos(yaw) * r[:, 0] + math.sin(yaw) * r[:, 2]
+    z1 = -math.sin(yaw) * r[:, 0] + math.cos(yaw) * r[:, 2]
+    y2 = math.cos(pitch) * r[:, 1] - math.sin(pitch) * z1
+    z2 = math.sin(pitch) * r[:, 1] + math.cos(pitch) * z1
+    d = camera["distance"] - z2
+    f = h / 2 / math.tan(camera["fov"] / 2)
+    return np.column_stack([w / 2 + f * x1 / d, h / 2 - f * y2 / d])
+
+
+def pixels(browser):
+    """The scene canvas as an (H, W, 3) array, read with toDataURL."""
+    from PIL import Image  # matplotlib's dependency
+
+    url = browser.execute_script(
+        "return document.querySelector('canvas[data-role=scene]').toDataURL('image/png')"
+    )
+    png = base64.b64decode(url.split(",", 1)[1])
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+
+
+def blob_center(image, xy, color, radius=7):
+    """Centroid of the pixels of ``color`` within ``radius`` px of ``xy`` (None: none)."""
+    x0, y0 = int(round(xy[0])), int(round(xy[1]))
+    window = image[y0 - radius : y0 + radius + 1, x0 - radius : x0 + radius + 1]
+    ys, xs = np.nonzero(np.abs(window - np.array(color)).sum(axis=2) < 30)
+    if len(xs) < 5:
+        return None
+    return np.array([xs.mean() + x0 - radius + 0.5, ys.mean() + y0 - radius + 0.5])
