@@ -106,7 +106,7 @@ def crossings(
 
     Between two samples on either side of the level, the crossing is where the straight
     line through them meets it: t_i + (t_{i+1} − t_i) (x_i − level)/(x_i − x_{i+1}). For
-    a smooth signal sampled every h, its error is at most h² max|x''| / (8 |x'|) at the
+    a smooth signal sampled every h, its error is at most ``h² max|x''| / (8 |x'|)`` at the
     crossing (the straight line's error, divided by the slope).
 
     Samples exactly on the level: a run of them between a sample below and a sample
@@ -145,7 +145,7 @@ def crossings(
     --------
     A sine of period 1 s sampled every 0.1 s crosses 0.5 at 1/12, 5/12 and 13/12 s
     (0.0833, 0.4167, 1.0833); the straight lines between samples are within
-    h² max|x''|/(8|x'|) = 0.009 s of it:
+    ``h² max|x''| / (8 |x'|)`` = 0.009 s of it:
 
     >>> import numpy as np
     >>> import springsim as ss
