@@ -14,7 +14,7 @@
 from springsim.runtime import openmp_env  # noqa: F401
 
 # isort: split
-from springsim import reference
+from springsim import measure, reference
 from springsim._core import (
     METHODS,
     ConvergenceWarning,
@@ -72,6 +72,7 @@ __all__ = [
     "get_num_threads",
     "jelly",
     "load",
+    "measure",
     "mesh",
     "read_mesh",
     "read_obj",
