@@ -221,8 +221,8 @@ body_gravity : ndarray, shape (F, B)
         if unknown:
             raise TypeError(f"History got unexpected arguments: {', '.join(sorted(unknown))}")
         for name in BODY_FIGURES:
-            shape = (frames_count, count, dim) if name in BODY_VECTORS else (frames_count, count)
-            setattr(self, f"body_{name}", _or_nan(body_figures.get(f"body_{name}"), shape))
+            figure = (frames_count, count, dim) if name in BODY_VECTORS else (frames_count, count)
+            setattr(self, f"body_{name}", _or_nan(body_figures.get(f"body_{name}"), figure))
         self.dim = int(dim)
         self.dt = float(dt)
         self.method = str(method)

@@ -129,7 +129,7 @@ def body_values(sim: _core.System, groups: list[np.ndarray]) -> dict[str, np.nda
     x = np.asarray(sim._view("positions"))
     v = np.asarray(sim._view("velocities"))
     m = np.asarray(sim._view("masses"))
-    g = np.asarray(sim.gravity)
+    g = np.asarray(sim._view("gravity"))
     pairs = np.asarray(sim._view("springs"), dtype=np.int64).reshape(-1, 2)
     k = np.asarray(sim._view("stiffness"))
     rest = np.asarray(sim._view("rest_lengths"))
