@@ -488,10 +488,13 @@ typedef struct {
  * or a gas body found inside out, restores the state from before the call and returns
  * SS_ERR_UNSTABLE; when `poll` (may be NULL) says stop, restores it and returns
  * SS_ERR_INTERRUPTED. `books` is how the divergence watch keeps its books for this
- * call (SS_BOOKS_*, divergence.h: SS_BOOKS_CALL for a plain call). Springs cut are left
- * in place for the caller to remove (ss_system_tear). */
+ * call (SS_BOOKS_*, divergence.h: SS_BOOKS_CALL for a plain call). `contact_dt` (s) is
+ * the substep node-node contact's stiffness from the step is taken at: 0 for dt itself,
+ * or a run's dt for the shortened substep that takes it to a frame time, so that the
+ * law stays the run's. Springs cut are left in place for the caller to remove
+ * (ss_system_tear). */
 ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method, int books,
-                         const ss_poll *poll);
+                         double contact_dt, const ss_poll *poll);
 
 /* ---- Rigid rods (system.c) --------------------------------------------- */
 

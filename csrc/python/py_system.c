@@ -433,9 +433,10 @@ static PyMethodDef System_methods[] = {
     {"_energy_terms", (PyCFunction)ss_py_system_energy_terms, METH_NOARGS,
      "(kinetic, elastic, gravity, pressure, contact) in joules."},
     {"_step_in_run", (PyCFunction)ss_py_system_step_in_run, METH_VARARGS,
-     "_step_in_run(dt, steps, method, books): one call of run(): the divergence books as "
-     "`books` says (springsim.stepping.divergence), the springs cut left in place until "
-     "_tear() (so that how run() groups substeps into calls changes nothing)."},
+     "_step_in_run(dt, steps, method, books, contact_dt=0.0): one call of run(): the "
+     "divergence books as `books` says (springsim.stepping.divergence), the springs cut "
+     "left in place until _tear() (so that how run() groups substeps into calls changes "
+     "nothing), node-node contact's law from the step taken at contact_dt (0: dt)."},
     {"step", (PyCFunction)(void (*)(void))ss_py_system_step, METH_FASTCALL | METH_KEYWORDS,
      ss_py_step_doc},
     {"momentum", (PyCFunction)ss_py_system_momentum, METH_NOARGS,
