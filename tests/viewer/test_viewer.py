@@ -229,10 +229,10 @@ def test_set_changes_speed_and_colour(viewer, rope):
     content, buffers = tap.last("frame")
     tensions = np.frombuffer(buffers[2], np.float32)
     assert np.array_equal(tensions, rope.spring_tensions().astype(np.float32))
-    assert content["range"] == [
-        -np.abs(rope.spring_tensions()).max(),
-        np.abs(rope.spring_tensions()).max(),
-    ]
+    # the largest |tension|, but at least the tension of a 0.1 % strain in a spring
+    # (stiffness 80 N/m, rest length 1/7 m)
+    top = max(np.abs(rope.spring_tensions()).max(), 1e-3 * 80.0 / 7)
+    assert content["range"] == pytest.approx([-top, top], rel=1e-12)
     viewer._handle({"type": "set", "name": "color_by", "value": "strain"})
     strain = np.frombuffer(tap.last("frame")[1][2], np.float32)
     assert np.allclose(strain, rope.spring_lengths() / rope.rest_lengths - 1, atol=1e-7)
@@ -523,3 +523,57 @@ def test_saved_html_carries_the_triangles_and_radii(tmp_path):
     plain = ss.string(3, length=1.0, mass=0.03, stiffness=30.0, dim=2)
     data = embedded(plain.run(0.1, 1e-3, frames=3, progress=False).save_html(tmp_path / "p.html"))
     assert data["radii"] is None and data["triangles"] == "" and not data["scene"]["radii"]
+
+
+def falling_cloth():
+    """A cloth with no pin, falling freely: each spring keeps its rest length, up to
+    round-off (its nodes all move alike)."""
+    cloth = ss.cloth(6, 6, width=1.0, height=1.0, mass=0.1, stiffness=300.0)
+    cloth.pinned = False
+    return cloth
+
+
+@pytest.mark.parametrize("color_by", ["strain", "tension"])
+def test_round_off_is_drawn_neutral_not_red(color_by):
+    cloth = falling_cloth()
+    v = ss.view(cloth, dt=1e-3, substeps=20, color_by=color_by)
+    tap = Tap(v)
+    for _ in range(3):
+        v.step()
+    v.close()
+    content, buffers = tap.last("frame")
+    values = np.frombuffer(buffers[2], np.float32)
+    exact = cloth.spring_lengths() / cloth.rest_lengths - 1  # round-off only
+    assert np.abs(exact).max() < 1e-12 and cloth.velocities[:, 1].max() < -0.5
+    # the scale's floor: 0.1 % strain, or the tension it gives the stiffest spring
+    # (stiffness × rest length × 1e-3), not the round-off's own size
+    stiff = (cloth.stiffness * cloth.rest_lengths).max()
+    floor = 1e-3 if color_by == "strain" else 1e-3 * stiff
+    assert content["range"] == pytest.approx([-floor, floor], rel=1e-12)
+    # every spring in the middle (grey) level of 21, as viewer.js computes it:
+    # round((v - lo) / (hi - lo) * 20)
+    lo, hi = content["range"]
+    assert np.rint((values - lo) / (hi - lo) * 20).tolist() == [10] * cloth.num_springs
+    assert protocol.color_index(values, content["range"]).tolist() == [10] * cloth.num_springs
+
+
+def test_a_fixed_colour_range_is_sent_as_given(rope):
+    v = ss.view(rope, dt=1e-3, substeps=5, color_by="strain", color_range=(-0.01, 0.03))
+    tap = Tap(v)
+    v.step()
+    assert tap.last("frame")[0]["range"] == [-0.01, 0.03]
+    v.color_range = None
+    v.step()
+    top = max(np.abs(rope.spring_lengths() / rope.rest_lengths - 1).max(), 1e-3)
+    assert tap.last("frame")[0]["range"] == pytest.approx([-top, top], rel=1e-6)
+    for bad, error in (
+        ((1, 0), ValueError),
+        ((0, float("nan")), ValueError),
+        ("0 1", TypeError),
+        ((0, 1, 2), ValueError),
+        ((True, 2), ValueError),
+    ):
+        with pytest.raises(error, match="color_range must be"):
+            v.color_range = bad
+    assert v.color_range is None
+    v.close()

@@ -24,6 +24,7 @@ def view(
     substeps: int | None = None,
     sliders: Sequence[str] = (),
     color_by: str | None = None,
+    color_range: tuple[float, float] | None = None,
     fps: float = 60.0,
     record: int = 600,
 ) -> Viewer:
@@ -55,7 +56,13 @@ def view(
         Parameters to put on sliders: ``"gravity"``, ``"wind"``, ``"drag"``,
         ``"damping"``, ``"stiffness"`` (see :mod:`springsim.viewer.controls`).
     color_by : {None, "tension", "strain"}
-        Colour the springs by their tension or strain, with a colour bar.
+        Colour the springs by their tension or strain, with a colour bar: blue
+        compressed, grey unstrained, red stretched.
+    color_range : (float, float), optional
+        The colour scale ``(lo, hi)`` (N or strain): blue at ``lo``, grey in the
+        middle, red at ``hi``. Default: symmetric about zero, as wide as the largest
+        value but never narrower than a strain of 0.1 % (a tension of 0.1 % of the
+        stiffest spring's stiffness × rest length), so round-off shows grey.
     fps : float
         The most frames per second the stepping thread sends (1 to 240).
     record : int
@@ -94,6 +101,7 @@ def view(
         substeps=substeps,
         sliders=sliders,
         color_by=color_by,
+        color_range=color_range,
         fps=fps,
         record=record,
     )

@@ -59,6 +59,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         substeps: int | None = None,
         sliders: Sequence[str] = (),
         color_by: str | None = None,
+        color_range: tuple[float, float] | None = None,
         fps: float = 60.0,
         record: int = 600,
     ) -> None:
@@ -77,9 +78,11 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._dt = 0.0
         self._substeps = 1
         self._color_by: str | None = None
+        self._color_range: tuple[float, float] | None = None
         self.dt = dt if dt is not None else _default_dt(sim)
         self.substeps = substeps if substeps is not None else _default_substeps(sim, self._dt, fps)
         self.color_by = color_by
+        self.color_range = color_range
         self._period = 1.0 / fps
         # the energy trace's total + dissipated needs the books kept (as run() keeps them)
         self._was_tracking = bool(sim.track_energy)
@@ -160,6 +163,31 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if value not in protocol.COLOR_BY:
             raise ValueError(f"color_by must be None, 'tension' or 'strain', not {value!r}")
         self._color_by = value
+
+    @property
+    def color_range(self) -> tuple[float, float] | None:
+        """The colour scale ``(lo, hi)`` of ``color_by`` (blue at ``lo``, grey in the
+        middle, red at ``hi``), or None for the automatic one: symmetric about zero,
+        ``±max(|value|)`` but never narrower than a strain of 0.1 % (tension: that
+        strain in the stiffest spring, see :func:`springsim.viewer.protocol.color_floor`),
+        so that round-off is drawn grey, not red."""
+        return self._color_range
+
+    @color_range.setter
+    def color_range(self, value: tuple[float, float] | None) -> None:
+        if value is not None:
+            if isinstance(value, str) or not isinstance(value, (tuple, list, np.ndarray)):
+                raise TypeError(f"color_range must be None or (lo, hi), not {type(value).__name__}")
+            if len(value) != 2 or not all(
+                not isinstance(v, bool) and isinstance(v, (int, float, np.floating, np.integer))
+                for v in value
+            ):
+                raise ValueError(f"color_range must be two numbers (lo, hi), not {value!r}")
+            lo, hi = float(value[0]), float(value[1])
+            if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+                raise ValueError(f"color_range must be finite with lo < hi, not {value!r}")
+            value = (lo, hi)
+        self._color_range = value
 
     @property
     def sliders(self) -> dict[str, float]:
@@ -479,6 +507,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 "dt": self._dt,
                 "substeps": self._substeps,
                 "color_by": self._color_by,
+                "color_range": self._color_range,
                 "sliders": [s.message() for s in self._sliders.values()],
                 "error": self.error,
             },
@@ -493,7 +522,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._scene_key = key
             self._emit(*protocol.scene(sim))
         self._frame += 1
-        content, buffers = protocol.frame(sim, self._frame, self._color_by)
+        content, buffers = protocol.frame(sim, self._frame, self._color_by, self._color_range)
         self._recording.append((content["time"], buffers[0], content["energy"]))
         self._emit(content, buffers)
 
