@@ -219,11 +219,13 @@ def test_mark_moves_the_reset_point(viewer, rope):
 
 def test_set_changes_speed_and_colour(viewer, rope):
     tap = Tap(viewer)
-    viewer._handle({"type": "set", "name": "substeps", "value": 3.0})
     viewer._handle({"type": "set", "name": "dt", "value": 2e-3})
+    viewer._handle({"type": "set", "name": "substeps", "value": 3.0})
     viewer._handle({"type": "set", "name": "color_by", "value": "tension"})
     state = tap.last("state")[0]
     assert (state["substeps"], state["dt"], state["color_by"]) == (3, 2e-3, "tension")
+    # the speed those make at 60 frames per second: 3 steps of 2 ms each 1/60 s
+    assert state["speed"] == pytest.approx(3 * 2e-3 * 60, rel=1e-12)
     viewer._handle({"type": "step"})
     assert rope.time == pytest.approx(6e-3, rel=1e-12)
     content, buffers = tap.last("frame")
@@ -249,7 +251,8 @@ def test_set_changes_speed_and_colour(viewer, rope):
         ({"type": "drag", "node": 1, "position": [0, 0]}, ValueError, "node 1 is not grabbed"),
         ({"type": "set", "name": "dt", "value": -1}, ValueError, "dt must be > 0"),
         ({"type": "set", "name": "dt", "value": "1"}, TypeError, "value must be a number"),
-        ({"type": "set", "name": "mass", "value": 1}, ValueError, "dt, substeps or color_by"),
+        ({"type": "set", "name": "mass", "value": 1}, ValueError, "dt, substeps, speed, color_by"),
+        ({"type": "set", "name": "speed", "value": 0}, ValueError, "speed must be > 0"),
         ({"type": "set", "name": "color_by", "value": "speed"}, ValueError, "color_by must be"),
         ({"type": "slider", "name": "drag", "value": float("nan")}, ValueError, "finite"),
         # hostile or broken front ends: every field is checked before any is used
@@ -346,8 +349,71 @@ def test_viewer_arguments_are_checked(rope):
 def test_default_speed_is_stable_and_real_time(rope):
     v = ss.view(rope)
     v.close()
-    assert v.dt <= 0.5 * rope.critical_dt()
-    assert v.substeps * v.dt == pytest.approx(1 / 60, rel=0.05)
+    assert v.dt <= 0.5 * rope.critical_dt() and v.speed == 1.0
+    # a frame's steps span a frame's time (1/60 s) to within half a step
+    assert abs(v.substeps * v.dt - 1 / 60) <= v.dt / 2
+
+
+def test_substeps_follow_from_the_speed_the_same_for_every_viewer():
+    # no timing decides them: eight viewers made at once agree (timed, they got
+    # [42, 144, ..., 113])
+    cloth = ss.cloth(30, 30, width=1.0, height=1.0, mass=0.2, stiffness=500.0)
+    viewers = [ss.view(cloth, dt=1e-4) for _ in range(8)]
+    got = [v.substeps for v in viewers]
+    slow = [ss.view(cloth, dt=1e-4, speed=0.1).substeps for _ in range(2)]
+    for v in viewers:
+        v.close()
+    # real time at 60 frames per second: 1 / (60 × 1e-4) = 166.7 steps; at 0.1: 16.7
+    assert got == [167] * 8 and slow == [17, 17]
+    v = ss.view(cloth, dt=1e-3, speed=0.01)  # less than a step per frame
+    assert v.substeps == 1
+    v.speed = 3.0
+    assert v.substeps == 50 and v.speed == 3.0
+    v.dt = 2e-4  # the speed stays, the steps per frame follow it
+    assert v.speed == 3.0 and v.substeps == 250
+    v.substeps = 100  # setting the steps sets the speed: 100 × 2e-4 × 60
+    assert v.speed == pytest.approx(1.2, rel=1e-12)
+    for bad, error in ((0, ValueError), (float("inf"), ValueError), ("1", TypeError)):
+        with pytest.raises(error, match="speed must be"):
+            v.speed = bad
+    assert v.speed == pytest.approx(1.2, rel=1e-12)
+    v.close()
+    with pytest.raises(ValueError, match="speed or substeps, not both"):
+        ss.view(cloth, speed=1.0, substeps=10)
+
+
+def test_play_keeps_to_the_speed_asked_and_reports_it(rope):
+    # a small rope steps far faster than real time: the thread waits between frames,
+    # each of substeps steps every substeps dt / speed wall seconds
+    v = ss.view(rope, dt=1e-3, speed=0.5)  # 8 steps (8 ms) a frame: 60 per second
+    assert v.substeps == 8 and v.achieved_speed == 0.0
+    v.play()
+    deadline = time.monotonic() + 10
+    while rope.time < 0.05 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    wall0, sim0 = time.perf_counter(), rope.time
+    time.sleep(0.6)
+    wall1, sim1 = time.perf_counter(), rope.time
+    reported = v.achieved_speed
+    v.pause()
+    v.close()
+    measured = (sim1 - sim0) / (wall1 - wall0)
+    # never faster than asked: at most one frame (8 ms) early over the 0.6 s measured
+    assert measured <= 0.5 + 0.008 / 0.6 + 1e-9
+    # and the report is the clock's own rate over its last 30 frames (0.5 s): the
+    # same as measured here, to within a frame at each end of either window
+    assert reported == pytest.approx(measured, abs=4 * 0.008 / 0.5)
+    assert reported > 0.1  # it did play (a loose bound: the machine is shared)
+
+
+def test_a_slow_kernel_cuts_the_steps_of_a_frame_not_the_speed_asked():
+    from springsim.viewer.widget import _steps_per_frame
+
+    # 167 steps asked a frame; at 1 ms a step only 16 fit in a 1/60 s frame
+    assert _steps_per_frame(167, 1e-3, 1 / 60) == 16
+    assert _steps_per_frame(167, 1e-6, 1 / 60) == 167  # a fast kernel: all of them
+    assert _steps_per_frame(167, 1.0, 1 / 60) == 1  # at least one
+    assert _steps_per_frame(167, 0.0, 1 / 60) == 167  # not measured yet
 
 
 def test_slider_ranges_follow_the_system():

@@ -22,6 +22,7 @@ def view(
     *,
     dt: float | None = None,
     substeps: int | None = None,
+    speed: float | None = None,
     sliders: Sequence[str] = (),
     color_by: str | None = None,
     color_range: tuple[float, float] | None = None,
@@ -33,7 +34,7 @@ def view(
     The widget draws springs, nodes, faces (lit, in 3D), pins and colliders, in 2D or
     3D (drag to orbit, right-drag or Ctrl-drag to pan, wheel to zoom), with an energy
     trace: each term, the total and total + dissipated. Its buttons play, pause, step
-    one frame and reset; its fields set ``substeps`` per frame and ``dt``. Play steps
+    one frame and reset; its fields set the ``speed``, ``substeps`` per frame and ``dt``. Play steps
     ``sim`` on a background thread (the kernel releases the GIL), sending positions to
     the browser as float32 buffers.
 
@@ -49,9 +50,14 @@ def view(
     dt : float, optional
         Time step, s. Default: half of ``sim.critical_dt()``, at most 1 ms.
     substeps : int, optional
-        Steps per frame drawn. Default: enough for real time at ``fps`` (at most
-        200), cut to what this machine steps in 1/200 s (timed on a copy), so that a
-        large system plays smoothly, in slow motion.
+        Steps per frame drawn (then ``speed`` is ``substeps × dt × fps``). Default:
+        what ``speed`` asks for, ``speed / (fps × dt)`` rounded (at least 1).
+    speed : float, optional
+        Playback speed, simulated seconds per wall-clock second: 1 (the default) is
+        real time, 0.1 slow motion. The same on every machine: no timing decides it.
+        A kernel too slow for it plays as fast as it can, with frames still at about
+        ``fps`` (each with fewer steps), and says so: ``viewer.achieved_speed`` and
+        the widget's status line. Give ``speed`` or ``substeps``, not both.
     sliders : sequence of str
         Parameters to put on sliders: ``"gravity"``, ``"wind"``, ``"drag"``,
         ``"damping"``, ``"stiffness"`` (see :mod:`springsim.viewer.controls`).
@@ -64,7 +70,7 @@ def view(
         value but never narrower than a strain of 0.1 % (a tension of 0.1 % of the
         stiffest spring's stiffness × rest length), so round-off shows grey.
     fps : float
-        The most frames per second the stepping thread sends (1 to 240).
+        Frames per second the stepping thread aims at (1 to 240); the most it sends.
     record : int
         Frames kept for :meth:`Viewer.save_html`.
 
@@ -78,6 +84,8 @@ def view(
     ------
     ImportError
         anywidget is not installed.
+    ValueError
+        Both ``speed`` and ``substeps``; a value out of its range.
 
     Examples
     --------
@@ -99,6 +107,7 @@ def view(
         sim,
         dt=dt,
         substeps=substeps,
+        speed=speed,
         sliders=sliders,
         color_by=color_by,
         color_range=color_range,

@@ -15,8 +15,9 @@ numbers in JSON):
   ``[positions float32 (N, dim), pinned uint8 (N,)]`` and, when colouring by tension or
   strain, ``values float32 (M,)``: one drawn state. ``range`` ``[lo, hi]`` is the
   colour scale (:func:`color_range`): ``lo`` blue, the middle grey, ``hi`` red.
-- ``{"type": "state", "playing", "dt", "substeps", "color_by", "sliders"}``: the
-  controls, sent when one changes.
+- ``{"type": "state", "playing", "dt", "substeps", "speed", "color_by", "color_range",
+  "sliders", "error"}``: the controls, sent when one changes. While playing, frames
+  also carry ``achieved_speed`` (simulated s per wall s over the last 30 frames).
 - ``{"type": "error", "message"}``: a step failed (the viewer pauses).
 
 Browser -> Python: ``{"type": t, ...}`` with ``t`` one of :data:`ACTIONS` (see
@@ -48,6 +49,8 @@ ACTIONS: Final[dict[str, tuple[str, ...]]] = {
     "set": ("name", "value"),
     "slider": ("name", "value"),
 }
+#: What a "set" message may set (the widget's fields and menu).
+SETTABLE: Final = ("dt", "substeps", "speed", "color_by")
 #: What a frame can be coloured by (None: plain springs).
 COLOR_BY: Final = (None, "tension", "strain")
 
@@ -346,11 +349,11 @@ def parse(message: Any) -> dict[str, Any]:
         checked["position"] = [_number({"type": kind, "position": v}, "position") for v in value]
     if "name" in checked and not isinstance(message["name"], str):
         raise TypeError(f"message {kind!r}: name must be a str, not {message['name']!r}")
-    if kind == "set" and message["name"] not in ("dt", "substeps", "color_by"):
+    if kind == "set" and message["name"] not in SETTABLE:
         raise ValueError(
-            f"message 'set': name must be dt, substeps or color_by, not {message['name']!r}"
+            f"message 'set': name must be one of {', '.join(SETTABLE)}, not {message['name']!r}"
         )
-    if kind == "slider" or (kind == "set" and message["name"] in ("dt", "substeps")):
+    if kind == "slider" or (kind == "set" and message["name"] in ("dt", "substeps", "speed")):
         checked["value"] = _number(message, "value")
     elif kind == "set" and message["value"] is not None and not isinstance(message["value"], str):
         raise TypeError(f"message 'set': value must be a str or null, not {message['value']!r}")

@@ -57,6 +57,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         *,
         dt: float | None = None,
         substeps: int | None = None,
+        speed: float | None = None,
         sliders: Sequence[str] = (),
         color_by: str | None = None,
         color_range: tuple[float, float] | None = None,
@@ -71,16 +72,23 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             raise ValueError(f"fps must be a number in [1, 240], not {fps!r}")
         if isinstance(record, bool) or not isinstance(record, int) or record < 2:
             raise ValueError(f"record must be an int >= 2 (frames kept), not {record!r}")
+        if speed is not None and substeps is not None:
+            raise ValueError("give speed or substeps, not both (substeps follow from speed)")
         super().__init__()
         self._sim: Any = sim  # a springsim.System (checked above)
         self._lock = sim.lock  # one lock: the viewer's state and the system's turn
         self._sliders = {name: controls.make_slider(sim, name) for name in sliders}
         self._dt = 0.0
         self._substeps = 1
+        self._speed = 0.0  # 0 until set: then dt's setter leaves substeps alone
+        self._fps = float(fps)
         self._color_by: str | None = None
         self._color_range: tuple[float, float] | None = None
         self.dt = dt if dt is not None else _default_dt(sim)
-        self.substeps = substeps if substeps is not None else _default_substeps(sim, self._dt, fps)
+        if substeps is not None:
+            self.substeps = substeps
+        else:
+            self.speed = speed if speed is not None else 1.0
         self.color_by = color_by
         self.color_range = color_range
         self._period = 1.0 / fps
@@ -100,6 +108,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._recording: deque[tuple[float, bytes, dict[str, float]]] = deque(maxlen=record)
         self._taps: list[Callable[[dict[str, Any], list[bytes]], None]] = []
         self._rates: deque[float] = deque(maxlen=30)
+        self._played: deque[tuple[float, float]] = deque(maxlen=30)  # (wall s, sim s)
+        self._step_cost = 0.0  # wall seconds per step, measured while playing
         self.error: str | None = None
         self.on_msg(self._on_msg)
 
@@ -139,10 +149,13 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if not 0 < value < float("inf"):
             raise ValueError(f"dt must be > 0 and finite, not {value}")
         self._dt = float(value)
+        if self._speed > 0:  # the speed stays: the steps per frame follow
+            self._substeps = _substeps_for(self._speed, self._dt, self._fps)
 
     @property
     def substeps(self) -> int:
-        """Steps of ``dt`` per frame drawn (1 to 100000)."""
+        """Steps of ``dt`` per frame (1 to 100000): ``speed / (fps dt)``, rounded.
+        Setting it sets ``speed`` to ``substeps × dt × fps``."""
         return self._substeps
 
     @substeps.setter
@@ -152,6 +165,52 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if not 1 <= value <= 100000:
             raise ValueError(f"substeps must be in [1, 100000], not {value}")
         self._substeps = int(value)
+        self._speed = self._substeps * self._dt * self._fps
+
+    @property
+    def speed(self) -> float:
+        """Playback speed asked for: simulated seconds per wall-clock second (1 real
+        time, 0.1 ten times slower). It sets ``substeps`` to ``speed / (fps dt)``
+        rounded (at least 1; frames then come every ``substeps dt / speed`` s), and
+        stays as set: a kernel too slow for it is reported in
+        :attr:`achieved_speed`, not changed silently.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope, dt=1e-4, speed=0.5)   # 60 frames per second
+        >>> viewer.substeps                              # 0.5 / (60 × 1e-4)
+        83
+        >>> viewer.speed = 2.0
+        >>> viewer.substeps
+        333
+        >>> viewer.close()
+        """
+        return self._speed
+
+    @speed.setter
+    def speed(self, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+            raise TypeError(f"speed must be a number, not {type(value).__name__}")
+        if not 0 < value < float("inf"):
+            raise ValueError(f"speed must be > 0 and finite (simulated s per s), not {value}")
+        self._speed = float(value)
+        self._substeps = _substeps_for(self._speed, self._dt, self._fps)
+
+    @property
+    def achieved_speed(self) -> float:
+        """Simulated seconds per wall-clock second over the last 30 frames played (0
+        before two were): :attr:`speed`, or less when this machine cannot step
+        ``substeps`` steps per frame in time (shown in the widget's status line)."""
+        with self._lock:
+            return self._achieved()
+
+    def _achieved(self) -> float:
+        if len(self._played) < 2:
+            return 0.0
+        (w0, t0), (w1, t1) = self._played[0], self._played[-1]
+        return (t1 - t0) / (w1 - w0) if w1 > w0 else 0.0
 
     @property
     def color_by(self) -> str | None:
@@ -400,6 +459,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 self._playing = kind == "play"
                 if self._playing:
                     self.error = None
+                    self._played.clear()
                     self._start_thread()
                 self._wake.notify_all()
                 self._send_state()
@@ -408,6 +468,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 self._send_frame()
             elif kind == "reset":
                 self._reset_point.restore(self._sim)
+                self._played.clear()
                 for slider in self._sliders.values():
                     slider.value = controls.make_slider(self._sim, slider.name).value
                 self._grabbed.clear()
@@ -446,9 +507,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._send_state()
         else:
             name = message["name"]
-            if name not in ("dt", "substeps", "color_by"):
+            if name not in protocol.SETTABLE:
                 raise ValueError(
-                    f"message 'set': name must be dt, substeps or color_by, not {name!r}"
+                    f"message 'set': name must be one of {', '.join(protocol.SETTABLE)}, "
+                    f"not {name!r}"
                 )
             value = message["value"]
             if name == "substeps" and isinstance(value, float) and value.is_integer():
@@ -459,9 +521,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     # ------------------------------------------------------------ stepping
 
-    def _advance(self) -> None:
+    def _advance(self, steps: int | None = None) -> None:
         try:
-            self._sim.step(self._dt, steps=self._substeps)
+            self._sim.step(self._dt, steps=self._substeps if steps is None else steps)
         except Exception as err:  # shown in the widget; the system was rolled back
             self._playing = False
             self.error = f"{type(err).__name__}: {err}"
@@ -486,10 +548,20 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                         self._acked = self._frame  # no browser answering: go on
                 if self._closed:
                     return
-                self._advance()
+                # the steps of a frame, cut to what the kernel takes in a frame's time
+                steps = _steps_per_frame(self._substeps, self._step_cost, 1.0 / self._fps)
+                began = time.perf_counter()
+                self._advance(steps)
+                cost = (time.perf_counter() - began) / steps
+                self._step_cost = (
+                    cost if not self._step_cost else 0.8 * self._step_cost + 0.2 * cost
+                )
+                # paced in simulated time: a frame of `steps` steps every steps dt / speed s
+                period = steps * self._dt / self._speed
+                self._played.append((time.perf_counter(), float(self._sim.time)))
                 self._send_frame()
             self._rates.append(time.perf_counter())
-            next_frame = max(next_frame + self._period, time.perf_counter() - self._period)
+            next_frame = max(next_frame + period, time.perf_counter() - period)
             time.sleep(max(0.0, next_frame - time.perf_counter()))
 
     # ------------------------------------------------------------ sending
@@ -506,6 +578,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 "playing": self._playing,
                 "dt": self._dt,
                 "substeps": self._substeps,
+                "speed": self._speed,
                 "color_by": self._color_by,
                 "color_range": self._color_range,
                 "sliders": [s.message() for s in self._sliders.values()],
@@ -523,6 +596,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._emit(*protocol.scene(sim))
         self._frame += 1
         content, buffers = protocol.frame(sim, self._frame, self._color_by, self._color_range)
+        if self._playing:  # what the status line shows beside the speed asked for
+            content["achieved_speed"] = self._achieved()
         self._recording.append((content["time"], buffers[0], content["energy"]))
         self._emit(content, buffers)
 
@@ -549,24 +624,18 @@ def _default_dt(sim: Any) -> float:
     return float(min(0.5 * limit, 1e-3))
 
 
-def _default_substeps(sim: Any, dt: float, fps: float) -> int:
-    """Real time (a frame's steps span 1/fps seconds, at most 200 of them), cut to the
-    steps this machine takes in 1/200 s (timed on a copy), so that a large system still
-    draws above 30 frames per second with the browser on the same machine: slower
-    than real time, but smooth."""
-    wanted = int(min(200, max(1, round(1.0 / (fps * dt)))))
-    probe = sim.copy()
-    try:
-        probe.step(dt)  # the first step builds the kernel's plans: not timed
-        steps, each = 2, 0.0
-        while steps <= wanted:  # time at least 5 ms of steps, for a stable estimate
-            began = time.perf_counter()
-            probe.step(dt, steps=steps)
-            elapsed = time.perf_counter() - began
-            each = elapsed / steps
-            if elapsed > 0.005:
-                break
-            steps *= 2
-    except Exception:  # a failing step shows when the user plays; here it is not timed
-        return wanted
-    return max(1, min(wanted, int(0.005 / max(each, 1e-9))))
+def _substeps_for(speed: float, dt: float, fps: float) -> int:
+    """The steps per frame that play ``speed`` simulated seconds per second at ``fps``
+    frames per second: ``speed / (fps dt)`` rounded, in [1, 100000]."""
+    return int(min(100000, max(1, round(speed / (fps * dt)))))
+
+
+def _steps_per_frame(substeps: int, step_cost: float, budget: float) -> int:
+    """The steps the playing thread takes in one frame: ``substeps``, cut to the steps
+    that fit in ``budget`` wall seconds at ``step_cost`` seconds each (measured while
+    playing; 0 before the first frame), at least one. The kernel's speed caps the
+    frame's steps, never the speed asked for: frames keep coming at about the frame
+    rate, each covering less simulated time (see :attr:`Viewer.achieved_speed`)."""
+    if step_cost <= 0:
+        return substeps
+    return int(max(1, min(substeps, budget // step_cost)))

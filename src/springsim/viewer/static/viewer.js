@@ -348,7 +348,7 @@ function render({ model, el }) {
                                  ["reset", "reset"]])
     buttons[action] = element("button", { "data-action": action }, bar, label);
   const fields = {};
-  for (const [name, label] of [["substeps", "substeps"], ["dt", "dt [s]"]]) {
+  for (const [name, label] of [["speed", "speed ×"], ["substeps", "substeps"], ["dt", "dt [s]"]]) {
     element("label", {}, bar, ` ${label} `);
     fields[name] = element("input", { "data-name": name, type: "number", style: "width: 6em" }, bar);
   }
@@ -393,6 +393,7 @@ function render({ model, el }) {
       if (msg.time < S.time) hist.length = 0; // reset: a new trace
       Object.assign(S, { pos, pinned: typed(buffers[1], Uint8Array), time: msg.time,
                          frame: msg.frame, colorBy: msg.color_by, range: msg.range,
+                         achieved: msg.achieved_speed,
                          values: buffers.length > 2 ? typed(buffers[2], Float32Array) : null });
       if (grab && drag) S.pos.set(drag, grab.node * S.dim); // the hand wins until released
       const e = msg.energy;
@@ -401,8 +402,10 @@ function render({ model, el }) {
       dirty = true;
     } else if (msg.type === "state") {
       Object.assign(S, { playing: msg.playing, offline: !!msg.offline, error: msg.error });
-      for (const name of ["substeps", "dt"])
-        if (document.activeElement !== fields[name] && msg[name] !== null) fields[name].value = msg[name];
+      S.speed = msg.speed;
+      for (const name of ["speed", "substeps", "dt"])
+        if (document.activeElement !== fields[name] && msg[name] != null)
+          fields[name].value = name === "speed" ? +msg[name].toPrecision(4) : msg[name];
       select.value = msg.color_by || "";
       for (const f of Object.values(fields)) f.disabled = S.offline;
       select.disabled = S.offline;
@@ -525,7 +528,11 @@ function render({ model, el }) {
     fps = 0.9 * fps + 0.1 * (1000 / Math.max(1, now - last));
     last = now;
     status.textContent = `t = ${S.time.toFixed(3)} s · frame ${S.frame}` +
-      (S.playing ? ` · ${fps.toFixed(0)} fps` : " · paused") + (S.error ? ` · ${S.error}` : "");
+      (S.playing ? ` · ${fps.toFixed(0)} fps` : " · paused") +
+      // the speed reached, when the kernel cannot step the speed asked for in time
+      (S.playing && S.achieved > 0 && S.speed && S.achieved < 0.9 * S.speed
+        ? ` · speed ${S.achieved.toPrecision(2)}× (asked ${S.speed}×)` : "") +
+      (S.error ? ` · ${S.error}` : "");
     if (S.frame > acked) { acked = S.frame; send({ type: "ack", frame: S.frame }); }
   }
   raf = requestAnimationFrame(loop);
