@@ -9,6 +9,7 @@ from the browser, a call from Python — happens under :attr:`Viewer.lock`.
 
 from __future__ import annotations
 
+import base64
 import pathlib
 import threading
 import time
@@ -21,9 +22,11 @@ import numpy as np
 
 from springsim import _core
 from springsim.files.paths import path_name
-from springsim.viewer import controls, protocol
+from springsim.viewer import controls, protocol, snapshot
 from springsim.viewer.standalone import front_end, write_html
 
+#: The mime type of a widget's view in a notebook output.
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: Frames a browser may be behind before the thread waits for it (acknowledgements).
 _IN_FLIGHT = 2
 #: Seconds the thread waits for an acknowledgement before it sends anyway (no browser).
@@ -117,6 +120,19 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         # what a notebook shows where widgets are not drawn (a stored notebook, a console)
         state = "playing" if self._playing else "paused"
         return f"<springsim viewer of {self._sim!r}, {state}>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What a notebook output holds: the widget view, its text and a PNG of the
+        system now (:mod:`springsim.viewer.snapshot`), which a saved notebook shows
+        where the widget cannot run; no widget view in a kernel run by nbclient."""
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        with self._lock:
+            image = snapshot.png(self._sim, self._color_by, self._color_range)
+        if image is not None:
+            data["image/png"] = base64.b64encode(image).decode("ascii")
+        if snapshot.headless_kernel():
+            data.pop(WIDGET_VIEW, None)
+        return data, metadata
 
     # ------------------------------------------------------------ Python API
 
