@@ -643,3 +643,46 @@ def test_a_fixed_colour_range_is_sent_as_given(rope):
             v.color_range = bad
     assert v.color_range is None
     v.close()
+
+
+def test_save_html_keeps_the_colouring_and_plays_at_the_speed_asked(tmp_path):
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, dim=2, direction=(1, 0))
+    v = ss.view(rope, dt=1e-3, substeps=10, color_by="tension", color_range=(-0.5, 2.0))
+    for _ in range(3):
+        v.step()
+    recorded = embedded(v.save_html(tmp_path / "live.html", speed=0.5))
+    twin = rope.copy()
+    ahead = embedded(v.save_html(tmp_path / "ahead.html", duration=0.2, speed=0.25))
+    v.close()
+    # the recorded frames: their tensions, on the fixed scale, 10 ms apart played
+    # at half speed (20 ms each)
+    assert recorded["color_by"] == "tension" and recorded["ranges"] == [[-0.5, 2.0]] * 3
+    sent = np.frombuffer(base64.b64decode(recorded["values"]), np.float32)[-5:]
+    assert np.array_equal(sent, rope.spring_tensions().astype(np.float32))
+    assert recorded["period"] == pytest.approx(0.02, rel=1e-9)
+    # stepped ahead 0.2 s at a quarter speed: 0.8 s of playback, 30 frames a second
+    assert len(ahead["times"]) == 25 and ahead["period"] == pytest.approx(0.2 / 24 / 0.25)
+    twin.step(1e-3, steps=200)
+    last = np.frombuffer(base64.b64decode(ahead["values"]), np.float32)[-5:]
+    assert np.array_equal(last, twin.spring_tensions().astype(np.float32))
+    with pytest.raises(ValueError, match="speed must be > 0"):
+        ss.view(rope).save_html(tmp_path / "x.html", duration=0.1, speed=0)
+
+
+def test_a_saved_history_keeps_strain_colours_and_speed(tmp_path):
+    from springsim.viewer.standalone import save_history_html
+
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, damping=0.02, dim=2)
+    history = rope.run(0.5, 1e-3, frames=11, progress=False)
+    data = embedded(save_history_html(history, tmp_path / "h.html", color_by="strain", speed=0.5))
+    values = np.frombuffer(base64.b64decode(data["values"]), np.float32).reshape(11, -1)
+    assert np.array_equal(values, history.frame_strains.astype(np.float32))
+    # each frame's scale: ±max(|strain|, 1e-3)
+    for row, scale in zip(history.frame_strains, data["ranges"], strict=True):
+        top = max(np.abs(row).max(), 1e-3)
+        assert scale == pytest.approx([-top, top], rel=1e-12)
+    assert data["period"] == pytest.approx(0.05 / 0.5)  # 0.5 s in 10 frames, half speed
+    plain = embedded(save_history_html(history, tmp_path / "p.html"))
+    assert plain["color_by"] is None and plain["values"] is None
+    with pytest.raises(ValueError, match="color_by must be"):
+        save_history_html(history, tmp_path / "q.html", color_by="speed")

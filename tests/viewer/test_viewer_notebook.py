@@ -79,12 +79,12 @@ def test_a_live_kernel_keeps_the_widget_view_and_adds_the_image():
 def test_a_kernel_run_by_nbclient_is_told_by_its_history_in_memory(
     monkeypatch, hist_file, headless
 ):
-    import IPython
+    from IPython.core import getipython
 
     class Shell:
         class history_manager:  # noqa: N801  (IPython's attribute name)
             pass
 
     Shell.history_manager.hist_file = hist_file
-    monkeypatch.setattr(IPython, "get_ipython", lambda: Shell())
+    monkeypatch.setattr(getipython, "get_ipython", lambda: Shell())
     assert snapshot.headless_kernel() is headless

@@ -49,9 +49,9 @@ def png(sim: Any, color_by: str | None, color_range: tuple[float, float] | None)
     FigureCanvasAgg(figure)
     ax = figure.add_subplot(projection="3d" if sim.dim == 3 else None)
     limit = None
-    if color_by is not None:
+    values = protocol.spring_values(sim, color_by)
+    if values is not None:
         # draw()'s scale is symmetric: the viewer's range, or its floor at least
-        values = protocol.spring_values(sim, color_by)
         scale = protocol.color_range(values, protocol.color_floor(sim, color_by), color_range)
         limit = max(abs(scale[0]), abs(scale[1]))
     plot.draw(sim, ax=ax, color_by=color_by, limit=limit)
@@ -66,9 +66,9 @@ def headless_kernel() -> bool:
     myst-nb), where no front end will ever draw the widget: IPython keeps its history
     in memory there (see the module's docstring). False outside IPython."""
     try:
-        from IPython import get_ipython
+        from IPython.core.getipython import get_ipython
     except ImportError:
         return False
-    shell = get_ipython()
+    shell = get_ipython()  # type: ignore[no-untyped-call]
     history = getattr(shell, "history_manager", None)
     return str(getattr(history, "hist_file", "")) == ":memory:"

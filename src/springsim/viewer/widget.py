@@ -23,7 +23,7 @@ import numpy as np
 from springsim import _core
 from springsim.files.paths import path_name
 from springsim.viewer import controls, protocol, snapshot
-from springsim.viewer.standalone import front_end, write_html
+from springsim.viewer.standalone import Frame, check_speed, front_end, write_html
 
 #: The mime type of a widget's view in a notebook output.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
@@ -108,7 +108,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._wake = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
         self._grabbed: dict[int, bool] = {}  # node -> whether it was pinned before
-        self._recording: deque[tuple[float, bytes, dict[str, float]]] = deque(maxlen=record)
+        self._recording: deque[Frame] = deque(maxlen=record)
         self._taps: list[Callable[[dict[str, Any], list[bytes]], None]] = []
         self._rates: deque[float] = deque(maxlen=30)
         self._played: deque[tuple[float, float]] = deque(maxlen=30)  # (wall s, sim s)
@@ -373,18 +373,24 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._sim.track_energy = self._was_tracking
         super().close()
 
-    def save_html(self, path: str | pathlib.Path, duration: float | None = None) -> pathlib.Path:
-        """Write a standalone HTML file that plays frames offline (nothing is fetched).
+    def save_html(
+        self, path: str | pathlib.Path, duration: float | None = None, speed: float = 1.0
+    ) -> pathlib.Path:
+        """Write a standalone HTML file that plays frames offline (nothing is fetched),
+        coloured as the viewer colours them (``color_by``, ``color_range``).
 
         Parameters
         ----------
         path : str or os.PathLike
             The file to write (replaced atomically).
         duration : float, optional
-            Without it, the frames this viewer sent lately (up to ``record``), played
-            at ``fps``. With it, a copy of the system stepped at the viewer's ``dt``
-            from now for ``duration`` seconds (the live system does not move), recorded
-            as 30 frames per simulated second (at most ``record``), played in real time.
+            Without it, the frames this viewer sent lately (up to ``record``). With
+            it, a copy of the system stepped at the viewer's ``dt`` from now for
+            ``duration`` seconds (the live system does not move), recorded as 30
+            frames per second of playback (at most ``record``).
+        speed : float
+            Simulated seconds per second of playback: 1 (real time), 0.1 ten times
+            slower.
 
         Returns
         -------
@@ -395,7 +401,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         Raises
         ------
         ValueError
-            No duration and fewer than two frames sent yet; a duration below ``dt``.
+            No duration and fewer than two frames sent yet; a duration below ``dt``; a
+            speed not > 0.
 
         Examples
         --------
@@ -409,29 +416,34 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         >>> viewer.close()
         """
         target = pathlib.Path(path_name(path))
+        speed = check_speed(speed)
         if duration is not None:
             if isinstance(duration, bool) or not isinstance(duration, (int, float)):
                 raise TypeError(f"duration must be a number, not {type(duration).__name__}")
             if not self._dt <= duration < float("inf"):
                 raise ValueError(f"duration must be at least dt ({self._dt:g} s), not {duration}")
         with self._lock:  # the live system is read between steps
-            dt, period, kept = self._dt, self._period, self._recording.maxlen or 2
+            dt, kept = self._dt, self._recording.maxlen or 2
+            color_by, fixed = self._color_by, self._color_range
             if duration is None:
                 sim = self._sim
                 size = sim.num_nodes * sim.dim * 4
                 frames = [f for f in self._recording if len(f[1]) == size]
+                span = frames[-1][0] - frames[0][0] if len(frames) > 1 else 0.0
+                period = span / (len(frames) - 1) / speed if span > 0 else self._period
                 scene = protocol.scene(sim)
                 pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
             else:
                 sim = self._sim.copy()
         if duration is not None:
-            count = min(kept, max(2, round(30 * duration) + 1))
-            frames, period = _run_frames(sim, float(duration), dt, count), duration / (count - 1)
+            count = min(kept, max(2, round(30 * duration / speed) + 1))
+            frames = _run_frames(sim, float(duration), dt, count, color_by, fixed)
+            period = duration / (count - 1) / speed
             scene = protocol.scene(sim)
             pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
         if len(frames) < 2:
             raise ValueError("no frames recorded yet: play the viewer first, or pass duration=")
-        write_html(target, scene, frames, period, pinned)
+        write_html(target, scene, frames, period, pinned, color_by)
         return target
 
     # ------------------------------------------------------------ messages
@@ -614,13 +626,26 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         content, buffers = protocol.frame(sim, self._frame, self._color_by, self._color_range)
         if self._playing:  # what the status line shows beside the speed asked for
             content["achieved_speed"] = self._achieved()
-        self._recording.append((content["time"], buffers[0], content["energy"]))
+        self._recording.append(
+            (
+                content["time"],
+                buffers[0],
+                content["energy"],
+                buffers[2] if len(buffers) > 2 else None,
+                content["range"],
+            )
+        )
         self._emit(content, buffers)
 
 
 def _run_frames(
-    sim: Any, duration: float, dt: float, count: int
-) -> list[tuple[float, bytes, dict[str, float]]]:
+    sim: Any,
+    duration: float,
+    dt: float,
+    count: int,
+    color_by: str | None,
+    fixed: tuple[float, float] | None,
+) -> list[Frame]:
     """``count`` frames evenly spaced over ``duration`` seconds of stepping ``sim``."""
     total = max(1, round(duration / dt))
     frames, done = [], 0
@@ -629,8 +654,9 @@ def _run_frames(
         if target > done:
             sim.step(dt, steps=target - done)
             done = target
-        content, buffers = protocol.frame(sim, 0, None)
-        frames.append((content["time"], buffers[0], content["energy"]))
+        content, buffers = protocol.frame(sim, 0, color_by, fixed)
+        values = buffers[2] if len(buffers) > 2 else None
+        frames.append((content["time"], buffers[0], content["energy"], values, content["range"]))
     return frames
 
 
