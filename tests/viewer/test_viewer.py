@@ -445,7 +445,9 @@ def test_the_energy_trace_keeps_the_books(rope):
     assert np.abs(books).max() < 1e-3 * moved  # it started at 0 J: a level chain at rest
 
 
-@pytest.mark.parametrize("name", ["widget", "protocol", "controls", "standalone"])
+@pytest.mark.parametrize(
+    "name", ["entry", "widget", "protocol", "controls", "standalone", "snapshot"]
+)
 def test_viewer_docstring_examples(name):
     # tests/repository/test_docs.py runs the examples of springsim's top-level modules; these are
     # one level down
