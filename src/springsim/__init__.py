@@ -39,7 +39,7 @@ from springsim.runtime.threads import _set_default_at_import, set_num_threads
 from springsim.stepping.history import History
 from springsim.stepping.sweep import SweepResult, sweep
 from springsim.system import Energy, SelfCollision, Solve, System
-from springsim.viewer import view
+from springsim.viewer.entry import view
 
 #: The force-based integrators (every method but "xpbd", which solves constraints).
 FORCE_METHODS = tuple(m for m in METHODS if m != "xpbd")
