@@ -688,3 +688,16 @@ def test_a_saved_history_keeps_strain_colours_and_speed(tmp_path):
     assert plain["color_by"] is None and plain["values"] is None
     with pytest.raises(ValueError, match="color_by must be"):
         save_history_html(history, tmp_path / "q.html", color_by="speed")
+
+
+def test_history_save_html_passes_speed_and_colouring_on(tmp_path):
+    # History.save_html is save_history_html with the same options: the same file
+    from springsim.viewer.standalone import save_history_html
+
+    rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+    history = rope.run(0.5, 1e-3, frames=11, progress=False)
+    options = dict(speed=0.25, color_by="strain", color_range=(-0.01, 0.01))
+    mine = history.save_html(tmp_path / "a.html", **options).read_bytes()
+    direct = save_history_html(history, tmp_path / "b.html", **options).read_bytes()
+    plain = history.save_html(tmp_path / "c.html").read_bytes()
+    assert mine == direct and mine != plain

@@ -494,10 +494,28 @@ body_gravity : ndarray, shape (F, B)
         PolyData file per frame; see :func:`springsim.io.write_vtk`."""
         return vtk.write_vtk(self, path, faces=faces)
 
-    def save_html(self, path: StrPath) -> pathlib.Path:
+    def save_html(
+        self,
+        path: StrPath,
+        *,
+        speed: float = 1.0,
+        color_by: str | None = None,
+        color_range: tuple[float, float] | None = None,
+    ) -> pathlib.Path:
         """Write a standalone HTML file that plays the frames offline (the live viewer's
         drawing, no network needed); see
         :func:`springsim.viewer.standalone.save_history_html`.
+
+        Parameters
+        ----------
+        path : str or path-like
+            The file to write.
+        speed : float
+            Simulated seconds per second of playback: 1 real time, 0.1 slow motion.
+        color_by : {None, "tension", "strain"}
+            Colour the springs by the recorded tensions or strains.
+        color_range : (float, float), optional
+            A fixed colour scale (by default each frame's, with a floor).
 
         Examples
         --------
@@ -508,7 +526,9 @@ body_gravity : ndarray, shape (F, B)
         >>> history.save_html(pathlib.Path(tempfile.mkdtemp()) / "run.html").name
         'run.html'
         """
-        return save_history_html(self, path)
+        return save_history_html(
+            self, path, speed=speed, color_by=color_by, color_range=color_range
+        )
 
     def _arrays(self) -> dict[str, Any]:
         return {
