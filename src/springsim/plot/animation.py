@@ -10,11 +10,11 @@ import numpy as np
 from springsim.model import topology
 from springsim.plot.arrows import (
     _add_arrows,
+    _arrows_of,
     _auto_scale,
     _check_arrows,
     _move_arrows,
     _net_forces,
-    _per_body,
     _state,
 )
 from springsim.plot.axes import (
@@ -189,10 +189,8 @@ def animate(
         raise ValueError("this history holds no frames: run with frames=F (F >= 1)")
     masses, rest, state = _from_system(history, system, arrows, arrows_per)
     edges, pinned, times = history.edges, history.frame_pinned, history.frame_times
-    ax, fresh = _axes(dim, ax, fig)
-    fig = ax.figure
     bodies = None
-    if color_by == "body" or arrows_per == "body":
+    if color_by == "body" or (arrows is not None and arrows_per == "body"):
         bodies = _recorded_bodies(history)
     vectors = None
     if arrows == "velocity":
@@ -209,6 +207,17 @@ def animate(
     rows = history.colliders if colliders else np.zeros((0, dim + 2))
     shapes = history.collider_triangles if colliders else np.zeros((0, 3, dim))
     view = np.concatenate([_in_view(drawn, rows, dim), shapes.reshape(-1, dim)])
+    origins = None
+    if vectors is not None and frames.shape[1]:
+        weights = np.ones(frames.shape[1]) if masses is None else masses
+        origins, vectors = _arrows_of(arrows_per, str(arrows), drawn, vectors, weights, bodies)
+        vectors = _stretch(vectors, exaggeration)
+        if scale is None:
+            scale = _auto_scale(vectors, view)
+        tips = origins + scale * vectors
+        view = np.concatenate([view, tips.reshape(-1, dim)])  # the tips in view
+    ax, fresh = _axes(dim, ax, fig)
+    fig = ax.figure
     center, half = _fit_limits(ax, _shown(view, dim), dim, aspect, fresh)
     _label(ax, dim, 2 * half, exaggeration, rest)
     _add_colliders(ax, rows, dim, center, half)
@@ -236,18 +245,10 @@ def animate(
     size, pin_size = _sizes(ax, shown[0], edges, half, dim, node_size)
     free, pins = _add_nodes(ax, shown[0], pinned[0], size, pin_size, colors)
     discs = _add_radii(ax, shown[0], history.radii, dim, half)
-    quiver, origins, drawn_vectors = None, None, None
-    if arrows is not None and vectors is not None and frames.shape[1]:
-        origins, drawn_vectors = drawn, _stretch(vectors, exaggeration)
-        arrow_colors = colors
-        if arrows_per == "body" and bodies is not None and masses is not None:
-            origins, drawn_vectors = _per_body(arrows, drawn, drawn_vectors, masses, bodies)
-            if colors is not None:
-                arrow_colors = colors[np.unique(bodies, return_index=True)[1]]
-        origins, drawn_vectors = _shown(origins, dim), _shown(drawn_vectors, dim)
-        if scale is None:
-            scale = _auto_scale(drawn_vectors, half)
-        quiver = _add_arrows(ax, arrows, origins[0], drawn_vectors[0], scale, dim, arrow_colors)
+    quiver = None
+    if origins is not None and vectors is not None and arrows is not None:
+        origins, vectors = _shown(origins, dim), _shown(vectors, dim)
+        quiver = _add_arrows(ax, arrows, origins[0], vectors[0], float(scale or 0.0), dim)
     title = "" if speed is None or speed == 1 else f", {speed:g}× speed"
 
     def show(k: int) -> tuple[Any, ...]:
@@ -259,8 +260,8 @@ def animate(
             surface.set_verts(x[history.faces])
         _move_nodes(free, pins, x, pinned[k], colors, dim)
         _move_radii(discs, x, history.radii, dim)
-        if quiver is not None and origins is not None and drawn_vectors is not None:
-            _move_arrows(quiver, origins[k], drawn_vectors[k], float(scale or 0.0), dim)
+        if quiver is not None and origins is not None and vectors is not None:
+            _move_arrows(quiver, origins[k], vectors[k], float(scale or 0.0), dim)
         ax.set_title(f"t = {times[k]:.3f} s{title}")
         return lines, free, pins
 
@@ -286,7 +287,9 @@ def _interval(history: History, interval: Any, speed: Any) -> float:
         return float(interval)
     times = np.asarray(history.frame_times)
     step = float(np.mean(np.diff(times))) if len(times) > 1 else 0.05
-    return max(1000.0 * step / (1.0 if speed is None else float(speed)), MIN_INTERVAL)
+    # (rounded to a nanosecond: the frame times' round-off would make 80 ms 79.99999,
+    # which matplotlib's GIF writer truncates to 70 ms)
+    return round(max(1000.0 * step / (1.0 if speed is None else float(speed)), MIN_INTERVAL), 6)
 
 
 def _from_system(

@@ -85,12 +85,31 @@ def _per_body(
     return centres, members @ vectors
 
 
-def _auto_scale(vectors: np.ndarray, half: float) -> float:
+def _arrows_of(
+    per: str,
+    kind: str,
+    x: np.ndarray,
+    vectors: np.ndarray,
+    masses: np.ndarray,
+    bodies: np.ndarray | None,
+) -> tuple[np.ndarray, np.ndarray]:
+    """(origins, vectors) of the arrows: each node's, or each body's at its centre of
+    mass (``x``, ``vectors``: (..., N, dim), one frame or several)."""
+    if per == "body" and bodies is not None:
+        return _per_body(kind, x, vectors, masses, bodies)
+    return x, vectors
+
+
+def _auto_scale(vectors: np.ndarray, points: np.ndarray) -> float:
     """The scale that makes the longest of ``vectors`` (any shape (..., dim))
-    :data:`ARROW_FRACTION` of the view's widest side (2·``half``); 0 if all are zero."""
+    :data:`ARROW_FRACTION` of the scene's size: the largest side of the box around
+    ``points`` (what the view holds: the nodes and colliders as drawn), or 1 m when
+    that box is a point; 0 if every vector is zero."""
     lengths = np.linalg.norm(vectors, axis=-1)
     longest = float(lengths.max()) if lengths.size else 0.0
-    return ARROW_FRACTION * 2.0 * half / longest if longest > 0 else 0.0
+    points = np.asarray(points).reshape(-1, np.shape(vectors)[-1])
+    size = float(np.ptp(points, axis=0).max()) if len(points) else 0.0
+    return ARROW_FRACTION * (size if size > 0 else 1.0) / longest if longest > 0 else 0.0
 
 
 def _label(kind: str, scale: float) -> str:
@@ -122,11 +141,11 @@ def _add_arrows(
     vectors: np.ndarray,
     scale: float,
     dim: int,
-    colors: np.ndarray | None = None,
 ) -> Any:
     """Draw arrows from ``origins`` along ``vectors`` · ``scale`` (both as drawn), over
-    the rest; gid ``"springsim-arrows"``, labelled with their kind and scale."""
-    color: Any = _ARROW_COLORS[kind] if colors is None else colors
+    the rest, in their kind's colour (velocity green, force purple); gid
+    ``"springsim-arrows"``, labelled with their kind and scale."""
+    color = _ARROW_COLORS[kind]
     style = {"gid": "springsim-arrows", "label": _label(kind, scale), "zorder": 5}
     if dim == 2:
         return ax.quiver(
@@ -142,10 +161,8 @@ def _add_arrows(
         )
     from mpl_toolkits.mplot3d.art3d import Line3DCollection
 
-    if colors is not None:
-        color = np.concatenate([colors] * 3)
     lines = Line3DCollection(_segments_3d(origins, scale * vectors), colors=color, **style)
-    lines.set_linewidth(1.2)
+    lines.set_linewidth(1.5)
     ax.add_collection(lines)
     return lines
 

@@ -2,17 +2,17 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from springsim.colliders import collider_rows, collider_triangles
 from springsim.plot.arrows import (
     _add_arrows,
+    _arrows_of,
     _auto_scale,
     _check_arrows,
     _net_forces,
-    _per_body,
     _state,
 )
 from springsim.plot.axes import (
@@ -206,9 +206,15 @@ def draw(
         radii = np.array(sim.radii) if sim._has_radii() else None  # (asking makes no array)
         triangles = np.array(sim.faces)
     drawn = _exaggerate(positions, rest, exaggeration)
+    view = np.concatenate([_in_view(drawn, rows, dim), shapes.reshape(-1, dim)])
+    if arrows is not None and vectors is not None and len(positions):
+        origins, vectors = _arrows_of(arrows_per, arrows, drawn, vectors, masses, bodies)
+        vectors = _stretch(vectors, exaggeration)
+        if scale is None:
+            scale = _auto_scale(vectors, view)
+        view = np.concatenate([view, origins + scale * vectors])  # the tips in view
     x = _shown(drawn, dim)
     ax, fresh = _axes(dim, ax)
-    view = np.concatenate([_in_view(drawn, rows, dim), shapes.reshape(-1, dim)])
     center, half = _fit_limits(ax, _shown(view, dim), dim, aspect, fresh)
     _label(ax, dim, 2 * half, exaggeration, rest)
     _add_colliders(ax, rows, dim, center, half)
@@ -228,8 +234,8 @@ def draw(
         lines.set_clim(-limit, limit)
         if colorbar:
             _colorbar(ax, lines, COLORBAR_LABELS[color_by], dim)
-    elif colors is not None:
-        lines.set_color(colors[pairs[:, 0]] if len(pairs) else "tab:blue")
+    elif colors is not None and len(pairs):
+        lines.set_color(colors[pairs[:, 0]])
     else:
         lines.set_color("tab:blue")
     ax.add_collection(lines)
@@ -238,30 +244,5 @@ def draw(
     if radii is not None:
         _add_radii(ax, x, radii, dim, half)
     if arrows is not None and vectors is not None and len(positions):
-        vectors = _stretch(vectors, exaggeration)
-        _draw_arrows(ax, arrows, arrows_per, drawn, vectors, masses, bodies, colors, scale, half)
+        _add_arrows(ax, arrows, _shown(origins, dim), _shown(vectors, dim), float(scale or 0), dim)
     return ax
-
-
-def _draw_arrows(
-    ax: Axes,
-    kind: str,
-    per: str,
-    drawn: np.ndarray,
-    vectors: np.ndarray,
-    masses: np.ndarray,
-    bodies: np.ndarray | None,
-    colors: np.ndarray | None,
-    scale: float | None,
-    half: float,
-) -> Any:
-    """The arrows of one drawing: per node at ``drawn`` (positions and ``vectors`` as
-    drawn, in springsim's axes), or per body at its centre of mass."""
-    dim = drawn.shape[-1]
-    if per == "body" and bodies is not None:
-        drawn, vectors = _per_body(kind, drawn, vectors, masses, bodies)
-        colors = None if colors is None else colors[np.unique(bodies, return_index=True)[1]]
-    shown = _shown(vectors, dim)
-    if scale is None:
-        scale = _auto_scale(shown, half)
-    return _add_arrows(ax, kind, _shown(drawn, dim), shown, scale, dim, colors)

@@ -139,7 +139,7 @@ def energy_bars(sim_or_history: System | History, ax: Axes | None = None, record
     >>> sim = ss.System(dim=2)
     >>> _ = sim.add_nodes([[0.0, 2.0]], masses=1.0, velocities=[[3.0, 0.0]])
     >>> ax = energy_bars(sim)
-    >>> [(t.get_text(), round(p.get_height(), 2)) for t, p in zip(
+    >>> [(t.get_text(), round(float(p.get_height()), 2)) for t, p in zip(
     ...     ax.get_xticklabels(), ax.patches)][:3]
     [('kinetic', 4.5), ('elastic', 0.0), ('gravity', 19.62)]
     """
