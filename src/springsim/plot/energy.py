@@ -164,7 +164,7 @@ def energy_bars(sim_or_history: System | History, ax: Axes | None = None, record
     )
     on_top[0].set_gid("springsim-energy-dissipated")
     ax.axhline(0.0, color="0.3", lw=0.8)
-    ax.set_xticks(where, BARS, rotation=30, ha="right")
+    ax.set_xticks(where, BARS, fontsize="small")
     ax.set_ylabel("energy [J]")
     if when is not None:
         ax.set_title(f"t = {when:.3f} s")
