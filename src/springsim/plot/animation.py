@@ -170,8 +170,14 @@ def animate(
     In slow motion, a quarter of real time, with velocity arrows: the frames are
     0.1 s apart, so 400 ms apart on screen and in a GIF.
 
+    >>> import pathlib, tempfile
+    >>> from PIL import Image
     >>> slow = animate(h, speed=0.25, arrows="velocity")
-    >>> round(slow._interval)
+    >>> slow.event_source.interval
+    400
+    >>> gif = pathlib.Path(tempfile.mkdtemp()) / "slow.gif"
+    >>> slow.save(gif, writer="pillow", dpi=30)
+    >>> Image.open(gif).info["duration"]
     400
     """
     plt = _pyplot()
