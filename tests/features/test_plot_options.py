@@ -162,18 +162,20 @@ def test_arrows_per_body_are_momentum_over_mass_and_the_total_force():
     np.testing.assert_allclose(forces, weights, rtol=1e-12, atol=1e-9)
 
 
-def test_animated_velocity_arrows_follow_each_frame_on_one_scale():
-    sim = chain()
+@pytest.mark.parametrize("dim", [2, 3])
+def test_animated_velocity_arrows_follow_each_frame_on_one_scale(dim):
+    sim = chain(dim=dim)
     history = sim.run(0.3, 1e-3, frames=4, progress=False)
     anim = animate(history, arrows="velocity")
-    q = arrows_of(anim._fig.axes[0])
+    arrows = arrows_of(anim._fig.axes[0])
+    show = [0, 2, 1] if dim == 3 else [0, 1]  # 3D as matplotlib draws it: y up
     v = history.frame_velocities
     scale = FRACTION * np.ptp(history.frames, axis=(0, 1)).max() / np.linalg.norm(v, axis=2).max()
     for k in range(4):
         anim._func(k)
-        tails, vectors = quiver_data(q)
-        np.testing.assert_array_equal(tails, history.frames[k])
-        np.testing.assert_allclose(vectors, scale * v[k], rtol=1e-12)
+        tails, vectors = quiver_data(arrows) if dim == 2 else shafts_3d(arrows, 3)
+        np.testing.assert_allclose(tails, history.frames[k][:, show], rtol=1e-15)
+        np.testing.assert_allclose(vectors, scale * v[k][:, show], rtol=1e-12, atol=1e-15)
 
 
 def test_animated_force_arrows_need_the_system_and_are_the_forces_at_each_frame():
@@ -207,6 +209,20 @@ def test_velocity_arrows_of_a_history_without_velocities_difference_the_frames()
     for k in (0, 2, 4):
         anim._func(k)
         np.testing.assert_allclose(quiver_data(q)[1], [[0.5, 2.0], [-1.0, 0.25]], rtol=1e-9)
+
+
+@pytest.mark.parametrize("color_by", ["tension", "strain"])
+def test_animation_colours_springs_by_what_each_frame_recorded(color_by):
+    sim = chain()
+    history = sim.run(0.3, 1e-3, frames=4, progress=False)
+    recorded = history.frame_tensions if color_by == "tension" else history.frame_strains
+    anim = animate(history, color_by=color_by)
+    (lines,) = with_gid(anim._fig.axes[0], "springsim-springs")
+    largest = np.abs(recorded).max()  # one scale for the whole run, centred on zero
+    assert lines.get_clim() == (-largest, largest)
+    for k in range(4):
+        anim._func(k)
+        np.testing.assert_array_equal(lines.get_array(), recorded[k])
 
 
 # ---------------------------------------------------------------- colours by body

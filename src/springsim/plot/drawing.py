@@ -184,7 +184,8 @@ def draw(
         positions = np.array(sim.positions)
         pairs, pinned = np.array(sim.springs), np.array(sim.pinned)
         rest = np.array(sim.rest_positions)
-        bodies = sim.bodies() if color_by == "body" or arrows_per == "body" else None
+        per_body = arrows is not None and arrows_per == "body"
+        bodies = sim.bodies() if color_by == "body" or per_body else None
         values = None
         if color_by == "tension":
             values = sim.spring_tensions()
