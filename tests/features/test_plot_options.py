@@ -295,6 +295,21 @@ def test_axes_passed_in_get_the_unset_limits_fitted_and_equal_aspect_only_if_ask
     assert ax.get_aspect() == "auto"
     draw(sim, ax=ax, aspect="equal")
     assert ax.get_aspect() == 1.0
+    # Axes passed in with nothing set are drawn as springsim's own: equal; an aspect
+    # the user set stays.
+    assert draw(sim, ax=plt.figure().add_subplot()).get_aspect() == 1.0
+    stretched = plt.figure().add_subplot()
+    stretched.set_aspect(2.0)
+    assert draw(sim, ax=stretched).get_aspect() == 2.0
+    boxed = plt.figure().add_subplot(projection="3d")
+    boxed.set_box_aspect((1.0, 2.0, 3.0))
+    box = boxed.get_box_aspect().copy()
+    draw(chain(dim=3), ax=boxed)
+    np.testing.assert_array_equal(boxed.get_box_aspect(), box)
+    cube = draw(chain(dim=3), ax=plt.figure().add_subplot(projection="3d"))
+    sides = np.ptp([cube.get_xlim(), cube.get_ylim(), cube.get_zlim()], axis=1)
+    ratios = cube.get_box_aspect() / sides
+    np.testing.assert_allclose(ratios, ratios[0], rtol=1e-12)  # equal scale on all three
     # Axes draw makes have the equal aspect; drawing again on them refits.
     mine = draw(sim)
     assert mine.get_aspect() == 1.0

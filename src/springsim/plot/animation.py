@@ -124,7 +124,8 @@ def animate(
         As in :func:`draw`; per body needs ``system`` (the masses).
     arrow_scale : float, optional
         As in :func:`draw`; by default the longest arrow of the whole run is 15 % of
-        the widest side of the view, so that lengths compare from frame to frame.
+        the scene's size over the whole run, so that lengths compare from frame to
+        frame.
     aspect : {None, "equal", "auto"}
         As in :func:`draw`.
     exaggerate : (axis, factor), optional

@@ -4,10 +4,13 @@ axis.
 
 The rule for limits and aspect: on Axes that springsim makes, the limits hold
 everything with a margin and every axis has the same scale (``aspect="equal"``). On
-Axes you pass in, what you set is kept: an axis whose limits you set (``set_xlim``,
-``set_ylim``, ``set_zlim``: matplotlib turns its autoscaling off) keeps them, the others
-are fitted; the aspect is left as you have it unless you ask (``aspect="equal"`` or
-``"auto"``).
+Axes you pass in, what you set is kept and the rest is done as on springsim's own: an
+axis whose limits you set (``set_xlim``, ``set_ylim``, ``set_zlim``: matplotlib turns
+its autoscaling off) keeps them, the others are fitted; an aspect you set
+(``set_aspect`` in 2D, anything but matplotlib's "auto"; ``set_box_aspect`` in 3D,
+anything but its 4:4:3) is kept, and so is matplotlib's default once you have set any
+limits (an equal aspect would fight them); otherwise the aspect is made equal.
+``aspect="equal"`` or ``"auto"`` decides it whatever was set.
 """
 
 from __future__ import annotations
@@ -39,6 +42,10 @@ AXIS_NAMES = ("x", "y", "z")
 _FITTED: weakref.WeakKeyDictionary[Any, tuple[tuple[float, float], ...]] = (
     weakref.WeakKeyDictionary()
 )
+# The aspect springsim last set on an Axes (2D: set_aspect's; 3D: the box's ratios).
+_ASPECTS: weakref.WeakKeyDictionary[Any, Any] = weakref.WeakKeyDictionary()
+# matplotlib's default 3D box: 4:4:3.
+_DEFAULT_BOX = (1.0, 1.0, 0.75)
 
 
 def _pyplot() -> types.ModuleType:
@@ -224,6 +231,25 @@ def _users_limits(ax: Axes, dim: int, fresh: bool) -> list[bool]:
     return [not on and (ours is None or ours[k] != now[k]) for k, on in enumerate(autoscale)]
 
 
+def _aspect_now(ax: Axes, dim: int) -> Any:
+    """The aspect of ``ax``: 2D, what ``get_aspect`` gives; 3D, the box's ratios to its
+    first side."""
+    if dim == 2:
+        return ax.get_aspect()
+    box = np.asarray(ax.get_box_aspect(), dtype=np.float64)
+    return tuple(np.round(box / box[0], 12))
+
+
+def _users_aspect(ax: Axes, dim: int, fresh: bool) -> bool:
+    """Whether the aspect of ``ax`` is one its user set: not matplotlib's default and
+    not the one springsim last set."""
+    if fresh:
+        return False
+    now = _aspect_now(ax, dim)
+    default = "auto" if dim == 2 else _DEFAULT_BOX
+    return bool(now != default and now != _ASPECTS.get(ax, default))
+
+
 def _fit_limits(
     ax: Axes, x: np.ndarray, dim: int, aspect: str | None = None, fresh: bool = True
 ) -> tuple[np.ndarray, float]:
@@ -231,7 +257,8 @@ def _fit_limits(
     limits are not the user's, and the aspect by the rule of this module; the view's
     centre and half-width (half its widest side), which colliders and markers use."""
     kept = _users_limits(ax, dim, fresh)
-    equal = aspect == "equal" or (aspect is None and fresh)
+    users = any(kept) or _users_aspect(ax, dim, fresh)
+    equal = aspect == "equal" or (aspect is None and not users)
     if len(x):
         low, high = x.min(axis=0), x.max(axis=0)
     else:
@@ -256,4 +283,5 @@ def _fit_limits(
     elif aspect == "auto":
         ax.set_aspect("auto")
     _FITTED[ax] = _limits(ax, dim)
+    _ASPECTS[ax] = _aspect_now(ax, dim)
     return limits.mean(axis=1), float(np.abs(limits[:, 1] - limits[:, 0]).max()) / 2

@@ -74,9 +74,11 @@ def draw(
     springsim's y).
 
     Limits and aspect: on the Axes ``draw`` makes, the limits hold everything with a
-    margin and every axis has the same scale. On Axes you pass in, an axis whose
-    limits you set (``ax.set_ylim(...)``) keeps them, the others are fitted, and the
-    aspect stays as you have it unless ``aspect`` says otherwise.
+    margin and every axis has the same scale. On Axes you pass in, what you set is
+    kept and the rest is done the same way: an axis whose limits you set
+    (``ax.set_ylim(...)``) keeps them, the others are fitted; an aspect you set
+    (``ax.set_aspect(...)``, ``ax.set_box_aspect(...)``) stays, and so does
+    matplotlib's default once you have set limits; otherwise the aspect is made equal.
 
     Parameters
     ----------
@@ -123,11 +125,14 @@ def draw(
         momentum over its mass (Σ m v / M) or the total force on it (Σ F).
     arrow_scale : float, optional
         Metres of arrow per m/s (velocity) or per N (force). By default the longest
-        arrow is 15 % (:data:`springsim.plot.arrows.ARROW_FRACTION`) of the widest
-        side of the view. The arrows' label (``get_label()``) gives the scale used.
+        arrow is 15 % (:data:`springsim.plot.arrows.ARROW_FRACTION`) of the scene's
+        size: the largest side of the box around the nodes and colliders as drawn
+        (1 m for a single node); the view widens to hold the tips. The arrows' label
+        (``get_label()``) gives the scale used.
     aspect : {None, "equal", "auto"}
         "equal": the same scale on every axis; "auto": each axis fills the box; None:
-        equal on the Axes ``draw`` makes, the aspect of Axes you pass in left as it is.
+        by the rule above (equal, unless you set an aspect or limits on the Axes you
+        pass in).
     exaggerate : (axis, factor), optional
         Multiply the displacements along springsim's ``axis`` ("x", "y" or "z") from
         the rest positions (:attr:`springsim.System.rest_positions`: where the nodes
