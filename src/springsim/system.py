@@ -111,6 +111,14 @@ class System(_core.System):
         Default integrator of :meth:`step`, one of :data:`springsim.METHODS`.
     time : float
         Simulation time, s.
+    dissipated, track_energy : float, bool
+        The energy, J, that spring damping, drag, the air on faces, ``energy_loss``,
+        contacts (friction, restitution below 1) and the strain limit took out of the
+        motion: ``energy().total + dissipated`` stays constant up to the integrator's
+        error and the work put in (gravity is in ``total``). Kept while
+        ``track_energy`` is True, the default; ``sim.track_energy = False`` skips the
+        books for speed (a pass over the damped springs per substep, about as much as
+        the spring forces) and ``dissipated`` then stays as it is.
     divergence_factor : float or None
         The divergence watch (> 1, default 100): a step, or a :meth:`run`, raises
         :class:`springsim.UnstableError` (rolled back) when the kinetic energy of the

@@ -85,6 +85,7 @@ ss_system *ss_system_new(int dim) {
     sys->cg_max_iterations = 1000;
     sys->last_cg_residual = NAN; /* no solve yet */
     sys->divergence_factor = SS_DIVERGENCE_FACTOR;
+    sys->track_energy = 1; /* dissipated is kept unless the caller opts out */
     sys->scratch.probe_scale = 1.0;
     sys->unchecked = ~0u;
     sys->absent = SS_COLD_ARRAYS;

@@ -97,8 +97,13 @@ ALL_SCENES = {**SCENES, **FULL_SCENES}
 
 
 def scene(name: str) -> ss.System:
-    """A fresh copy of the scene ``name`` (a key of :data:`ALL_SCENES`)."""
-    return ALL_SCENES[name]()
+    """A fresh copy of the scene ``name`` (a key of :data:`ALL_SCENES`), with
+    ``track_energy`` off: the peers keep no energy books, and the table times the
+    stepping alone (what the books cost is the ``track_energy`` line,
+    :mod:`springsim.bench.track_energy`)."""
+    sim = ALL_SCENES[name]()
+    sim.track_energy = False
+    return sim
 
 
 def scene_dt(sim: ss.System) -> float:

@@ -88,7 +88,8 @@ driven nodes. Files before version 6 (no ``collider_ends``, ``mesh_*`` or
 ``self_collision`` entries) hold planes and spheres only, and load with no node–node
 contact (no radii, the default law) and self-collision off. Files before version 7 (no
 ``dissipated``, ``track_energy`` or ``crossings``) load with the energy
-books at 0, untracked, and the crossings counted from 0. Files before version 8 (no
+books at 0, untracked (``track_energy`` False: they were saved when the books were off
+by default, and a new System now starts with them on), and the crossings counted from 0. Files before version 8 (no
 ``contact_dt``) load with it at 0, as if never stepped: the contact law from the step
 counts its energy again from the first step. Files written before the stiffness from
 the step hold a stiffness in N/m (1e4, the old default) and load with it.
@@ -781,8 +782,9 @@ def system_from_arrays(data: dict[str, np.ndarray], name: str, cls: type[System]
             if drives:
                 restore_drives(sim, drives, contiguous("pinned"))
         apply_contact_entries(sim, data)
-        if "track_energy" in data:  # (files before version 7: untracked)
-            sim.track_energy = bool(data["track_energy"])
+        # Files before version 7 were saved while the books were off by default: they
+        # load untracked, as they were.
+        sim.track_energy = bool(data["track_energy"]) if "track_energy" in data else False
         # The state, last (adding nodes resets Verlet's history), through its one
         # definition; files before version 7 start the books and crossings at 0.
         state: dict[str, Any] = {}
