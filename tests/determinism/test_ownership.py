@@ -216,6 +216,7 @@ def test_files_pickles_and_copies_keep_the_books_and_the_crossing_count(tmp_path
         other.step(1e-4, steps=50)
         assert other.dissipated > sim.dissipated  # the books go on from where they were
     untracked = ss.cloth(3, 3, width=1.0, height=1.0, mass=0.1, stiffness=10.0)
+    untracked.track_energy = False  # the opt-out is kept too
     untracked.save(tmp_path / "u.npz")
     assert ss.load(tmp_path / "u.npz").track_energy is False
 

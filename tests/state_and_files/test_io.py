@@ -677,6 +677,9 @@ def test_version_1_and_2_files_load_without_gas_bodies(tmp_path, version):
     np.savez(old, **entries)
     old_system = load(old)
     assert old_system.gases == [] and old_system._pressure_bodies() == []
+    # Saved when the energy books were off by default: they load untracked.
+    assert sim.track_energy and not old_system.track_energy
+    old_system.track_energy = True
     assert_identical(old_system, sim)  # everything else as saved
     # an old version with a version-3 entry is refused
     with np.load(path) as npz:
@@ -806,5 +809,6 @@ def test_version_3_files_load_with_the_default_divergence_factor(tmp_path):
     np.savez(tmp_path / "v3.npz", **entries)
     old = load(tmp_path / "v3.npz")
     assert old.divergence_factor == 100.0
-    old.divergence_factor = None
+    assert sim.track_energy and not old.track_energy  # files before version 7: untracked
+    old.divergence_factor, old.track_energy = None, True
     assert_identical(old, sim)

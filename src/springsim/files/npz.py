@@ -89,7 +89,8 @@ driven nodes. Files before version 6 (no ``collider_ends``, ``mesh_*`` or
 contact (no radii, the default law) and self-collision off. Files before version 7 (no
 ``dissipated``, ``track_energy`` or ``crossings``) load with the energy
 books at 0, untracked (``track_energy`` False: they were saved when the books were off
-by default, and a new System now starts with them on), and the crossings counted from 0. Files before version 8 (no
+by default, and a new System now starts with them on), and the crossings counted from
+0. Files before version 8 (no
 ``contact_dt``) load with it at 0, as if never stepped: the contact law from the step
 counts its energy again from the first step. Files written before the stiffness from
 the step hold a stiffness in N/m (1e4, the old default) and load with it.
