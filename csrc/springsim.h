@@ -307,9 +307,9 @@ typedef struct ss_system {
     ss_method method;    /* default for ss_system_step */
     double cg_tolerance; /* implicit_euler: CG stops at |r| <= cg_tolerance |b| */
     int cg_max_iterations; /* implicit_euler: CG iterations per substep at most, >= 1 */
-    /* Energy bookkeeping (off unless track_energy): state.dissipated gains the J removed
-     * by spring damping and drag (trapezoid rule on their power), energy_loss and
-     * contacts. */
+    /* Energy bookkeeping (off by default: it costs a pass over the damped springs per
+     * substep): state.dissipated gains the J removed by spring damping and drag
+     * (trapezoid rule on their power), energy_loss, the strain limit and contacts. */
     int track_energy;
     /* The divergence watch (divergence.c): a step fails with SS_ERR_UNSTABLE when the
      * motion's energy exceeds divergence_factor (> 1; INFINITY: off) times the most

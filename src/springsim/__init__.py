@@ -24,7 +24,7 @@ from springsim._core import (
     threading_available,
 )
 from springsim._version import __version__ as __version__
-from springsim._warn import DuplicateSpringWarning
+from springsim._warn import DuplicateSpringWarning, UntrackedEnergyWarning
 from springsim.analysis.modes import Modes
 from springsim.analysis.statics import Relaxed
 from springsim.builders.bodies import ball, cluster, mesh
@@ -53,6 +53,7 @@ __all__ = [
     "Relaxed",
     "ConvergenceWarning",
     "DuplicateSpringWarning",
+    "UntrackedEnergyWarning",
     "StiffnessWarning",
     "MeshWarning",
     "EXPLICIT_METHODS",

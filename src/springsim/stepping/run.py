@@ -15,6 +15,7 @@ import numpy.typing as npt
 from springsim import _core
 from springsim._checks import _as_indices
 from springsim.analysis import diagnostics
+from springsim.analysis.diagnostics import kernel_dissipated
 from springsim.colliders import collider_rows, collider_triangles
 from springsim.model.pins import held
 from springsim.stepping import divergence, probes
@@ -326,7 +327,8 @@ def run(
     stopped = np.flatnonzero(held(self) & np.any(velocities != 0.0, axis=1))
     stopped_velocities = np.array(velocities[stopped])
     velocities[stopped] = 0.0
-    was_tracking, start_dissipated = self.track_energy, self.dissipated
+    # (the kernel's count as it stands: the books may be off until here, and no warning)
+    was_tracking, start_dissipated = self.track_energy, kernel_dissipated(self)
     self.track_energy = True
     # The C calls are sized by the clock; torn springs leave only at the records (the
     # spring order, and so the rounding, then depends on steps alone): _step_in_run
