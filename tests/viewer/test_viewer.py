@@ -8,6 +8,7 @@ the closed forms of symplectic Euler.
 
 import base64
 import json
+import math
 import re
 import sys
 import time
@@ -701,3 +702,46 @@ def test_history_save_html_passes_speed_and_colouring_on(tmp_path):
     direct = save_history_html(history, tmp_path / "b.html", **options).read_bytes()
     plain = history.save_html(tmp_path / "c.html").read_bytes()
     assert mine == direct and mine != plain
+
+
+def test_the_scene_bounds_hold_every_collider_and_a_plane_near_the_nodes():
+    # the box the first framing takes in, against each shape's own extent: a box
+    # centre ± half extents, a sphere centre ± radius, a mesh its vertices, a capsule
+    # its segment ± radius (tessellated: 24 segments a turn reach cos(π/24) of the
+    # radius, 0.9 % short at worst), and the floor y = -2 at the foot of the nodes'
+    # centre (the cloth's mean position)
+    cloth = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=50.0)
+    cloth.add_box([3.0, 0.0, 0.0], [0.5, 0.25, 0.1])
+    cloth.add_sphere([0.0, 0.0, -4.0], 0.5)
+    cloth.add_mesh_collider([[0, 1, 0], [1, 6, 0], [0, 1, 1]], [[0, 1, 2]])
+    cloth.add_plane([0.0, 1.0, 0.0], -2.0)
+    viewer = ss.view(cloth, dt=1e-3, substeps=1)
+    try:
+        tap = Tap(viewer)
+        viewer._handle({"type": "hello"})
+        lo, hi = tap.last("scene")[0]["bounds"]
+    finally:
+        viewer.close()
+    centre = cloth.positions.mean(axis=0)
+    points = np.array(
+        [
+            [2.5, -0.25, -0.1],  # the box
+            [3.5, 0.25, 0.1],
+            [-0.5, -0.5, -4.5],  # the sphere
+            [0.5, 0.5, -3.5],
+            [0, 1, 0],  # the mesh
+            [1, 6, 0],
+            [0, 1, 1],
+            [centre[0], -2.0, centre[2]],  # the plane's point nearest the centre
+        ]
+    )
+    assert lo == pytest.approx(points.min(axis=0).tolist(), abs=1e-12)
+    assert hi == pytest.approx(points.max(axis=0).tolist(), abs=1e-12)
+    # a capsule beside a rope, in 2D: from (2, -1) to (3, -1), radius 0.2
+    rope = ss.string(4, length=1.0, mass=0.04, stiffness=40.0, dim=2, direction=(1, 0))
+    rope.add_capsule([2.0, -1.0], [3.0, -1.0], 0.2)
+    lo, hi = protocol.scene(rope)[0]["bounds"]
+    assert lo == pytest.approx([1.8, -1.2], abs=0.2 * (1 - math.cos(math.pi / 24)) + 1e-12)
+    assert hi == pytest.approx([3.2, -0.8], abs=0.2 * (1 - math.cos(math.pi / 24)) + 1e-12)
+    # no collider: no box (the nodes alone are framed)
+    assert protocol.scene(ss.string(3, length=1.0, mass=0.1, stiffness=1.0))[0]["bounds"] is None

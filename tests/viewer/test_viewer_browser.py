@@ -374,3 +374,23 @@ def test_node_radii_in_3d_shrink_with_depth(browser, page):
             for beyond in (1.07, 1.5):
                 assert (colour_at(image, *(centre + beyond * radius * way)) == WHITE).all()
     assert abs(radii[0] / radii[1] - 1) > 0.2  # the depths differ: the test tells 1/d
+
+
+def test_the_first_framing_takes_in_a_box_beside_the_rope(browser, page):
+    # a box 1.5 m to the right of a 1 m rope and below it: framing the nodes alone
+    # (as it did) puts it off the canvas; now its whole rectangle is on it, in grey
+    rope = ss.string(4, length=1.0, mass=0.04, stiffness=40.0, dim=2, direction=(1, 0))
+    rope.add_box([2.5, -0.6], [0.3, 0.2])
+    page(rope, dt=1e-3, substeps=1)
+    time.sleep(0.1)  # the frame is drawn at the next animation frame after it arrives
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    (left, bottom), (right, top) = projected(camera, np.array([[2.2, -0.8], [2.8, -0.4]]))
+    assert 0 < left < right < camera["width"] and 0 < top < bottom < camera["height"]
+    image = pixels(browser)
+    xs = np.arange(math.ceil(left + 2), math.floor(right - 2))
+    ys = np.arange(math.ceil(top + 2), math.floor(bottom - 2))
+    inside = image[np.ix_(ys, xs)]
+    assert inside.size > 100 and (np.abs(inside - np.array(SHAPE)).max(axis=-1) <= 2).all()
+    # and the rope is on the canvas too
+    where = projected(camera, rope.positions)
+    assert (where > 0).all() and (where[:, 0] < camera["width"]).all()

@@ -4,12 +4,14 @@ Python -> browser (each a JSON ``content`` dict and binary ``buffers``, never li
 numbers in JSON):
 
 - ``{"type": "scene", "dim", "nodes", "springs", "faces", "colliders", "triangles",
-  "radii"}`` with buffers ``[springs int32 (M, 2), faces int32 (F, 3), triangles
+  "radii", "bounds"}`` with buffers ``[springs int32 (M, 2), faces int32 (F, 3), triangles
   float32 (T, 3, dim)]`` and, when ``radii`` is true, ``radii float32 (N,)``: the
   topology, the planes and spheres (``colliders``, rows of
   :func:`springsim.colliders.collider_rows`), the boxes, capsules and meshes as
   triangles (:func:`springsim.colliders.collider_triangles`) and the nodes'
-  contact radii; sent when the front end says hello and whenever one of them changes
+  contact radii; ``bounds`` ``[lo, hi]`` (each dim numbers) or None is the box of
+  every collider (:func:`collider_bounds`), which the first framing takes in with
+  the nodes; sent when the front end says hello and whenever one of them changes
   (springs torn, nodes added, a collider moved, radii set: :func:`scene_key`).
 - ``{"type": "frame", "frame", "time", "energy", "color_by", "range"}`` with buffers
   ``[positions float32 (N, dim), pinned uint8 (N,)]`` and, when colouring by tension or
@@ -31,7 +33,7 @@ from typing import Any, Final
 
 import numpy as np
 
-from springsim.colliders import BOX, CAPSULE, MESH, collider_rows, collider_triangles
+from springsim.colliders import BOX, CAPSULE, MESH, SPHERE, collider_rows, collider_triangles
 
 #: The messages the front end may send, with the keys each needs.
 ACTIONS: Final[dict[str, tuple[str, ...]]] = {
@@ -81,6 +83,7 @@ def scene(sim: Any) -> tuple[dict[str, Any], list[bytes]]:
         collider_rows(sim),
         collider_triangles(sim),
         sim.radii if sim._has_radii() else None,
+        sim.positions,
     )
 
 
@@ -92,9 +95,11 @@ def scene_of(
     colliders: Any,
     triangles: Any,
     radii: Any | None,
+    positions: Any = (),
 ) -> tuple[dict[str, Any], list[bytes]]:
     """The scene message of these arrays (a live system's or a :class:`History`'s);
-    ``radii`` None, or all zero, when no node has a radius (then no radii buffer)."""
+    ``radii`` None, or all zero, when no node has a radius (then no radii buffer);
+    ``positions`` the nodes' (where the planes are clipped: :func:`collider_bounds`)."""
     springs = np.ascontiguousarray(springs, dtype=np.int32).reshape(-1, 2)
     faces = np.ascontiguousarray(faces, dtype=np.int32).reshape(-1, 3)
     triangles = np.ascontiguousarray(triangles, dtype=np.float32).reshape(-1, 3, dim)
@@ -107,12 +112,59 @@ def scene_of(
         "colliders": np.asarray(colliders, dtype=np.float64).reshape(-1, dim + 2).tolist(),
         "triangles": len(triangles),
         "radii": False,
+        "bounds": collider_bounds(dim, colliders, triangles, positions),
     }
     buffers = [springs.tobytes(), faces.tobytes(), triangles.tobytes()]
     if radii is not None and np.any(np.asarray(radii) > 0):
         content["radii"] = True
         buffers.append(np.ascontiguousarray(radii, dtype=np.float32).tobytes())
     return content, buffers
+
+
+def collider_bounds(
+    dim: int, colliders: Any, triangles: Any, positions: Any = ()
+) -> list[list[float]] | None:
+    """The box ``[lo, hi]`` holding every collider, or None without any: each sphere
+    (centre ± radius), every vertex of the boxes', capsules' and meshes' triangles,
+    and of each plane, which has no end, its point nearest the nodes' centre (the mean
+    of ``positions``; the origin without nodes). The viewer's first framing takes in
+    this box and the nodes.
+
+    Parameters
+    ----------
+    dim : int
+        2 or 3.
+    colliders : array_like
+        Rows of :func:`springsim.colliders.collider_rows` (kind, vector, scalar).
+    triangles : array_like
+        (T, 3, dim) :func:`springsim.colliders.collider_triangles`.
+    positions : array_like
+        (N, dim) the nodes' positions.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> rope = ss.string(3, length=1.0, mass=0.1, stiffness=1.0, dim=2)
+    >>> _ = rope.add_box([2.0, -1.0], [0.25, 0.5])
+    >>> _ = rope.add_plane([0.0, 1.0], -3.0)          # the floor y = -3
+    >>> content, _ = scene(rope)
+    >>> content["bounds"]                             # the floor below the rope's centre
+    [[0.5, -3.0], [2.25, -0.5]]
+    """
+    rows = np.asarray(colliders, dtype=np.float64).reshape(-1, dim + 2)
+    points = [np.asarray(triangles, dtype=np.float64).reshape(-1, dim)]
+    nodes = np.asarray(positions, dtype=np.float64).reshape(-1, dim)
+    centre = nodes.mean(axis=0) if len(nodes) else np.zeros(dim)
+    for row in rows:
+        vector, scalar = row[1 : 1 + dim], row[1 + dim]
+        if row[0] == SPHERE:
+            points.append(np.array([vector - scalar, vector + scalar]))
+        else:  # the plane n . x = offset (n a unit normal): the foot of the centre
+            points.append((centre - (vector @ centre - scalar) * vector)[None, :])
+    every = np.concatenate(points)
+    if not len(every):
+        return None
+    return [every.min(axis=0).tolist(), every.max(axis=0).tolist()]
 
 
 def scene_key(sim: Any) -> tuple[Any, ...]:

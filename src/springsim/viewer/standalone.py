@@ -219,6 +219,7 @@ def save_history_html(
         history.colliders,
         history.collider_triangles,
         history.radii,
+        positions[0],
     )
     pinned = np.ascontiguousarray(history.frame_pinned[0], dtype=np.uint8).tobytes()
     period = float(times[-1] - times[0]) / (count - 1) / speed

@@ -76,7 +76,7 @@ function unproject(cam, dim, W, H, sx, sy, d) {
   return [rx + cam.target[0], ry + cam.target[1], rz + cam.target[2]];
 }
 
-// Frame the nodes and spheres (and, when widening, the view so far: never zoom in).
+// Frame the nodes and colliders (and, when widening, the view so far: never zoom in).
 function fit(cam, S, W, H, widen) {
   const n = S.nodes, dim = S.dim, lo = [Infinity, Infinity, Infinity];
   const hi = [-Infinity, -Infinity, -Infinity];
@@ -91,11 +91,12 @@ function fit(cam, S, W, H, widen) {
       if (v < lo[k]) lo[k] = v;
       if (v > hi[k]) hi[k] = v;
     }
-  for (const c of S.colliders)
-    if (c[0] === 1) for (let k = 0; k < dim; k++) {
-      lo[k] = Math.min(lo[k], c[1 + k] - c[1 + dim]);
-      hi[k] = Math.max(hi[k], c[1 + k] + c[1 + dim]);
-    }
+  // the box of every collider (protocol.collider_bounds: spheres, boxes, capsules,
+  // meshes, and each plane's point nearest the nodes' centre)
+  if (S.bounds) for (let k = 0; k < dim; k++) {
+    lo[k] = Math.min(lo[k], S.bounds[0][k]);
+    hi[k] = Math.max(hi[k], S.bounds[1][k]);
+  }
   if (!(n > 0) || !isFinite(lo[0])) return;
   const mid = lo.map((l, k) => (k < dim ? (l + hi[k]) / 2 : 0));
   const span = Math.max(1e-3, ...lo.slice(0, dim).map((l, k) => hi[k] - l));
@@ -335,7 +336,7 @@ function drawEnergy(ctx, hist, W, H) {
 
 function render({ model, el }) {
   const S = { dim: 3, nodes: 0, springs: new Int32Array(0), faces: new Int32Array(0),
-              colliders: [], triangles: new Float32Array(0), radii: null, pos: null,
+              colliders: [], triangles: new Float32Array(0), radii: null, bounds: null, pos: null,
               pinned: new Uint8Array(0), values: null, range: null,
               colorBy: null, time: 0, frame: 0, playing: false, offline: false, error: null };
   const cam = makeCamera(), hist = [];
@@ -385,7 +386,8 @@ function render({ model, el }) {
       Object.assign(S, { dim: msg.dim, nodes: msg.nodes, colliders: msg.colliders,
                          springs: typed(buffers[0], Int32Array), faces: typed(buffers[1], Int32Array),
                          triangles: typed(buffers[2], Float32Array),
-                         radii: msg.radii ? typed(buffers[3], Float32Array) : null });
+                         radii: msg.radii ? typed(buffers[3], Float32Array) : null,
+                         bounds: msg.bounds || null });
       if (fresh) cam.fitted = false;
     } else if (msg.type === "frame") {
       const pos = typed(buffers[0], Float32Array);
