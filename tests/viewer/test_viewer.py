@@ -745,3 +745,48 @@ def test_the_scene_bounds_hold_every_collider_and_a_plane_near_the_nodes():
     assert hi == pytest.approx([3.2, -0.8], abs=0.2 * (1 - math.cos(math.pi / 24)) + 1e-12)
     # no collider: no box (the nodes alone are framed)
     assert protocol.scene(ss.string(3, length=1.0, mass=0.1, stiffness=1.0))[0]["bounds"] is None
+
+
+def test_the_energy_trace_is_kept_in_python_for_a_reloaded_page(rope):
+    # a page reloaded says hello again: it gets the trace of the frames before, each
+    # sample the energies of that frame, against a twin stepped directly
+    rope.drag = 0.05  # something to dissipate
+    v = ss.view(rope, dt=1e-3, substeps=5)
+    twin = rope.copy()
+    twin.track_energy = True
+    tap = Tap(v)
+    v._handle({"type": "hello"})
+    expected = []
+    for k in range(6):
+        if k:
+            v.step()
+            twin.step(1e-3, steps=5)
+        e = twin.energy()
+        expected.append(
+            [twin.time, e.kinetic, e.elastic, e.gravity, e.pressure, e.contact, e.total]
+            + [twin.dissipated]
+        )
+    v._handle({"type": "hello"})  # the reload
+    content, buffers = tap.last("trace")
+    assert content["terms"] == list(protocol.TRACE_TERMS) and content["samples"] == 6
+    sent = np.frombuffer(buffers[0], "<f8").reshape(6, 8)
+    # the same stepping on the same machine: bit for bit
+    assert sent.tolist() == expected
+    # the frame that follows the hello is at the last sample's time: it replaces it
+    # (one sample per time), and a reset starts the trace again
+    v._handle({"type": "hello"})
+    assert tap.last("trace")[0]["samples"] == 6
+    v.reset()
+    v._handle({"type": "hello"})
+    assert tap.last("trace")[0]["samples"] == 1
+    v.close()
+
+
+def test_the_trace_is_bounded_as_the_front_end_bounds_it():
+    trace = protocol.Trace(length=5)
+    for t in range(12):
+        trace.add(float(t), dict.fromkeys(protocol.TRACE_TERMS, 1.0))
+    content, buffers = trace.message()
+    assert np.frombuffer(buffers[0], "<f8").reshape(5, 8)[:, 0].tolist() == [7, 8, 9, 10, 11]
+    # viewer.js keeps as many samples as Python sends
+    assert f"const HISTORY = {protocol.TRACE_LENGTH};" in static_text("viewer.js")

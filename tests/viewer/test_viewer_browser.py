@@ -42,6 +42,7 @@ from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 VIEW = "document.querySelector('.springsim-viewer').springsimView"
+FOUND = "!!(document.querySelector('.springsim-viewer') || {}).springsimView"
 
 
 @pytest.fixture(scope="module")
@@ -394,3 +395,18 @@ def test_the_first_framing_takes_in_a_box_beside_the_rope(browser, page):
     # and the rope is on the canvas too
     where = projected(camera, rope.positions)
     assert (where > 0).all() and (where[:, 0] < camera["width"]).all()
+
+
+def test_the_energy_trace_survives_a_page_reload(browser, page):
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, damping=0.02, dim=2)
+    viewer, _bridge = page(rope, dt=1e-3, substeps=10)
+    for _ in range(9):
+        viewer.step()
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().drawn") >= 10)
+    before = browser.execute_script(f"return {VIEW}.trace()")
+    assert len(before) == 10  # the first frame and nine steps, one sample each
+    browser.refresh()  # a new page: it says hello, Python sends the trace it kept
+    wait(lambda: browser.execute_script(f"return {FOUND} && {VIEW}.state().traceLength") == 10)
+    after = browser.execute_script(f"return {VIEW}.trace()")
+    # the same samples (float64 in the trace message; the frames' JSON before)
+    assert after == before

@@ -20,6 +20,10 @@ numbers in JSON):
 - ``{"type": "state", "playing", "dt", "substeps", "speed", "color_by", "color_range",
   "sliders", "error"}``: the controls, sent when one changes. While playing, frames
   also carry ``achieved_speed`` (simulated s per wall s over the last 30 frames).
+- ``{"type": "trace", "terms", "samples"}`` with the buffer ``float64 (samples, 1 +
+  len(terms))``: the energy trace kept in Python (:class:`Trace`: time, then each of
+  :data:`TRACE_TERMS`, the last :data:`TRACE_LENGTH` frames), sent when a front end
+  says hello, so that a reloaded page draws the trace it had.
 - ``{"type": "error", "message"}``: a step failed (the viewer pauses).
 
 Browser -> Python: ``{"type": t, ...}`` with ``t`` one of :data:`ACTIONS` (see
@@ -29,6 +33,7 @@ Browser -> Python: ``{"type": t, ...}`` with ``t`` one of :data:`ACTIONS` (see
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Any, Final
 
 import numpy as np
@@ -259,6 +264,49 @@ def energy(sim: Any) -> dict[str, float]:
         "total": e.total,
         "dissipated": float(sim.dissipated),
     }
+
+
+#: The energy terms of the trace, J, in the order of the trace message's columns.
+TRACE_TERMS: Final = ("kinetic", "elastic", "gravity", "pressure", "contact", "total", "dissipated")
+#: Samples the trace keeps (the front end's HISTORY in viewer.js is the same).
+TRACE_LENGTH: Final = 2000
+
+
+class Trace:
+    """The energy trace: the last :data:`TRACE_LENGTH` frames' time and energies.
+
+    One sample per time, as the front end keeps them: a frame at the time of the last
+    sample replaces it (a drag while paused), an earlier one (a reset) starts the
+    trace again.
+
+    Examples
+    --------
+    >>> trace = Trace()
+    >>> for t in (0.0, 0.1, 0.1, 0.2, 0.05):
+    ...     trace.add(t, dict.fromkeys(TRACE_TERMS, t))
+    >>> trace.message()[0]
+    {'type': 'trace', 'terms': ['kinetic', 'elastic', 'gravity', 'pressure', 'contact', \
+'total', 'dissipated'], 'samples': 1}
+    """
+
+    def __init__(self, length: int = TRACE_LENGTH) -> None:
+        self.samples: deque[list[float]] = deque(maxlen=length)
+
+    def add(self, time: float, energy: dict[str, float]) -> None:
+        """Add a frame's sample (``energy`` as :func:`energy` gives it)."""
+        row = [float(time), *(float(energy[k]) for k in TRACE_TERMS)]
+        if self.samples and time <= self.samples[-1][0]:
+            if time < self.samples[-1][0]:
+                self.samples.clear()
+            else:
+                self.samples.pop()
+        self.samples.append(row)
+
+    def message(self) -> tuple[dict[str, Any], list[bytes]]:
+        """The trace message: content and its float64 buffer (samples, 1 + terms)."""
+        table = np.array(self.samples, dtype="<f8").reshape(-1, 1 + len(TRACE_TERMS))
+        content = {"type": "trace", "terms": list(TRACE_TERMS), "samples": len(table)}
+        return content, [table.tobytes()]
 
 
 def frame(

@@ -109,6 +109,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._thread: threading.Thread | None = None
         self._grabbed: dict[int, bool] = {}  # node -> whether it was pinned before
         self._recording: deque[Frame] = deque(maxlen=record)
+        self._trace = protocol.Trace()  # kept here: a reloaded page gets it back
         self._taps: list[Callable[[dict[str, Any], list[bytes]], None]] = []
         self._rates: deque[float] = deque(maxlen=30)
         self._played: deque[tuple[float, float]] = deque(maxlen=30)  # (wall s, sim s)
@@ -482,6 +483,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             if kind == "hello":
                 self._scene_key = ()
                 self._send_state()
+                self._emit(*self._trace.message())
                 self._send_frame()
             elif kind in ("play", "pause"):
                 self._playing = kind == "play"
@@ -626,6 +628,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         content, buffers = protocol.frame(sim, self._frame, self._color_by, self._color_range)
         if self._playing:  # what the status line shows beside the speed asked for
             content["achieved_speed"] = self._achieved()
+        self._trace.add(content["time"], content["energy"])
         self._recording.append(
             (
                 content["time"],

@@ -21,7 +21,7 @@ const TERMS = [
   ["kinetic", "#1f77b4"], ["elastic", "#2ca02c"], ["gravity", "#9467bd"],
   ["pressure", "#8c564b"], ["contact", "#e377c2"], ["total", "#111111"], ["books", "#ff7f0e"],
 ];
-const HISTORY = 600;
+const HISTORY = 2000; // protocol.TRACE_LENGTH
 
 function typed(view, Type) {
   const v = view instanceof DataView ? view : new DataView(view.buffer || view);
@@ -303,6 +303,16 @@ function drawScene(ctx, cam, S, W, H, G, dpr) {
   return { xs, ys, ds };
 }
 
+// One sample per time, as protocol.Trace keeps them: a frame at the last sample's
+// time replaces it, an earlier one (a reset) starts the trace again.
+function addSample(hist, t, e) {
+  const last = hist.length ? hist[hist.length - 1].t : -Infinity;
+  if (t < last) hist.length = 0;
+  else if (t === last) hist.pop();
+  hist.push({ t, ...e, books: e.total + e.dissipated });
+  if (hist.length > HISTORY) hist.shift();
+}
+
 function drawEnergy(ctx, hist, W, H) {
   ctx.fillStyle = "#ffffff";
   ctx.fillRect(0, 0, W, H);
@@ -392,15 +402,22 @@ function render({ model, el }) {
     } else if (msg.type === "frame") {
       const pos = typed(buffers[0], Float32Array);
       if (pos.length !== S.nodes * S.dim) return;
-      if (msg.time < S.time) hist.length = 0; // reset: a new trace
       Object.assign(S, { pos, pinned: typed(buffers[1], Uint8Array), time: msg.time,
                          frame: msg.frame, colorBy: msg.color_by, range: msg.range,
                          achieved: msg.achieved_speed,
                          values: buffers.length > 2 ? typed(buffers[2], Float32Array) : null });
       if (grab && drag) S.pos.set(drag, grab.node * S.dim); // the hand wins until released
-      const e = msg.energy;
-      hist.push({ t: msg.time, ...e, books: e.total + e.dissipated });
-      if (hist.length > HISTORY) hist.shift();
+      addSample(hist, msg.time, msg.energy);
+      dirty = true;
+    } else if (msg.type === "trace") {
+      // the trace Python kept (a reloaded page): time, then each of msg.terms
+      const rows = typed(buffers[0], Float64Array), width = 1 + msg.terms.length;
+      hist.length = 0;
+      for (let i = 0; i < msg.samples; i++) {
+        const e = {};
+        msg.terms.forEach((k, j) => { e[k] = rows[i * width + 1 + j]; });
+        addSample(hist, rows[i * width], e);
+      }
       dirty = true;
     } else if (msg.type === "state") {
       Object.assign(S, { playing: msg.playing, offline: !!msg.offline, error: msg.error });
@@ -542,7 +559,9 @@ function render({ model, el }) {
   // a frame that has arrived may not be on the canvas yet), draws so far
   root.springsimView = {
     camera: () => ({ ...cam, dim: S.dim, width: W, height: H, dpr, webgl: !!G }),
-    state: () => ({ time: S.time, frame: S.frame, drawn: acked, nodes: S.nodes, playing: S.playing, rendered, drawTime }),
+    state: () => ({ time: S.time, frame: S.frame, drawn: acked, nodes: S.nodes, playing: S.playing, rendered, drawTime,
+                   traceLength: hist.length }),
+    trace: () => hist.map((e) => ({ ...e })),
   };
   send({ type: "hello" });
   return () => {
