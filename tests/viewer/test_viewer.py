@@ -460,27 +460,34 @@ def test_viewer_docstring_examples(name):
     assert result.attempted > 0 and result.failed == 0
 
 
-def test_a_browser_paces_the_frames(viewer, rope, monkeypatch):
-    # once a front end has spoken, the thread stays at most two frames ahead of the
-    # newest frame it acknowledged (without one, it would go on after _ACK_TIMEOUT)
+def test_a_browser_paces_the_frames(rope, monkeypatch):
+    # once a front end has spoken, the thread stays at most 2 K frames ahead of the
+    # newest frame it acknowledged, where the front end acknowledges every K-th frame
+    # (K = ack_every, sent in the state message; without a front end it would go on
+    # after _ACK_TIMEOUT)
     from springsim.viewer import widget
 
     monkeypatch.setattr(widget, "_ACK_TIMEOUT", 30.0)
+    viewer = ss.view(rope, dt=1e-3, substeps=5, fps=20)
     tap = Tap(viewer)
     viewer._handle({"type": "hello"})
+    every = tap.last("state")[0]["ack_every"]
+    assert every == protocol.ack_every(20) == 5  # 20 frames/s, 4 acknowledgements/s
     viewer._handle({"type": "play"})
     frames = lambda: [c["frame"] for c, _ in tap.sent if c["type"] == "frame"]  # noqa: E731
     deadline = time.monotonic() + 10
-    while len(frames()) < 2 and time.monotonic() < deadline:
+    while len(frames()) < 2 * every and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.3)
-    assert frames() == [1, 2]  # the hello's frame and one more: two unacknowledged
-    viewer._handle({"type": "ack", "frame": 2})
-    while len(frames()) < 4 and time.monotonic() < deadline:
+    # the hello's frame and nine more: ten unacknowledged, then it waits
+    assert frames() == list(range(1, 2 * every + 1))
+    viewer._handle({"type": "ack", "frame": every})
+    while len(frames()) < 3 * every and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.3)
     viewer._handle({"type": "pause"})
-    assert frames() == [1, 2, 3, 4]
+    viewer.close()
+    assert frames() == list(range(1, 3 * every + 1))
 
 
 def test_a_history_saves_as_html(tmp_path):

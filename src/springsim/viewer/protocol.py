@@ -18,7 +18,8 @@ numbers in JSON):
   strain, ``values float32 (M,)``: one drawn state. ``range`` ``[lo, hi]`` is the
   colour scale (:func:`color_range`): ``lo`` blue, the middle grey, ``hi`` red.
 - ``{"type": "state", "playing", "dt", "substeps", "speed", "color_by", "color_range",
-  "sliders", "error"}``: the controls, sent when one changes. While playing, frames
+  "ack_every", "sliders", "error"}``: the controls, sent when one changes;
+  ``ack_every`` (:func:`ack_every`) is how often the front end acknowledges. While playing, frames
   also carry ``achieved_speed`` (simulated s per wall s over the last 30 frames).
 - ``{"type": "trace", "terms", "samples"}`` with the buffer ``float64 (samples, 1 +
   len(terms))``: the energy trace kept in Python (:class:`Trace`: time, then each of
@@ -27,7 +28,10 @@ numbers in JSON):
 - ``{"type": "error", "message"}``: a step failed (the viewer pauses).
 
 Browser -> Python: ``{"type": t, ...}`` with ``t`` one of :data:`ACTIONS` (see
-:func:`parse`). Positions are little-endian, C order, as ``np.float32`` writes them.
+:func:`parse`). ``{"type": "ack", "frame"}`` says the newest frame drawn, sent once
+``ack_every`` frames after the last one acknowledged: every message to the kernel
+makes ipykernel publish busy then idle (the notebook's kernel indicator blinks), so
+one per drawn frame would blink it at the frame rate. Positions are little-endian, C order, as ``np.float32`` writes them.
 """
 
 from __future__ import annotations
@@ -264,6 +268,25 @@ def energy(sim: Any) -> dict[str, float]:
         "total": e.total,
         "dissipated": float(sim.dissipated),
     }
+
+
+#: Acknowledgements a second the front end sends while frames come at the full rate.
+ACKS_PER_SECOND: Final = 4
+
+
+def ack_every(fps: float) -> int:
+    """Frames between two acknowledgements at ``fps`` frames per second:
+    ``round(fps / ACKS_PER_SECOND)``, at least 1. The stepping thread sends at most
+    twice that many frames beyond the last acknowledged (a browser that draws slower
+    than frames come is not flooded); the kernel then shows busy about
+    :data:`ACKS_PER_SECOND` times a second while playing.
+
+    Examples
+    --------
+    >>> ack_every(60.0), ack_every(30.0), ack_every(2.0)
+    (15, 8, 1)
+    """
+    return max(1, round(fps / ACKS_PER_SECOND))
 
 
 #: The energy terms of the trace, J, in the order of the trace message's columns.

@@ -27,8 +27,6 @@ from springsim.viewer.standalone import Frame, check_speed, front_end, write_htm
 
 #: The mime type of a widget's view in a notebook output.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-#: Frames a browser may be behind before the thread waits for it (acknowledgements).
-_IN_FLIGHT = 2
 #: Seconds the thread waits for an acknowledgement before it sends anyway (no browser).
 _ACK_TIMEOUT = 0.25
 
@@ -103,6 +101,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._closed = False
         self._frame = 0
         self._acked = 0
+        # the browser acknowledges every ack_every-th frame it draws (each message
+        # flashes the kernel busy); the thread stays at most two such periods ahead
+        self._ack_every = protocol.ack_every(self._fps)
         self._browser = False  # whether a front end has spoken (then frames wait for acks)
         self._scene_key: tuple[Any, ...] = ()
         self._wake = threading.Condition(self._lock)
@@ -570,7 +571,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         while True:
             with self._lock:
                 while not self._closed and (
-                    not self._playing or (self._browser and self._frame - self._acked >= _IN_FLIGHT)
+                    not self._playing
+                    or (self._browser and self._frame - self._acked >= 2 * self._ack_every)
                 ):
                     waited = time.perf_counter()
                     self._wake.wait(_ACK_TIMEOUT if self._playing else None)
@@ -611,6 +613,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 "speed": self._speed,
                 "color_by": self._color_by,
                 "color_range": self._color_range,
+                "ack_every": self._ack_every,
                 "sliders": [s.message() for s in self._sliders.values()],
                 "error": self.error,
             },

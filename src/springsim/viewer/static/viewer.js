@@ -4,7 +4,9 @@
 // triangles and the radii), "frame" (float32 positions, uint8 pins, float32
 // spring values) and "state" (controls) messages; this module sends back the user's
 // actions (play, pause, step, reset, set, slider, grab, drag, release, pin) and an
-// "ack" for each frame drawn, which paces the stepping thread to what the browser draws.
+// "ack" of the newest frame drawn every state.ack_every frames, which paces the stepping
+// thread to what the browser draws (each message to the kernel blinks it busy: one
+// per frame would blink it at the frame rate).
 //
 // Projection (what tests/test_viewer_browser.py recomputes independently), in CSS px
 // of the main canvas, width W and height H:
@@ -422,6 +424,7 @@ function render({ model, el }) {
     } else if (msg.type === "state") {
       Object.assign(S, { playing: msg.playing, offline: !!msg.offline, error: msg.error });
       S.speed = msg.speed;
+      S.ackEvery = msg.ack_every || 1;
       for (const name of ["speed", "substeps", "dt"])
         if (document.activeElement !== fields[name] && msg[name] != null)
           fields[name].value = name === "speed" ? +msg[name].toPrecision(4) : msg[name];
@@ -534,7 +537,7 @@ function render({ model, el }) {
     dirty = true;
   });
 
-  let last = performance.now(), fps = 0, acked = 0, drawTime = 0;
+  let last = performance.now(), fps = 0, acked = 0, drawn = 0, drawTime = 0, acks = 0;
   function loop(now) {
     raf = requestAnimationFrame(loop);
     if (!dirty) return;
@@ -552,14 +555,15 @@ function render({ model, el }) {
       (S.playing && S.achieved > 0 && S.speed && S.achieved < 0.9 * S.speed
         ? ` · speed ${S.achieved.toPrecision(2)}× (asked ${S.speed}×)` : "") +
       (S.error ? ` · ${S.error}` : "");
-    if (S.frame > acked) { acked = S.frame; send({ type: "ack", frame: S.frame }); }
+    drawn = S.frame;
+    if (drawn >= acked + (S.ackEvery || 1)) { acked = drawn; acks += 1; send({ type: "ack", frame: drawn }); }
   }
   raf = requestAnimationFrame(loop);
   // what the browser test reads: the camera, the state, the last frame drawn (`drawn`:
   // a frame that has arrived may not be on the canvas yet), draws so far
   root.springsimView = {
     camera: () => ({ ...cam, dim: S.dim, width: W, height: H, dpr, webgl: !!G }),
-    state: () => ({ time: S.time, frame: S.frame, drawn: acked, nodes: S.nodes, playing: S.playing, rendered, drawTime,
+    state: () => ({ time: S.time, frame: S.frame, drawn, acked, acks, nodes: S.nodes, playing: S.playing, rendered, drawTime,
                    traceLength: hist.length }),
     trace: () => hist.map((e) => ({ ...e })),
   };
