@@ -797,3 +797,96 @@ def test_the_trace_is_bounded_as_the_front_end_bounds_it():
     assert np.frombuffer(buffers[0], "<f8").reshape(5, 8)[:, 0].tolist() == [7, 8, 9, 10, 11]
     # viewer.js keeps as many samples as Python sends
     assert f"const HISTORY = {protocol.TRACE_LENGTH};" in static_text("viewer.js")
+
+
+def arrows_of(content, buffers, dim):
+    """The arrows a frame message carries: (origins, vectors as drawn), float32."""
+    count = content["arrows"]["count"]
+    origins = np.frombuffer(buffers[-2], "<f4").reshape(count, dim)
+    return origins, np.frombuffer(buffers[-1], "<f4").reshape(count, dim)
+
+
+def test_velocity_arrows_are_the_velocities_times_the_scale(rope):
+    v = ss.view(rope, dt=1e-3, substeps=5, arrows="velocity", arrow_scale=0.2, color_by="strain")
+    tap = Tap(v)
+    for _ in range(3):
+        v.step()
+    content, buffers = tap.last("frame")
+    assert content["arrows"] == {"kind": "velocity", "per": "node", "scale": 0.2, "count": 8}
+    origins, drawn = arrows_of(content, buffers, 2)
+    assert np.array_equal(origins, rope.positions.astype(np.float32))
+    assert np.array_equal(drawn, (rope.velocities * 0.2).astype(np.float32))
+    assert np.abs(drawn).max() > 0  # the rope is falling: something to compare
+    # per body: one arrow at the centre of mass, the momentum over the mass
+    v.arrows_per = "body"
+    v.step()
+    content, buffers = tap.last("frame")
+    origins, drawn = arrows_of(content, buffers, 2)
+    m = rope.masses[:, None]
+    centre = (m * rope.positions).sum(axis=0) / m.sum()
+    velocity = (m * rope.velocities).sum(axis=0) / m.sum()
+    assert origins[0] == pytest.approx(centre, rel=1e-6)
+    assert drawn[0] == pytest.approx(0.2 * velocity, rel=1e-6)
+    v.close()
+
+
+def test_the_default_arrow_scale_keeps_the_longest_arrow_within_15_percent():
+    # one free node thrown at 2 m/s beside a pinned one 1 m away, no gravity: the
+    # scene is 1 m wide (the two nodes), so 2 m/s is drawn 0.15 m long: 0.075 m per m/s
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.0, 0.0]], velocities=[[0.0, 0.0], [0.0, 2.0]])
+    sim.gravity = 0
+    sim.pin(0)
+    v = ss.view(sim, dt=1e-3, substeps=10, arrows="velocity")
+    tap = Tap(v)
+    v.step()  # the node moves up 2 cm: the scene is 1 m wide still
+    content, buffers = tap.last("frame")
+    assert content["arrows"]["scale"] == pytest.approx(0.15 * 1.0 / 2.0, rel=1e-12)
+    _, drawn = arrows_of(content, buffers, 2)
+    assert drawn[1].tolist() == pytest.approx([0.0, 0.15], rel=1e-6)
+    # slower later: the scale stays (lengths compare over time)
+    sim.velocities = [[0.0, 0.0], [0.0, 1.0]]
+    v.step()
+    assert tap.last("frame")[0]["arrows"]["scale"] == pytest.approx(0.075, rel=1e-12)
+    v.close()
+
+
+def test_force_arrows_are_the_net_forces_of_the_textbook():
+    # a spring stretched from 1 m to 1.5 m, k = 40 N/m: 20 N on each end, towards the
+    # other; gravity m g down on each (m = 0.5 kg); the pinned end: none
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.5, 0.0]], masses=0.5)
+    sim.add_springs([[0, 1]], stiffness=40.0, rest_lengths=1.0)
+    sim.pin(0)
+    v = ss.view(sim, dt=1e-4, substeps=1, arrows="force", arrow_scale=0.01)
+    tap = Tap(v)
+    v._handle({"type": "hello"})
+    content, buffers = tap.last("frame")
+    _, drawn = arrows_of(content, buffers, 2)
+    assert content["arrows"]["kind"] == "force"
+    assert drawn[0].tolist() == [0.0, 0.0]
+    assert drawn[1].tolist() == pytest.approx([-20.0 * 0.01, -0.5 * 9.81 * 0.01], rel=1e-6)
+    v.close()
+
+
+def test_arrow_and_bar_options_are_checked_and_settable(viewer):
+    tap = Tap(viewer)
+    viewer._handle({"type": "set", "name": "arrows", "value": "velocity"})
+    viewer._handle({"type": "set", "name": "arrows_per", "value": "body"})
+    viewer._handle({"type": "set", "name": "energy_bars", "value": True})
+    state = tap.last("state")[0]
+    assert (state["arrows"], state["arrows_per"], state["energy_bars"]) == (
+        "velocity",
+        "body",
+        True,
+    )
+    for message, error, match in (
+        ({"type": "set", "name": "arrows", "value": "speed"}, ValueError, "arrows must be"),
+        ({"type": "set", "name": "arrows_per", "value": "all"}, ValueError, "arrows_per must"),
+        ({"type": "set", "name": "energy_bars", "value": 1}, TypeError, "true or false"),
+    ):
+        with pytest.raises(error, match=match):
+            viewer._handle(message)
+    assert (viewer.arrows, viewer.arrows_per, viewer.energy_bars) == ("velocity", "body", True)
+    with pytest.raises(ValueError, match="arrow_scale must be finite"):
+        ss.view(ss.string(3, length=1.0, mass=0.1, stiffness=1.0), arrow_scale=-1)

@@ -13,12 +13,14 @@ numbers in JSON):
   every collider (:func:`collider_bounds`), which the first framing takes in with
   the nodes; sent when the front end says hello and whenever one of them changes
   (springs torn, nodes added, a collider moved, radii set: :func:`scene_key`).
-- ``{"type": "frame", "frame", "time", "energy", "color_by", "range"}`` with buffers
-  ``[positions float32 (N, dim), pinned uint8 (N,)]`` and, when colouring by tension or
-  strain, ``values float32 (M,)``: one drawn state. ``range`` ``[lo, hi]`` is the
+- ``{"type": "frame", "frame", "time", "energy", "color_by", "range", "arrows"}`` with
+  buffers ``[positions float32 (N, dim), pinned uint8 (N,)]``, then, when colouring by
+  tension or strain, ``values float32 (M,)``, then with arrows their origins and
+  vectors as drawn (:func:`frame`): one drawn state. ``range`` ``[lo, hi]`` is the
   colour scale (:func:`color_range`): ``lo`` blue, the middle grey, ``hi`` red.
 - ``{"type": "state", "playing", "dt", "substeps", "speed", "color_by", "color_range",
-  "ack_every", "sliders", "error"}``: the controls, sent when one changes;
+  "arrows", "arrows_per", "arrow_scale", "energy_bars", "ack_every", "sliders",
+  "error"}``: the controls, sent when one changes;
   ``ack_every`` (:func:`ack_every`) is how often the front end acknowledges. While playing, frames
   also carry ``achieved_speed`` (simulated s per wall s over the last 30 frames).
 - ``{"type": "trace", "terms", "samples"}`` with the buffer ``float64 (samples, 1 +
@@ -31,7 +33,8 @@ Browser -> Python: ``{"type": t, ...}`` with ``t`` one of :data:`ACTIONS` (see
 :func:`parse`). ``{"type": "ack", "frame"}`` says the newest frame drawn, sent once
 ``ack_every`` frames after the last one acknowledged: every message to the kernel
 makes ipykernel publish busy then idle (the notebook's kernel indicator blinks), so
-one per drawn frame would blink it at the frame rate. Positions are little-endian, C order, as ``np.float32`` writes them.
+one per drawn frame would blink it at the frame rate. Positions are little-endian,
+C order, as ``np.float32`` writes them.
 """
 
 from __future__ import annotations
@@ -61,7 +64,7 @@ ACTIONS: Final[dict[str, tuple[str, ...]]] = {
     "slider": ("name", "value"),
 }
 #: What a "set" message may set (the widget's fields and menu).
-SETTABLE: Final = ("dt", "substeps", "speed", "color_by")
+SETTABLE: Final = ("dt", "substeps", "speed", "color_by", "arrows", "arrows_per", "energy_bars")
 #: What a frame can be coloured by (None: plain springs).
 COLOR_BY: Final = (None, "tension", "strain")
 
@@ -332,15 +335,24 @@ class Trace:
         return content, [table.tobytes()]
 
 
+#: A frame's arrows: kind, per, scale, origins (A, dim) and vectors as drawn (A, dim), m.
+Arrows = tuple[str, str, float, np.ndarray, np.ndarray]
+
+
 def frame(
     sim: Any,
     number: int,
     color_by: str | None,
     fixed_range: tuple[float, float] | None = None,
+    arrows: Arrows | None = None,
 ) -> tuple[dict[str, Any], list[bytes]]:
     """The frame message of ``sim`` now: content and buffers (positions float32, pins
     uint8, and the spring values when colouring, on the scale ``fixed_range`` or the
-    automatic one of :func:`color_range`).
+    automatic one of :func:`color_range`); with ``arrows``, ``content["arrows"]``
+    ``{"kind", "per", "scale", "count"}`` (the scale None while infinite: nothing
+    drawn yet) and two more buffers, last: the arrows' origins and their vectors as
+    drawn (vector × scale, metres), float32 (count, dim) each
+    (:mod:`springsim.viewer.arrows`).
 
     Examples
     --------
@@ -359,12 +371,23 @@ def frame(
         "energy": energy(sim),
         "color_by": color_by,
         "range": None,
+        "arrows": None,
     }
     buffers = [positions.tobytes(), pinned.tobytes()]
     values = spring_values(sim, color_by)
     if values is not None:
         content["range"] = color_range(values, color_floor(sim, color_by), fixed_range)
         buffers.append(np.ascontiguousarray(values, dtype=np.float32).tobytes())
+    if arrows is not None:
+        kind, per, scale, origins, drawn = arrows
+        content["arrows"] = {
+            "kind": kind,
+            "per": per,
+            "scale": scale if math.isfinite(scale) else None,
+            "count": len(origins),
+        }
+        for array in (origins, drawn):
+            buffers.append(np.ascontiguousarray(array, dtype=np.float32).tobytes())
     return content, buffers
 
 
@@ -478,6 +501,9 @@ def parse(message: Any) -> dict[str, Any]:
         )
     if kind == "slider" or (kind == "set" and message["name"] in ("dt", "substeps", "speed")):
         checked["value"] = _number(message, "value")
+    elif kind == "set" and message["name"] == "energy_bars":
+        if not isinstance(message["value"], bool):
+            raise TypeError(f"message 'set': value must be true or false, not {message['value']!r}")
     elif kind == "set" and message["value"] is not None and not isinstance(message["value"], str):
         raise TypeError(f"message 'set': value must be a str or null, not {message['value']!r}")
     return checked

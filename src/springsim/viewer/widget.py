@@ -22,6 +22,7 @@ import numpy as np
 
 from springsim import _core
 from springsim.files.paths import path_name
+from springsim.viewer import arrows as arrows_mod
 from springsim.viewer import controls, protocol, snapshot
 from springsim.viewer.standalone import Frame, check_speed, front_end, write_html
 
@@ -62,6 +63,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         sliders: Sequence[str] = (),
         color_by: str | None = None,
         color_range: tuple[float, float] | None = None,
+        arrows: str | None = None,
+        arrows_per: str = "node",
+        arrow_scale: float | None = None,
+        energy_bars: bool = False,
         fps: float = 60.0,
         record: int = 600,
     ) -> None:
@@ -75,6 +80,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             raise ValueError(f"record must be an int >= 2 (frames kept), not {record!r}")
         if speed is not None and substeps is not None:
             raise ValueError("give speed or substeps, not both (substeps follow from speed)")
+        arrow_scale = arrows_mod.check(arrows, arrows_per, arrow_scale)
         super().__init__()
         self._sim: Any = sim  # a springsim.System (checked above)
         self._lock = sim.lock  # one lock: the viewer's state and the system's turn
@@ -92,6 +98,14 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self.speed = speed if speed is not None else 1.0
         self.color_by = color_by
         self.color_range = color_range
+        self._arrows: str | None = None
+        self._arrows_per = "node"
+        self._arrow_scale = arrow_scale
+        self._fitted_scale = float("inf")  # the default scale so far (it only shrinks)
+        self._collider_box: Any = None  # the scene's bounds, for the arrows' scale
+        self.arrows = arrows
+        self.arrows_per = arrows_per
+        self.energy_bars = energy_bars
         self._period = 1.0 / fps
         # the energy trace's total + dissipated needs the books kept (as run() keeps them)
         self._was_tracking = bool(sim.track_energy)
@@ -265,6 +279,69 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 raise ValueError(f"color_range must be finite with lo < hi, not {value!r}")
             value = (lo, hi)
         self._color_range = value
+
+    @property
+    def arrows(self) -> str | None:
+        """None, ``"velocity"`` or ``"force"``: the arrows drawn at each node (or body,
+        :attr:`arrows_per`), green for velocity, purple for force
+        (:mod:`springsim.viewer.arrows`).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope, arrows="velocity", arrow_scale=0.1)
+        >>> viewer.arrows, viewer.arrows_per, viewer.arrow_scale
+        ('velocity', 'node', 0.1)
+        >>> viewer.arrows_per = "body"      # one arrow, at the rope's centre of mass
+        >>> viewer.close()
+        """
+        return self._arrows
+
+    @arrows.setter
+    def arrows(self, value: str | None) -> None:
+        arrows_mod.check(value, self._arrows_per, None)
+        if value != self._arrows:
+            self._fitted_scale = float("inf")
+        self._arrows = value
+
+    @property
+    def arrows_per(self) -> str:
+        """``"node"`` (an arrow at each node) or ``"body"`` (one at each body's centre
+        of mass: its velocity Σ m v / M, or the total force on it)."""
+        return self._arrows_per
+
+    @arrows_per.setter
+    def arrows_per(self, value: str) -> None:
+        arrows_mod.check(self._arrows, value, None)
+        if value != self._arrows_per:
+            self._fitted_scale = float("inf")
+        self._arrows_per = value
+
+    @property
+    def arrow_scale(self) -> float | None:
+        """Metres drawn per m/s (velocity) or per N (force); None (the default): the
+        largest scale that keeps the longest arrow so far within 15 % of the scene's
+        size, shrinking as arrows grow (see :mod:`springsim.viewer.arrows`)."""
+        return self._arrow_scale
+
+    @arrow_scale.setter
+    def arrow_scale(self, value: float | None) -> None:
+        self._arrow_scale = arrows_mod.check(self._arrows, self._arrows_per, value)
+        self._fitted_scale = float("inf")
+
+    @property
+    def energy_bars(self) -> bool:
+        """Whether the energy panel shows bars (kinetic, elastic, gravity, contact, gas,
+        dissipated, total: the energy now, as PhET's simulations show it) instead of
+        the trace over time."""
+        return self._energy_bars
+
+    @energy_bars.setter
+    def energy_bars(self, value: bool) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"energy_bars must be True or False, not {value!r}")
+        self._energy_bars = bool(value)
 
     @property
     def sliders(self) -> dict[str, float]:
@@ -499,6 +576,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 self._send_frame()
             elif kind == "reset":
                 self._reset_point.restore(self._sim)
+                self._fitted_scale = float("inf")
                 self._played.clear()
                 for slider in self._sliders.values():
                     slider.value = controls.make_slider(self._sim, slider.name).value
@@ -598,6 +676,26 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     # ------------------------------------------------------------ sending
 
+    def _arrows_now(self) -> protocol.Arrows | None:
+        """The frame's arrows (:mod:`springsim.viewer.arrows`), or None."""
+        if self._arrows is None:
+            return None
+        origins, vectors = arrows_mod.vectors(self._sim, self._arrows, self._arrows_per)
+        scale = self._arrow_scale
+        if scale is None:
+            box = [origins] + ([np.array(self._collider_box)] if self._collider_box else [])
+            points = np.concatenate(box)
+            size = float(np.ptp(points, axis=0).max()) if len(points) else 0.0
+            self._fitted_scale = arrows_mod.fitted_scale(vectors, size, self._fitted_scale)
+            scale = self._fitted_scale
+        return (
+            self._arrows,
+            self._arrows_per,
+            scale,
+            origins,
+            arrows_mod.drawn(vectors, scale),
+        )
+
     def _emit(self, content: dict[str, Any], buffers: list[bytes]) -> None:
         self.send(content, buffers=buffers)
         for tap in list(self._taps):
@@ -613,6 +711,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 "speed": self._speed,
                 "color_by": self._color_by,
                 "color_range": self._color_range,
+                "arrows": self._arrows,
+                "arrows_per": self._arrows_per,
+                "arrow_scale": self._arrow_scale,
+                "energy_bars": self._energy_bars,
                 "ack_every": self._ack_every,
                 "sliders": [s.message() for s in self._sliders.values()],
                 "error": self.error,
@@ -626,9 +728,13 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         key = protocol.scene_key(sim)
         if key != self._scene_key:
             self._scene_key = key
-            self._emit(*protocol.scene(sim))
+            scene = protocol.scene(sim)
+            self._collider_box = scene[0]["bounds"]
+            self._emit(*scene)
         self._frame += 1
-        content, buffers = protocol.frame(sim, self._frame, self._color_by, self._color_range)
+        content, buffers = protocol.frame(
+            sim, self._frame, self._color_by, self._color_range, self._arrows_now()
+        )
         if self._playing:  # what the status line shows beside the speed asked for
             content["achieved_speed"] = self._achieved()
         self._trace.add(content["time"], content["energy"])

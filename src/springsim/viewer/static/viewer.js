@@ -295,6 +295,7 @@ function drawScene(ctx, cam, S, W, H, G, dpr) {
       if (!S.pinned[i]) { ctx.moveTo(xs[i] + r, ys[i]); ctx.arc(xs[i], ys[i], r, 0, 2 * Math.PI); }
     ctx.fill();
   }
+  drawArrows(ctx, S, P);
   ctx.fillStyle = PIN;
   for (let i = 0; i < n; i++)
     if (S.pinned[i]) ctx.fillRect(xs[i] - 4, ys[i] - 4, 9, 9);
@@ -346,11 +347,79 @@ function drawEnergy(ctx, hist, W, H) {
   ctx.lineWidth = 1;
 }
 
+// Arrows from each origin along its vector as drawn (metres, protocol.frame), in their
+// kind's colour: a shaft and a head of two strokes 7 px back from the tip at ±25°.
+const ARROW_COLORS = { velocity: "#2ca02c", force: "#9467bd" };
+function drawArrows(ctx, S, P) {
+  const A = S.arrows;
+  if (!A || !A.count) return;
+  const dim = S.dim, o = A.origins, v = A.vectors;
+  ctx.strokeStyle = ARROW_COLORS[A.kind] || "#2ca02c";
+  ctx.lineWidth = 2;
+  ctx.beginPath();
+  for (let i = 0; i < A.count; i++) {
+    const p = [0, 0, 0], q = [0, 0, 0];
+    for (let k = 0; k < dim; k++) { p[k] = o[i * dim + k]; q[k] = p[k] + v[i * dim + k]; }
+    const a = P(p[0], p[1], p[2]), b = P(q[0], q[1], q[2]);
+    const dx = b[0] - a[0], dy = b[1] - a[1], len = Math.hypot(dx, dy);
+    if (!(len >= 1)) continue;
+    ctx.moveTo(a[0], a[1]);
+    ctx.lineTo(b[0], b[1]);
+    const head = Math.min(7, 0.4 * len), ux = dx / len, uy = dy / len;
+    for (const s of [1, -1]) {
+      const c = Math.cos(0.44), n = s * Math.sin(0.44);
+      ctx.moveTo(b[0], b[1]);
+      ctx.lineTo(b[0] - head * (c * ux - n * uy), b[1] - head * (n * ux + c * uy));
+    }
+  }
+  ctx.stroke();
+  ctx.lineWidth = 1;
+}
+
+// The energy now as bars (PhET's energy chart): each term, what was dissipated, and
+// the total, on a scale fixed by the trace kept so far (every term's extent, and 0),
+// so a bar's height is its energy: y = zero - E px (px per J). Returns the layout.
+const BARS = [["kinetic", "#1f77b4", "kinetic"], ["elastic", "#2ca02c", "elastic"],
+              ["gravity", "#9467bd", "gravity"], ["contact", "#e377c2", "contact"],
+              ["pressure", "#8c564b", "gas"], ["dissipated", "#ff7f0e", "dissipated"],
+              ["total", "#111111", "total"]];
+function drawBars(ctx, hist, W, H) {
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, W, H);
+  if (!hist.length) return null;
+  const now = hist[hist.length - 1];
+  let lo = 0, hi = 0;
+  for (const e of hist) for (const [k] of BARS) { lo = Math.min(lo, e[k]); hi = Math.max(hi, e[k]); }
+  if (hi - lo < 1e-12) hi = lo + 1;
+  const L = 46, R = 8, T = 12, B = 34, slot = (W - L - R) / BARS.length;
+  const px = (H - T - B) / (hi - lo), zero = T + hi * px;
+  ctx.font = "11px sans-serif";
+  ctx.fillStyle = "#222";
+  ctx.fillText(`${hi.toPrecision(3)} J`, 2, T + 4);
+  ctx.fillText(`${lo.toPrecision(3)} J`, 2, H - B);
+  ctx.fillText("0", L - 14, zero + 4); // zero, marked in the margin (not across)
+  ctx.fillRect(L - 6, Math.round(zero), 5, 1);
+  const xs = [];
+  BARS.forEach(([k, color, label], j) => {
+    const x = L + slot * (j + 0.2), w = slot * 0.6, y = zero - now[k] * px;
+    ctx.fillStyle = color;
+    ctx.fillRect(x, Math.min(y, zero), w, Math.abs(zero - y));
+    ctx.fillStyle = "#222";
+    ctx.save();
+    ctx.translate(x + w / 2, H - B + 4);
+    ctx.rotate(0.5);
+    ctx.fillText(label, 0, 8);
+    ctx.restore();
+    xs.push(x + w / 2);
+  });
+  return { terms: BARS.map(([k]) => k), xs, zero, px, width: slot * 0.6, top: T, bottom: H - B };
+}
+
 function render({ model, el }) {
   const S = { dim: 3, nodes: 0, springs: new Int32Array(0), faces: new Int32Array(0),
               colliders: [], triangles: new Float32Array(0), radii: null, bounds: null, pos: null,
               pinned: new Uint8Array(0), values: null, range: null,
-              colorBy: null, time: 0, frame: 0, playing: false, offline: false, error: null };
+              colorBy: null, arrows: null, energyBars: false, time: 0, frame: 0, playing: false, offline: false, error: null };
   const cam = makeCamera(), hist = [];
   const W = 560, H = 420, EW = 380, EH = 260;
   const root = element("div", { class: "springsim-viewer" }, el);
@@ -368,6 +437,14 @@ function render({ model, el }) {
   const select = element("select", { "data-name": "color_by" }, bar);
   for (const [value, label] of [["", "plain"], ["tension", "tension"], ["strain", "strain"]])
     element("option", { value }, select, label);
+  const arrowSelect = element("select", { "data-name": "arrows" }, bar);
+  for (const [value, label] of [["", "no arrows"], ["velocity", "velocity"], ["force", "force"]])
+    element("option", { value }, arrowSelect, label);
+  const perSelect = element("select", { "data-name": "arrows_per" }, bar);
+  for (const value of ["node", "body"]) element("option", { value }, perSelect, `per ${value}`);
+  const barsLabel = element("label", {}, bar, " bars");
+  const barsBox = element("input", { type: "checkbox", "data-name": "energy_bars" });
+  barsLabel.prepend(barsBox);
   const status = element("span", { "data-role": "status", style: "margin-left: 8px" }, bar);
   const dpr = window.devicePixelRatio || 1;
   const row = element("div", { style: "display: flex; gap: 6px; align-items: flex-start" }, root);
@@ -407,7 +484,10 @@ function render({ model, el }) {
       Object.assign(S, { pos, pinned: typed(buffers[1], Uint8Array), time: msg.time,
                          frame: msg.frame, colorBy: msg.color_by, range: msg.range,
                          achieved: msg.achieved_speed,
-                         values: buffers.length > 2 ? typed(buffers[2], Float32Array) : null });
+                         values: msg.range ? typed(buffers[2], Float32Array) : null });
+      const A = msg.arrows, at = buffers.length - 2;
+      S.arrows = A ? { ...A, origins: typed(buffers[at], Float32Array),
+                       vectors: typed(buffers[at + 1], Float32Array) } : null;
       if (grab && drag) S.pos.set(drag, grab.node * S.dim); // the hand wins until released
       addSample(hist, msg.time, msg.energy);
       dirty = true;
@@ -429,8 +509,12 @@ function render({ model, el }) {
         if (document.activeElement !== fields[name] && msg[name] != null)
           fields[name].value = name === "speed" ? +msg[name].toPrecision(4) : msg[name];
       select.value = msg.color_by || "";
+      arrowSelect.value = msg.arrows || "";
+      perSelect.value = msg.arrows_per || "node";
+      if (msg.energy_bars !== undefined) S.energyBars = !!msg.energy_bars;
+      barsBox.checked = S.energyBars;
       for (const f of Object.values(fields)) f.disabled = S.offline;
-      select.disabled = S.offline;
+      select.disabled = arrowSelect.disabled = perSelect.disabled = S.offline;
       buildSliders(msg.sliders || []);
       dirty = true;
     } else if (msg.type === "error") {
@@ -470,6 +554,14 @@ function render({ model, el }) {
       if (isFinite(v) && v > 0) send({ type: "set", name, value: name === "substeps" ? Math.round(v) : v });
     });
   select.addEventListener("change", () => send({ type: "set", name: "color_by", value: select.value || null }));
+  arrowSelect.addEventListener("change", () => send({ type: "set", name: "arrows", value: arrowSelect.value || null }));
+  perSelect.addEventListener("change", () => send({ type: "set", name: "arrows_per", value: perSelect.value }));
+  barsBox.addEventListener("change", () => {
+    // drawn here at once (a saved page has no kernel to ask), and told to Python
+    S.energyBars = barsBox.checked;
+    dirty = true;
+    send({ type: "set", name: "energy_bars", value: barsBox.checked });
+  });
 
   const mouse = (e) => { const b = canvas.getBoundingClientRect(); return [e.clientX - b.left, e.clientY - b.top]; };
   function nearest(mx, my) {
@@ -538,13 +630,15 @@ function render({ model, el }) {
   });
 
   let last = performance.now(), fps = 0, acked = 0, drawn = 0, drawTime = 0, acks = 0;
+  let bars = null; // the bar chart's layout, when drawn
   function loop(now) {
     raf = requestAnimationFrame(loop);
     if (!dirty) return;
     dirty = false;
     const began = performance.now();
     screen = drawScene(ctx, cam, S, W, H, G, dpr) || screen;
-    drawEnergy(ectx, hist, EW, EH);
+    if (S.energyBars) bars = drawBars(ectx, hist, EW, EH);
+    else { bars = null; drawEnergy(ectx, hist, EW, EH); }
     drawTime = 0.9 * drawTime + 0.1 * (performance.now() - began);
     rendered += 1;
     fps = 0.9 * fps + 0.1 * (1000 / Math.max(1, now - last));
@@ -566,6 +660,8 @@ function render({ model, el }) {
     state: () => ({ time: S.time, frame: S.frame, drawn, acked, acks, nodes: S.nodes, playing: S.playing, rendered, drawTime,
                    traceLength: hist.length }),
     trace: () => hist.map((e) => ({ ...e })),
+    bars: () => bars,
+    arrows: () => (S.arrows ? { ...S.arrows, origins: [...S.arrows.origins], vectors: [...S.arrows.vectors] } : null),
   };
   send({ type: "hello" });
   return () => {
