@@ -890,3 +890,35 @@ def test_arrow_and_bar_options_are_checked_and_settable(viewer):
     assert (viewer.arrows, viewer.arrows_per, viewer.energy_bars) == ("velocity", "body", True)
     with pytest.raises(ValueError, match="arrow_scale must be finite"):
         ss.view(ss.string(3, length=1.0, mass=0.1, stiffness=1.0), arrow_scale=-1)
+
+
+def test_save_html_keeps_the_arrows(tmp_path):
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, dim=2, direction=(1, 0))
+    v = ss.view(rope, dt=1e-3, substeps=10, arrows="velocity", arrow_scale=0.5)
+    tap = Tap(v)
+    for _ in range(3):
+        v.step()
+    recorded = embedded(v.save_html(tmp_path / "live.html"))
+    twin = rope.copy()
+    ahead = embedded(v.save_html(tmp_path / "ahead.html", duration=0.1))
+    v.close()
+    # the frames sent, with their arrows: each frame's velocities × 0.5
+    sent = [c["arrows"] for c, _ in tap.sent if c["type"] == "frame"]
+    assert recorded["arrows"] == sent and sent[0]["count"] == 6
+    vectors = np.frombuffer(base64.b64decode(recorded["arrow_vectors"]), "<f4").reshape(3, 6, 2)
+    assert np.array_equal(vectors[-1], (rope.velocities * 0.5).astype(np.float32))
+    origins = np.frombuffer(base64.b64decode(recorded["arrow_origins"]), "<f4").reshape(3, 6, 2)
+    assert np.array_equal(origins[-1], rope.positions.astype(np.float32))
+    # stepped ahead: the last frame's arrows are the copy's velocities 0.1 s on
+    twin.track_energy = True
+    twin.step(1e-3, steps=100)
+    last = np.frombuffer(base64.b64decode(ahead["arrow_vectors"]), "<f4").reshape(-1, 6, 2)[-1]
+    assert np.array_equal(last, (twin.velocities * 0.5).astype(np.float32))
+    # colour and arrows together: the spring values stay the spring values
+    v = ss.view(rope, dt=1e-3, substeps=10, arrows="velocity", color_by="strain")
+    v.step()
+    v.step()
+    both = embedded(v.save_html(tmp_path / "both.html"))
+    v.close()
+    strains = np.frombuffer(base64.b64decode(both["values"]), "<f4").reshape(2, 5)
+    assert np.allclose(strains[-1], rope.spring_lengths() / rope.rest_lengths - 1, atol=1e-7)

@@ -502,3 +502,31 @@ def test_energy_bars_are_as_tall_as_the_energies(browser, page):
         assert height == pytest.approx(energies[term] * scale, abs=0.1), (term, height)
     # and the scale is the trace's: its tallest value fills the chart
     assert abs(energies["gravity"]) * scale > 50
+
+
+def test_a_saved_page_draws_the_arrows(browser, tmp_path):
+    # the node of test_a_velocity_arrow_is_drawn_from_a_moving_node, saved and paused
+    # on its first frame: the same green shaft, drawn by the offline player
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.0, 0.0]], velocities=[[0.0, 0.0], [-1.0, 0.0]])
+    sim.gravity = 0
+    sim.pin(0)
+    viewer = ss.view(sim, dt=1e-3, substeps=1, arrows="velocity", arrow_scale=0.3)
+    path = viewer.save_html(tmp_path / "arrows.html", duration=0.05)
+    viewer.close()
+    browser.get(path.as_uri())
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().drawn") >= 1)
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=pause]").click()
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=reset]").click()
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().time") == 0.0)
+    time.sleep(0.1)
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    node, tip = projected(camera, np.array([[1.0, 0.0], [0.7, 0.0]]))
+    green = np.abs(pixels(browser) - np.array(ARROW)).sum(axis=2) < 30
+    y = int(math.floor(node[1]))
+    for x in range(int(tip[0]) + 8, int(node[0]) - 6):
+        assert green[y - 1 : y + 2, x].any(), x
+    assert (
+        browser.execute_script("return document.querySelector('select[data-name=arrows]').value")
+        == "velocity"
+    )

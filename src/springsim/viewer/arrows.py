@@ -135,3 +135,25 @@ def drawn(vectors: np.ndarray, scale: float) -> np.ndarray:
     if not np.isfinite(scale):
         return np.zeros_like(vectors)
     return vectors * scale
+
+
+def frame_arrows(
+    sim: Any,
+    kind: str,
+    per: str,
+    scale: float | None,
+    fitted: float,
+    bounds: Any = None,
+) -> tuple[tuple[str, str, float, np.ndarray, np.ndarray], float]:
+    """A frame's arrows of ``sim`` — (kind, per, scale, origins, vectors as drawn), as
+    :func:`springsim.viewer.protocol.frame` takes them — and the default scale after
+    it: ``scale`` when given, else :func:`fitted_scale` from ``fitted`` (the default
+    so far) over the scene's size, the largest side of the box around the origins and
+    ``bounds`` (the colliders' box, ``[lo, hi]``, or None)."""
+    origins, vectors_now = vectors(sim, kind, per)
+    if scale is None:
+        points = np.concatenate([origins] + ([np.asarray(bounds)] if bounds else []))
+        size = float(np.ptp(points, axis=0).max()) if len(points) else 0.0
+        fitted = fitted_scale(vectors_now, size, fitted)
+        scale = fitted
+    return (kind, per, scale, origins, drawn(vectors_now, scale)), fitted

@@ -456,7 +456,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self, path: str | pathlib.Path, duration: float | None = None, speed: float = 1.0
     ) -> pathlib.Path:
         """Write a standalone HTML file that plays frames offline (nothing is fetched),
-        coloured as the viewer colours them (``color_by``, ``color_range``).
+        coloured as the viewer colours them (``color_by``, ``color_range``), with its
+        arrows (``arrows``, ``arrows_per``, ``arrow_scale``).
 
         Parameters
         ----------
@@ -504,6 +505,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         with self._lock:  # the live system is read between steps
             dt, kept = self._dt, self._recording.maxlen or 2
             color_by, fixed = self._color_by, self._color_range
+            arrows = (self._arrows, self._arrows_per, self._arrow_scale, self._fitted_scale)
             if duration is None:
                 sim = self._sim
                 size = sim.num_nodes * sim.dim * 4
@@ -516,7 +518,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 sim = self._sim.copy()
         if duration is not None:
             count = min(kept, max(2, round(30 * duration / speed) + 1))
-            frames = _run_frames(sim, float(duration), dt, count, color_by, fixed)
+            frames = _run_frames(sim, float(duration), dt, count, color_by, fixed, arrows)
             period = duration / (count - 1) / speed
             scene = protocol.scene(sim)
             pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
@@ -680,21 +682,15 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         """The frame's arrows (:mod:`springsim.viewer.arrows`), or None."""
         if self._arrows is None:
             return None
-        origins, vectors = arrows_mod.vectors(self._sim, self._arrows, self._arrows_per)
-        scale = self._arrow_scale
-        if scale is None:
-            box = [origins] + ([np.array(self._collider_box)] if self._collider_box else [])
-            points = np.concatenate(box)
-            size = float(np.ptp(points, axis=0).max()) if len(points) else 0.0
-            self._fitted_scale = arrows_mod.fitted_scale(vectors, size, self._fitted_scale)
-            scale = self._fitted_scale
-        return (
+        arrows, self._fitted_scale = arrows_mod.frame_arrows(
+            self._sim,
             self._arrows,
             self._arrows_per,
-            scale,
-            origins,
-            arrows_mod.drawn(vectors, scale),
+            self._arrow_scale,
+            self._fitted_scale,
+            self._collider_box,
         )
+        return arrows
 
     def _emit(self, content: dict[str, Any], buffers: list[bytes]) -> None:
         self.send(content, buffers=buffers)
@@ -738,16 +734,23 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if self._playing:  # what the status line shows beside the speed asked for
             content["achieved_speed"] = self._achieved()
         self._trace.add(content["time"], content["energy"])
-        self._recording.append(
-            (
-                content["time"],
-                buffers[0],
-                content["energy"],
-                buffers[2] if len(buffers) > 2 else None,
-                content["range"],
-            )
-        )
+        self._recording.append(recorded(content, buffers))
         self._emit(content, buffers)
+
+
+def recorded(content: dict[str, Any], buffers: list[bytes]) -> Frame:
+    """What a saved page keeps of a frame message: time, positions, energy, the spring
+    values and their scale, and the arrows (their content and two buffers)."""
+    values = buffers[2] if content["range"] is not None else None
+    arrows = content["arrows"]
+    return (
+        content["time"],
+        buffers[0],
+        content["energy"],
+        values,
+        content["range"],
+        (arrows, buffers[-2], buffers[-1]) if arrows is not None else None,
+    )
 
 
 def _run_frames(
@@ -757,18 +760,23 @@ def _run_frames(
     count: int,
     color_by: str | None,
     fixed: tuple[float, float] | None,
+    arrows: tuple[str | None, str, float | None, float] = (None, "node", None, float("inf")),
 ) -> list[Frame]:
-    """``count`` frames evenly spaced over ``duration`` seconds of stepping ``sim``."""
+    """``count`` frames evenly spaced over ``duration`` seconds of stepping ``sim``,
+    with ``arrows`` (kind, per, scale, default scale so far) as the viewer draws them."""
     total = max(1, round(duration / dt))
+    kind, per, scale, fitted = arrows
+    bounds = protocol.scene(sim)[0]["bounds"] if kind is not None else None
     frames, done = [], 0
     for k in range(count):
         target = round(k * total / (count - 1))
         if target > done:
             sim.step(dt, steps=target - done)
             done = target
-        content, buffers = protocol.frame(sim, 0, color_by, fixed)
-        values = buffers[2] if len(buffers) > 2 else None
-        frames.append((content["time"], buffers[0], content["energy"], values, content["range"]))
+        shown = None
+        if kind is not None:
+            shown, fitted = arrows_mod.frame_arrows(sim, kind, per, scale, fitted, bounds)
+        frames.append(recorded(*protocol.frame(sim, 0, color_by, fixed, shown)))
     return frames
 
 
