@@ -8,6 +8,7 @@ the closed forms of symplectic Euler.
 
 import base64
 import json
+import math
 import re
 import sys
 import time
@@ -446,7 +447,7 @@ def test_the_energy_trace_keeps_the_books(rope):
 
 
 @pytest.mark.parametrize(
-    "name", ["entry", "widget", "protocol", "controls", "standalone", "snapshot"]
+    "name", ["entry", "widget", "protocol", "controls", "standalone", "snapshot", "arrows"]
 )
 def test_viewer_docstring_examples(name):
     # tests/repository/test_docs.py runs the examples of springsim's top-level modules; these are
@@ -459,27 +460,34 @@ def test_viewer_docstring_examples(name):
     assert result.attempted > 0 and result.failed == 0
 
 
-def test_a_browser_paces_the_frames(viewer, rope, monkeypatch):
-    # once a front end has spoken, the thread stays at most two frames ahead of the
-    # newest frame it acknowledged (without one, it would go on after _ACK_TIMEOUT)
+def test_a_browser_paces_the_frames(rope, monkeypatch):
+    # once a front end has spoken, the thread stays at most 2 K frames ahead of the
+    # newest frame it acknowledged, where the front end acknowledges every K-th frame
+    # (K = ack_every, sent in the state message; without a front end it would go on
+    # after _ACK_TIMEOUT)
     from springsim.viewer import widget
 
     monkeypatch.setattr(widget, "_ACK_TIMEOUT", 30.0)
+    viewer = ss.view(rope, dt=1e-3, substeps=5, fps=20)
     tap = Tap(viewer)
     viewer._handle({"type": "hello"})
+    every = tap.last("state")[0]["ack_every"]
+    assert every == protocol.ack_every(20) == 5  # 20 frames/s, 4 acknowledgements/s
     viewer._handle({"type": "play"})
     frames = lambda: [c["frame"] for c, _ in tap.sent if c["type"] == "frame"]  # noqa: E731
     deadline = time.monotonic() + 10
-    while len(frames()) < 2 and time.monotonic() < deadline:
+    while len(frames()) < 2 * every and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.3)
-    assert frames() == [1, 2]  # the hello's frame and one more: two unacknowledged
-    viewer._handle({"type": "ack", "frame": 2})
-    while len(frames()) < 4 and time.monotonic() < deadline:
+    # the hello's frame and nine more: ten unacknowledged, then it waits
+    assert frames() == list(range(1, 2 * every + 1))
+    viewer._handle({"type": "ack", "frame": every})
+    while len(frames()) < 3 * every and time.monotonic() < deadline:
         time.sleep(0.01)
     time.sleep(0.3)
     viewer._handle({"type": "pause"})
-    assert frames() == [1, 2, 3, 4]
+    viewer.close()
+    assert frames() == list(range(1, 3 * every + 1))
 
 
 def test_a_history_saves_as_html(tmp_path):
@@ -701,3 +709,216 @@ def test_history_save_html_passes_speed_and_colouring_on(tmp_path):
     direct = save_history_html(history, tmp_path / "b.html", **options).read_bytes()
     plain = history.save_html(tmp_path / "c.html").read_bytes()
     assert mine == direct and mine != plain
+
+
+def test_the_scene_bounds_hold_every_collider_and_a_plane_near_the_nodes():
+    # the box the first framing takes in, against each shape's own extent: a box
+    # centre ± half extents, a sphere centre ± radius, a mesh its vertices, a capsule
+    # its segment ± radius (tessellated: 24 segments a turn reach cos(π/24) of the
+    # radius, 0.9 % short at worst), and the floor y = -2 at the foot of the nodes'
+    # centre (the cloth's mean position)
+    cloth = ss.cloth(4, 4, width=1.0, height=1.0, mass=0.1, stiffness=50.0)
+    cloth.add_box([3.0, 0.0, 0.0], [0.5, 0.25, 0.1])
+    cloth.add_sphere([0.0, 0.0, -4.0], 0.5)
+    cloth.add_mesh_collider([[0, 1, 0], [1, 6, 0], [0, 1, 1]], [[0, 1, 2]])
+    cloth.add_plane([0.0, 1.0, 0.0], -2.0)
+    viewer = ss.view(cloth, dt=1e-3, substeps=1)
+    try:
+        tap = Tap(viewer)
+        viewer._handle({"type": "hello"})
+        lo, hi = tap.last("scene")[0]["bounds"]
+    finally:
+        viewer.close()
+    centre = cloth.positions.mean(axis=0)
+    points = np.array(
+        [
+            [2.5, -0.25, -0.1],  # the box
+            [3.5, 0.25, 0.1],
+            [-0.5, -0.5, -4.5],  # the sphere
+            [0.5, 0.5, -3.5],
+            [0, 1, 0],  # the mesh
+            [1, 6, 0],
+            [0, 1, 1],
+            [centre[0], -2.0, centre[2]],  # the plane's point nearest the centre
+        ]
+    )
+    assert lo == pytest.approx(points.min(axis=0).tolist(), abs=1e-12)
+    assert hi == pytest.approx(points.max(axis=0).tolist(), abs=1e-12)
+    # a capsule beside a rope, in 2D: from (2, -1) to (3, -1), radius 0.2
+    rope = ss.string(4, length=1.0, mass=0.04, stiffness=40.0, dim=2, direction=(1, 0))
+    rope.add_capsule([2.0, -1.0], [3.0, -1.0], 0.2)
+    lo, hi = protocol.scene(rope)[0]["bounds"]
+    assert lo == pytest.approx([1.8, -1.2], abs=0.2 * (1 - math.cos(math.pi / 24)) + 1e-12)
+    assert hi == pytest.approx([3.2, -0.8], abs=0.2 * (1 - math.cos(math.pi / 24)) + 1e-12)
+    # no collider: no box (the nodes alone are framed)
+    assert protocol.scene(ss.string(3, length=1.0, mass=0.1, stiffness=1.0))[0]["bounds"] is None
+
+
+def test_the_energy_trace_is_kept_in_python_for_a_reloaded_page(rope):
+    # a page reloaded says hello again: it gets the trace of the frames before, each
+    # sample the energies of that frame, against a twin stepped directly
+    rope.drag = 0.05  # something to dissipate
+    v = ss.view(rope, dt=1e-3, substeps=5)
+    twin = rope.copy()
+    twin.track_energy = True
+    tap = Tap(v)
+    v._handle({"type": "hello"})
+    expected = []
+    for k in range(6):
+        if k:
+            v.step()
+            twin.step(1e-3, steps=5)
+        e = twin.energy()
+        expected.append(
+            [twin.time, e.kinetic, e.elastic, e.gravity, e.pressure, e.contact, e.total]
+            + [twin.dissipated]
+        )
+    v._handle({"type": "hello"})  # the reload
+    content, buffers = tap.last("trace")
+    assert content["terms"] == list(protocol.TRACE_TERMS) and content["samples"] == 6
+    sent = np.frombuffer(buffers[0], "<f8").reshape(6, 8)
+    # the same stepping on the same machine: bit for bit
+    assert sent.tolist() == expected
+    # the frame that follows the hello is at the last sample's time: it replaces it
+    # (one sample per time), and a reset starts the trace again
+    v._handle({"type": "hello"})
+    assert tap.last("trace")[0]["samples"] == 6
+    v.reset()
+    v._handle({"type": "hello"})
+    assert tap.last("trace")[0]["samples"] == 1
+    v.close()
+
+
+def test_the_trace_is_bounded_as_the_front_end_bounds_it():
+    trace = protocol.Trace(length=5)
+    for t in range(12):
+        trace.add(float(t), dict.fromkeys(protocol.TRACE_TERMS, 1.0))
+    content, buffers = trace.message()
+    assert np.frombuffer(buffers[0], "<f8").reshape(5, 8)[:, 0].tolist() == [7, 8, 9, 10, 11]
+    # viewer.js keeps as many samples as Python sends
+    assert f"const HISTORY = {protocol.TRACE_LENGTH};" in static_text("viewer.js")
+
+
+def arrows_of(content, buffers, dim):
+    """The arrows a frame message carries: (origins, vectors as drawn), float32."""
+    count = content["arrows"]["count"]
+    origins = np.frombuffer(buffers[-2], "<f4").reshape(count, dim)
+    return origins, np.frombuffer(buffers[-1], "<f4").reshape(count, dim)
+
+
+def test_velocity_arrows_are_the_velocities_times_the_scale(rope):
+    v = ss.view(rope, dt=1e-3, substeps=5, arrows="velocity", arrow_scale=0.2, color_by="strain")
+    tap = Tap(v)
+    for _ in range(3):
+        v.step()
+    content, buffers = tap.last("frame")
+    assert content["arrows"] == {"kind": "velocity", "per": "node", "scale": 0.2, "count": 8}
+    origins, drawn = arrows_of(content, buffers, 2)
+    assert np.array_equal(origins, rope.positions.astype(np.float32))
+    assert np.array_equal(drawn, (rope.velocities * 0.2).astype(np.float32))
+    assert np.abs(drawn).max() > 0  # the rope is falling: something to compare
+    # per body: one arrow at the centre of mass, the momentum over the mass
+    v.arrows_per = "body"
+    v.step()
+    content, buffers = tap.last("frame")
+    origins, drawn = arrows_of(content, buffers, 2)
+    m = rope.masses[:, None]
+    centre = (m * rope.positions).sum(axis=0) / m.sum()
+    velocity = (m * rope.velocities).sum(axis=0) / m.sum()
+    assert origins[0] == pytest.approx(centre, rel=1e-6)
+    assert drawn[0] == pytest.approx(0.2 * velocity, rel=1e-6)
+    v.close()
+
+
+def test_the_default_arrow_scale_keeps_the_longest_arrow_within_15_percent():
+    # one free node thrown at 2 m/s beside a pinned one 1 m away, no gravity: the
+    # scene is 1 m wide (the two nodes), so 2 m/s is drawn 0.15 m long: 0.075 m per m/s
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.0, 0.0]], velocities=[[0.0, 0.0], [0.0, 2.0]])
+    sim.gravity = 0
+    sim.pin(0)
+    v = ss.view(sim, dt=1e-3, substeps=10, arrows="velocity")
+    tap = Tap(v)
+    v.step()  # the node moves up 2 cm: the scene is 1 m wide still
+    content, buffers = tap.last("frame")
+    assert content["arrows"]["scale"] == pytest.approx(0.15 * 1.0 / 2.0, rel=1e-12)
+    _, drawn = arrows_of(content, buffers, 2)
+    assert drawn[1].tolist() == pytest.approx([0.0, 0.15], rel=1e-6)
+    # slower later: the scale stays (lengths compare over time)
+    sim.velocities = [[0.0, 0.0], [0.0, 1.0]]
+    v.step()
+    assert tap.last("frame")[0]["arrows"]["scale"] == pytest.approx(0.075, rel=1e-12)
+    v.close()
+
+
+def test_force_arrows_are_the_net_forces_of_the_textbook():
+    # a spring stretched from 1 m to 1.5 m, k = 40 N/m: 20 N on each end, towards the
+    # other; gravity m g down on each (m = 0.5 kg); the pinned end: none
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.5, 0.0]], masses=0.5)
+    sim.add_springs([[0, 1]], stiffness=40.0, rest_lengths=1.0)
+    sim.pin(0)
+    v = ss.view(sim, dt=1e-4, substeps=1, arrows="force", arrow_scale=0.01)
+    tap = Tap(v)
+    v._handle({"type": "hello"})
+    content, buffers = tap.last("frame")
+    _, drawn = arrows_of(content, buffers, 2)
+    assert content["arrows"]["kind"] == "force"
+    assert drawn[0].tolist() == [0.0, 0.0]
+    assert drawn[1].tolist() == pytest.approx([-20.0 * 0.01, -0.5 * 9.81 * 0.01], rel=1e-6)
+    v.close()
+
+
+def test_arrow_and_bar_options_are_checked_and_settable(viewer):
+    tap = Tap(viewer)
+    viewer._handle({"type": "set", "name": "arrows", "value": "velocity"})
+    viewer._handle({"type": "set", "name": "arrows_per", "value": "body"})
+    viewer._handle({"type": "set", "name": "energy_bars", "value": True})
+    state = tap.last("state")[0]
+    assert (state["arrows"], state["arrows_per"], state["energy_bars"]) == (
+        "velocity",
+        "body",
+        True,
+    )
+    for message, error, match in (
+        ({"type": "set", "name": "arrows", "value": "speed"}, ValueError, "arrows must be"),
+        ({"type": "set", "name": "arrows_per", "value": "all"}, ValueError, "arrows_per must"),
+        ({"type": "set", "name": "energy_bars", "value": 1}, TypeError, "true or false"),
+    ):
+        with pytest.raises(error, match=match):
+            viewer._handle(message)
+    assert (viewer.arrows, viewer.arrows_per, viewer.energy_bars) == ("velocity", "body", True)
+    with pytest.raises(ValueError, match="arrow_scale must be finite"):
+        ss.view(ss.string(3, length=1.0, mass=0.1, stiffness=1.0), arrow_scale=-1)
+
+
+def test_save_html_keeps_the_arrows(tmp_path):
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, dim=2, direction=(1, 0))
+    v = ss.view(rope, dt=1e-3, substeps=10, arrows="velocity", arrow_scale=0.5)
+    tap = Tap(v)
+    for _ in range(3):
+        v.step()
+    recorded = embedded(v.save_html(tmp_path / "live.html"))
+    twin = rope.copy()
+    ahead = embedded(v.save_html(tmp_path / "ahead.html", duration=0.1))
+    v.close()
+    # the frames sent, with their arrows: each frame's velocities × 0.5
+    sent = [c["arrows"] for c, _ in tap.sent if c["type"] == "frame"]
+    assert recorded["arrows"] == sent and sent[0]["count"] == 6
+    vectors = np.frombuffer(base64.b64decode(recorded["arrow_vectors"]), "<f4").reshape(3, 6, 2)
+    assert np.array_equal(vectors[-1], (rope.velocities * 0.5).astype(np.float32))
+    origins = np.frombuffer(base64.b64decode(recorded["arrow_origins"]), "<f4").reshape(3, 6, 2)
+    assert np.array_equal(origins[-1], rope.positions.astype(np.float32))
+    # stepped ahead: the last frame's arrows are the copy's velocities 0.1 s on
+    twin.track_energy = True
+    twin.step(1e-3, steps=100)
+    last = np.frombuffer(base64.b64decode(ahead["arrow_vectors"]), "<f4").reshape(-1, 6, 2)[-1]
+    assert np.array_equal(last, (twin.velocities * 0.5).astype(np.float32))
+    # colour and arrows together: the spring values stay the spring values
+    v = ss.view(rope, dt=1e-3, substeps=10, arrows="velocity", color_by="strain")
+    v.step()
+    v.step()
+    both = embedded(v.save_html(tmp_path / "both.html"))
+    v.close()
+    strains = np.frombuffer(base64.b64decode(both["values"]), "<f4").reshape(2, 5)
+    assert np.allclose(strains[-1], rope.spring_lengths() / rope.rest_lengths - 1, atol=1e-7)

@@ -42,6 +42,7 @@ from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
 VIEW = "document.querySelector('.springsim-viewer').springsimView"
+FOUND = "!!(document.querySelector('.springsim-viewer') || {}).springsimView"
 
 
 @pytest.fixture(scope="module")
@@ -374,3 +375,158 @@ def test_node_radii_in_3d_shrink_with_depth(browser, page):
             for beyond in (1.07, 1.5):
                 assert (colour_at(image, *(centre + beyond * radius * way)) == WHITE).all()
     assert abs(radii[0] / radii[1] - 1) > 0.2  # the depths differ: the test tells 1/d
+
+
+def test_the_first_framing_takes_in_a_box_beside_the_rope(browser, page):
+    # a box 1.5 m to the right of a 1 m rope and below it: framing the nodes alone
+    # (as it did) puts it off the canvas; now its whole rectangle is on it, in grey
+    rope = ss.string(4, length=1.0, mass=0.04, stiffness=40.0, dim=2, direction=(1, 0))
+    rope.add_box([2.5, -0.6], [0.3, 0.2])
+    page(rope, dt=1e-3, substeps=1)
+    time.sleep(0.1)  # the frame is drawn at the next animation frame after it arrives
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    (left, bottom), (right, top) = projected(camera, np.array([[2.2, -0.8], [2.8, -0.4]]))
+    assert 0 < left < right < camera["width"] and 0 < top < bottom < camera["height"]
+    image = pixels(browser)
+    xs = np.arange(math.ceil(left + 2), math.floor(right - 2))
+    ys = np.arange(math.ceil(top + 2), math.floor(bottom - 2))
+    inside = image[np.ix_(ys, xs)]
+    assert inside.size > 100 and (np.abs(inside - np.array(SHAPE)).max(axis=-1) <= 2).all()
+    # and the rope is on the canvas too
+    where = projected(camera, rope.positions)
+    assert (where > 0).all() and (where[:, 0] < camera["width"]).all()
+
+
+def test_the_energy_trace_survives_a_page_reload(browser, page):
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, damping=0.02, dim=2)
+    viewer, _bridge = page(rope, dt=1e-3, substeps=10)
+    for _ in range(9):
+        viewer.step()
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().drawn") >= 10)
+    before = browser.execute_script(f"return {VIEW}.trace()")
+    assert len(before) == 10  # the first frame and nine steps, one sample each
+    browser.refresh()  # a new page: it says hello, Python sends the trace it kept
+    wait(lambda: browser.execute_script(f"return {FOUND} && {VIEW}.state().traceLength") == 10)
+    after = browser.execute_script(f"return {VIEW}.trace()")
+    # the same samples (float64 in the trace message; the frames' JSON before)
+    assert after == before
+
+
+ARROW = (0x2C, 0xA0, 0x2C)  # viewer.js's velocity arrows, matplotlib's tab:green
+
+
+def test_a_velocity_arrow_is_drawn_from_a_moving_node(browser, page):
+    # a node moving left at 1 m/s, 1 m right of a pinned one, arrows at 0.3 m per
+    # m/s: a green shaft from the node to 0.3 m left of it, and none at the pinned node
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.0, 0.0]], velocities=[[0.0, 0.0], [-1.0, 0.0]])
+    sim.gravity = 0
+    sim.pin(0)
+    viewer, _bridge = page(sim, dt=1e-3, substeps=1, arrows="velocity", arrow_scale=0.3)
+    time.sleep(0.1)  # the frame is drawn at the next animation frame after it arrives
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    image = pixels(browser)
+    node, tip = projected(camera, np.array([sim.positions[1], sim.positions[1] - [0.3, 0.0]]))
+    assert node[0] - tip[0] > 40  # long enough to look along
+    green = np.abs(image - np.array(ARROW)).sum(axis=2) < 30
+    # along the shaft, past the node's 4 px disc and short of the 7 px head: green
+    # in the pixel rows of the 2 px line (y ± 1)
+    y = int(math.floor(node[1]))
+    for x in range(int(tip[0]) + 8, int(node[0]) - 6):
+        assert green[y - 1 : y + 2, x].any(), x
+    # nothing green past the tip (towards the pinned node, whose velocity is 0) nor
+    # beyond the node
+    assert not green[:, : int(tip[0]) - 3].any()
+    assert not green[:, int(node[0]) + 6 :].any()
+    # switched off from the menu: no green at all
+    from selenium.webdriver.support.ui import Select
+
+    Select(browser.find_element(By.CSS_SELECTOR, "select[data-name=arrows]")).select_by_value("")
+    wait(lambda: viewer.arrows is None)
+    viewer.step()
+    wait(lambda: browser.execute_script(f"return {VIEW}.arrows()") is None)
+    time.sleep(0.1)
+    assert not (np.abs(pixels(browser) - np.array(ARROW)).sum(axis=2) < 30).any()
+
+
+def energy_pixels(browser):
+    url = browser.execute_script(
+        "return document.querySelector('canvas[data-role=energy]').toDataURL('image/png')"
+    )
+    png = base64.b64decode(url.split(",", 1)[1])
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB")).astype(int)
+
+
+def test_energy_bars_are_as_tall_as_the_energies(browser, page):
+    # a rope falling from rest with drag: kinetic, elastic, gravity (negative) and
+    # dissipated all differ from zero; each bar's pixel height is its energy at one
+    # scale (px per J), to within a pixel of rounding at each end
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, dim=2, direction=(1, 0))
+    rope.drag = 0.02
+    viewer, _bridge = page(rope, dt=1e-3, substeps=20)
+    for _ in range(10):
+        viewer.step()
+    browser.find_element(By.CSS_SELECTOR, "input[data-name=energy_bars]").click()
+    wait(lambda: viewer.energy_bars)
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().drawn") >= viewer._frame)
+    time.sleep(0.1)
+    layout = browser.execute_script(f"return {VIEW}.bars()")
+    image = energy_pixels(browser)
+    e = rope.energy()
+    energies = {
+        "kinetic": e.kinetic,
+        "elastic": e.elastic,
+        "gravity": e.gravity,
+        "contact": e.contact,
+        "pressure": e.pressure,
+        "dissipated": rope.dissipated,
+        "total": e.total,
+    }
+    assert energies["gravity"] < 0 < energies["kinetic"] and energies["dissipated"] > 0
+    colours = {"kinetic": "#1f77b4", "elastic": "#2ca02c", "gravity": "#9467bd"}
+    colours.update(dissipated="#ff7f0e", total="#111111")
+    heights = {}
+    for term, x in zip(layout["terms"], layout["xs"], strict=True):
+        if term not in colours:
+            continue  # contact and gas: zero here, no bar
+        rgb = np.array([int(colours[term][k : k + 2], 16) for k in (1, 3, 5)])
+        # each pixel's cover by the bar, from its blend with the white background
+        # (the edges fall between pixels): 0 white .. 1 the bar's colour, in the
+        # channel where the two differ most
+        channel = int(np.argmax(255 - rgb))
+        column = image[layout["top"] - 2 : layout["bottom"] + 2, int(x), channel]
+        cover = np.clip((255 - column) / (255 - rgb[channel]), 0, 1)
+        heights[term] = cover.sum() * (1 if energies[term] >= 0 else -1)
+    scale = layout["px"]
+    for term, height in heights.items():
+        assert height == pytest.approx(energies[term] * scale, abs=0.1), (term, height)
+    # and the scale is the trace's: its tallest value fills the chart
+    assert abs(energies["gravity"]) * scale > 50
+
+
+def test_a_saved_page_draws_the_arrows(browser, tmp_path):
+    # the node of test_a_velocity_arrow_is_drawn_from_a_moving_node, saved and paused
+    # on its first frame: the same green shaft, drawn by the offline player
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [1.0, 0.0]], velocities=[[0.0, 0.0], [-1.0, 0.0]])
+    sim.gravity = 0
+    sim.pin(0)
+    viewer = ss.view(sim, dt=1e-3, substeps=1, arrows="velocity", arrow_scale=0.3)
+    path = viewer.save_html(tmp_path / "arrows.html", duration=0.05)
+    viewer.close()
+    browser.get(path.as_uri())
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().drawn") >= 1)
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=pause]").click()
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=reset]").click()
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().time") == 0.0)
+    time.sleep(0.1)
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    node, tip = projected(camera, np.array([[1.0, 0.0], [0.7, 0.0]]))
+    green = np.abs(pixels(browser) - np.array(ARROW)).sum(axis=2) < 30
+    y = int(math.floor(node[1]))
+    for x in range(int(tip[0]) + 8, int(node[0]) - 6):
+        assert green[y - 1 : y + 2, x].any(), x
+    assert (
+        browser.execute_script("return document.querySelector('select[data-name=arrows]').value")
+        == "velocity"
+    )

@@ -6,24 +6,28 @@ opens a notebook in it and runs it: the widget goes through JupyterLab's widget 
 and anywidget's extension, and the kernel is a real ipykernel. The checks: the nodes
 are drawn where the kernel's positions project to; a mouse drag moves the node in the
 kernel's ``sim.positions`` (read back by running a cell); play advances the kernel's
-clock; the server is stopped at the end.
+clock, and the kernel indicator blinks busy only at each acknowledgement (every
+``ack_every`` frames), not at each frame; the server is stopped at the end.
 
 Skipped, saying why, only where no chromium and chromedriver are installed.
 """
 
 import json
 import math
-import os
 import pathlib
-import signal
-import socket
-import subprocess
-import sys
 import time
-import urllib.request
 
 import numpy as np
 import pytest
+from lab_server import (
+    COUNT_STATUS,
+    VIEW,
+    jupyter_lab,
+    open_notebook,
+    run_cell,
+    wait,
+    wait_for_widget,
+)
 from viewer_bridge import NODE as NODE_COLOUR
 from viewer_bridge import PIN as PIN_COLOUR
 from viewer_bridge import blob_center, find_chromium, pixels, projected, start_chromium
@@ -37,9 +41,10 @@ if find_chromium() is None:
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-VIEW = "document.querySelector('.springsim-viewer').springsimView"
-APP = "window.jupyterapp"
+from springsim.viewer.protocol import ACKS_PER_SECOND, ack_every  # noqa: E402
+
 NODE = 5
+ACK_EVERY = ack_every(60.0)  # the viewer's default fps
 
 #: The notebook: a rope with no gravity (nothing moves but what the mouse moves) in a
 #: viewer; then a cell that writes the kernel's view of the system to state.json.
@@ -57,101 +62,13 @@ CELLS = [
 ]
 
 
-def notebook(cells):
-    return {
-        "cells": [
-            {
-                "cell_type": "code",
-                "metadata": {},
-                "source": c,
-                "outputs": [],
-                "execution_count": None,
-            }
-            for c in cells
-        ],
-        "metadata": {
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-        },
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
-def wait(condition, timeout=60.0, what="the page"):
-    deadline = time.monotonic() + timeout
-    while True:
-        value = condition()
-        if value:
-            return value
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out waiting for {what}")
-        time.sleep(0.05)
-
-
 @pytest.fixture(scope="module")
 def lab(tmp_path_factory):
-    """A JupyterLab server on 127.0.0.1 serving a temporary directory: (url, root)."""
+    """A JupyterLab server on 127.0.0.1 serving a temporary directory: (url, token, root)."""
     pytest.importorskip("jupyterlab", reason="the test extra installs jupyterlab")
     root = tmp_path_factory.mktemp("lab")
-    home = tmp_path_factory.mktemp("lab-home")
-    port, token = free_port(), "springsim-test-token"
-    env = dict(os.environ)
-    env.update(
-        JUPYTER_CONFIG_DIR=str(home / "config"),
-        JUPYTER_RUNTIME_DIR=str(home / "runtime"),
-        JUPYTERLAB_SETTINGS_DIR=str(home / "settings"),
-        JUPYTERLAB_WORKSPACES_DIR=str(home / "workspaces"),
-        PYTHONPATH=os.pathsep.join(p for p in sys.path if p),  # the kernel imports ours
-    )
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyterlab",
-            "--no-browser",
-            "--allow-root",  # CI runs as root
-            "--LabApp.extension_manager=readonly",  # it would look up packages online
-            "--ServerApp.ip=127.0.0.1",
-            f"--ServerApp.port={port}",
-            "--ServerApp.port_retries=0",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={root}",
-            "--LabApp.expose_app_in_browser=True",  # window.jupyterapp, to run cells
-            "--LabApp.news_url=None",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        env=env,
-        stdout=subprocess.DEVNULL,
-        stderr=open(home / "server.log", "w"),  # noqa: SIM115 (closed with the process)
-        start_new_session=True,
-    )
-    url = f"http://127.0.0.1:{port}"
-
-    def up():
-        try:
-            with urllib.request.urlopen(f"{url}/api/status?token={token}", timeout=2) as r:
-                return r.status == 200
-        except OSError:
-            assert server.poll() is None, (home / "server.log").read_text()[-3000:]
-            return False
-
-    try:
-        wait(up, timeout=120, what="jupyter lab to start")
+    with jupyter_lab(root, tmp_path_factory.mktemp("lab-home")) as (url, token, server):
         yield url, token, root
-    finally:
-        if server.poll() is None:
-            os.killpg(server.pid, signal.SIGTERM)  # the server and the kernels it started
-            try:
-                server.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                os.killpg(server.pid, signal.SIGKILL)
-                server.wait()
     assert server.returncode is not None  # stopped
 
 
@@ -160,15 +77,6 @@ def browser():
     driver = start_chromium(width=1200, height=1000)
     yield driver
     driver.quit()
-
-
-def run_cell(browser, index):
-    """Run cell ``index`` of the open notebook through JupyterLab's own command."""
-    browser.execute_script(
-        f"const panel = {APP}.shell.currentWidget;"
-        f"panel.content.activeCellIndex = {index};"
-        f"{APP}.commands.execute('notebook:run-cell');"
-    )
 
 
 def kernel_state(browser, root):
@@ -189,28 +97,10 @@ def _read(path):
 
 def test_the_viewer_runs_and_drags_in_a_real_jupyterlab(lab, browser):
     url, token, root = lab
-    (root / "rope.ipynb").write_text(json.dumps(notebook(CELLS)))
-    browser.get(f"{url}/lab/tree/rope.ipynb?token={token}")
     # JupyterLab is up, the notebook open and its kernel idle
-    wait(
-        lambda: browser.execute_script(
-            f"const w = {APP} && {APP}.shell.currentWidget;"
-            "return !!(w && w.sessionContext && w.sessionContext.session"
-            " && w.sessionContext.session.kernel"
-            " && w.sessionContext.session.kernel.status === 'idle')"
-        ),
-        timeout=120,
-        what="the notebook and its kernel",
-    )
+    open_notebook(browser, url, token, root, "rope.ipynb", CELLS)
     run_cell(browser, 0)
-    wait(
-        lambda: browser.execute_script(
-            f"const e = document.querySelector('.springsim-viewer');"
-            f"return !!(e && e.springsimView && {VIEW}.state().drawn >= 1)"
-        ),
-        timeout=60,
-        what="the widget's first frame",
-    )
+    wait_for_widget(browser)
     before = kernel_state(browser, root)
     positions = np.array(before["positions"])
     # drawn where the kernel's positions project to: a node-coloured disc centred on
@@ -249,6 +139,28 @@ def test_the_viewer_runs_and_drags_in_a_real_jupyterlab(lab, browser):
     wait(lambda: not kernel_state(browser, root)["pinned"][NODE], what="the node let go")
     # play: the kernel's clock advances while the notebook is open
     browser.find_element(By.CSS_SELECTOR, "button[data-action=play]").click()
+    # while it plays, the kernel indicator blinks busy once per acknowledgement (every
+    # message to the kernel is published busy, then idle), about ACKS_PER_SECOND = 4
+    # times a second, not once per frame drawn (it was 23 a second here); count its
+    # status changes over 2 s, through JupyterLab's own kernel object
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().playing"), what="playing")
+    time.sleep(0.5)
+    browser.execute_script(COUNT_STATUS)
+    first, began = browser.execute_script(f"return {VIEW}.state()"), time.monotonic()
+    time.sleep(2.0)
+    statuses = browser.execute_script("return window.springsimStatus")
+    last, seconds = browser.execute_script(f"return {VIEW}.state()"), time.monotonic() - began
+    busy = sum(1 for _, status in statuses if status == "busy")
+    acks = last["acks"] - first["acks"]
+    drawn = last["drawn"] - first["drawn"]
+    # one busy per acknowledgement sent (± the one in flight at either end), and
+    # acknowledgements every ack_every = 15 frames (± one at either end)
+    assert abs(busy - acks) <= 2, (busy, acks, statuses)
+    assert acks <= drawn / ACK_EVERY + 2 and busy <= ACKS_PER_SECOND * seconds + 2, (
+        busy,
+        drawn,
+    )
+    assert drawn > 2 * ACK_EVERY  # it played, and so was acknowledged
     t0 = kernel_state(browser, root)["time"]
     wait(lambda: kernel_state(browser, root)["time"] > t0 + 0.05, what="the clock to run")
     browser.find_element(By.CSS_SELECTOR, "button[data-action=pause]").click()

@@ -81,6 +81,8 @@ class Bridge:
         self.viewer = viewer
         self.outbox = queue.Queue()
         self.errors = []
+        # each page load gets a fresh outbox: a reloaded page's last poll, still
+        # waiting, takes nothing meant for the new page
         viewer._taps.append(lambda content, buffers: self.outbox.put((content, buffers)))
         bridge = self
 
@@ -101,6 +103,7 @@ class Bridge:
 
             def do_GET(self):
                 if self.path == "/":
+                    bridge.outbox = queue.Queue()
                     self.reply(PAGE.encode(), "text/html; charset=utf-8")
                 elif self.path == "/viewer.js":
                     self.reply(front_end().encode(), "text/javascript")
@@ -125,13 +128,13 @@ class Bridge:
 
     def batch(self) -> bytes:
         """What the viewer sent since the last poll (waits up to 0.5 s for something)."""
-        parts = []
+        parts, box = [], self.outbox
         try:
-            messages = [self.outbox.get(timeout=0.5)]
+            messages = [box.get(timeout=0.5)]
         except queue.Empty:
             return b""
-        while not self.outbox.empty() and len(messages) < 64:
-            messages.append(self.outbox.get_nowait())
+        while not box.empty() and len(messages) < 64:
+            messages.append(box.get_nowait())
         for content, buffers in messages:
             text = json.dumps(content).encode()
             parts += [struct.pack("<I", len(text)), text, struct.pack("<I", len(buffers))]

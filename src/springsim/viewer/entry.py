@@ -19,6 +19,10 @@ def view(
     sliders: Sequence[str] = (),
     color_by: str | None = None,
     color_range: tuple[float, float] | None = None,
+    arrows: str | None = None,
+    arrows_per: str = "node",
+    arrow_scale: float | None = None,
+    energy_bars: bool = False,
     fps: float = 60.0,
     record: int = 600,
 ) -> Viewer:
@@ -62,6 +66,19 @@ def view(
         middle, red at ``hi``. Default: symmetric about zero, as wide as the largest
         value but never narrower than a strain of 0.1 % (a tension of 0.1 % of the
         stiffest spring's stiffness × rest length), so round-off shows grey.
+    arrows : {None, "velocity", "force"}
+        Arrows at each node (or body): its velocity (green) or the net force on it
+        (purple; computed in NumPy by :mod:`springsim.reference` each frame, which
+        slows large systems); the widget's menu too.
+    arrows_per : {"node", "body"}
+        An arrow per node, or one per body at its centre of mass (its velocity
+        Σ m v / M, or the total force on it).
+    arrow_scale : float, optional
+        Metres drawn per m/s or per N. Default: the largest scale that keeps the
+        longest arrow so far within 15 % of the scene (it only shrinks).
+    energy_bars : bool
+        Show the energy now as bars (kinetic, elastic, gravity, contact, gas,
+        dissipated, total) in place of the trace over time; the widget's "bars" box.
     fps : float
         Frames per second the stepping thread aims at (1 to 240); the most it sends.
     record : int
@@ -78,7 +95,8 @@ def view(
     ImportError
         anywidget is not installed.
     ValueError
-        Both ``speed`` and ``substeps``; a value out of its range.
+        Both ``speed`` and ``substeps``; a value out of its range; an unknown
+        ``arrows`` or ``arrows_per``.
 
     Examples
     --------
@@ -104,6 +122,10 @@ def view(
         sliders=sliders,
         color_by=color_by,
         color_range=color_range,
+        arrows=arrows,
+        arrows_per=arrows_per,
+        arrow_scale=arrow_scale,
+        energy_bars=energy_bars,
         fps=fps,
         record=record,
     )

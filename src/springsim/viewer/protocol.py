@@ -4,34 +4,48 @@ Python -> browser (each a JSON ``content`` dict and binary ``buffers``, never li
 numbers in JSON):
 
 - ``{"type": "scene", "dim", "nodes", "springs", "faces", "colliders", "triangles",
-  "radii"}`` with buffers ``[springs int32 (M, 2), faces int32 (F, 3), triangles
+  "radii", "bounds"}`` with buffers ``[springs int32 (M, 2), faces int32 (F, 3), triangles
   float32 (T, 3, dim)]`` and, when ``radii`` is true, ``radii float32 (N,)``: the
   topology, the planes and spheres (``colliders``, rows of
   :func:`springsim.colliders.collider_rows`), the boxes, capsules and meshes as
   triangles (:func:`springsim.colliders.collider_triangles`) and the nodes'
-  contact radii; sent when the front end says hello and whenever one of them changes
+  contact radii; ``bounds`` ``[lo, hi]`` (each dim numbers) or None is the box of
+  every collider (:func:`collider_bounds`), which the first framing takes in with
+  the nodes; sent when the front end says hello and whenever one of them changes
   (springs torn, nodes added, a collider moved, radii set: :func:`scene_key`).
-- ``{"type": "frame", "frame", "time", "energy", "color_by", "range"}`` with buffers
-  ``[positions float32 (N, dim), pinned uint8 (N,)]`` and, when colouring by tension or
-  strain, ``values float32 (M,)``: one drawn state. ``range`` ``[lo, hi]`` is the
+- ``{"type": "frame", "frame", "time", "energy", "color_by", "range", "arrows"}`` with
+  buffers ``[positions float32 (N, dim), pinned uint8 (N,)]``, then, when colouring by
+  tension or strain, ``values float32 (M,)``, then with arrows their origins and
+  vectors as drawn (:func:`frame`): one drawn state. ``range`` ``[lo, hi]`` is the
   colour scale (:func:`color_range`): ``lo`` blue, the middle grey, ``hi`` red.
 - ``{"type": "state", "playing", "dt", "substeps", "speed", "color_by", "color_range",
-  "sliders", "error"}``: the controls, sent when one changes. While playing, frames
+  "arrows", "arrows_per", "arrow_scale", "energy_bars", "ack_every", "sliders",
+  "error"}``: the controls, sent when one changes;
+  ``ack_every`` (:func:`ack_every`) is how often the front end acknowledges. While playing, frames
   also carry ``achieved_speed`` (simulated s per wall s over the last 30 frames).
+- ``{"type": "trace", "terms", "samples"}`` with the buffer ``float64 (samples, 1 +
+  len(terms))``: the energy trace kept in Python (:class:`Trace`: time, then each of
+  :data:`TRACE_TERMS`, the last :data:`TRACE_LENGTH` frames), sent when a front end
+  says hello, so that a reloaded page draws the trace it had.
 - ``{"type": "error", "message"}``: a step failed (the viewer pauses).
 
 Browser -> Python: ``{"type": t, ...}`` with ``t`` one of :data:`ACTIONS` (see
-:func:`parse`). Positions are little-endian, C order, as ``np.float32`` writes them.
+:func:`parse`). ``{"type": "ack", "frame"}`` says the newest frame drawn, sent once
+``ack_every`` frames after the last one acknowledged: every message to the kernel
+makes ipykernel publish busy then idle (the notebook's kernel indicator blinks), so
+one per drawn frame would blink it at the frame rate. Positions are little-endian,
+C order, as ``np.float32`` writes them.
 """
 
 from __future__ import annotations
 
 import math
+from collections import deque
 from typing import Any, Final
 
 import numpy as np
 
-from springsim.colliders import BOX, CAPSULE, MESH, collider_rows, collider_triangles
+from springsim.colliders import BOX, CAPSULE, MESH, SPHERE, collider_rows, collider_triangles
 
 #: The messages the front end may send, with the keys each needs.
 ACTIONS: Final[dict[str, tuple[str, ...]]] = {
@@ -50,7 +64,7 @@ ACTIONS: Final[dict[str, tuple[str, ...]]] = {
     "slider": ("name", "value"),
 }
 #: What a "set" message may set (the widget's fields and menu).
-SETTABLE: Final = ("dt", "substeps", "speed", "color_by")
+SETTABLE: Final = ("dt", "substeps", "speed", "color_by", "arrows", "arrows_per", "energy_bars")
 #: What a frame can be coloured by (None: plain springs).
 COLOR_BY: Final = (None, "tension", "strain")
 
@@ -81,6 +95,7 @@ def scene(sim: Any) -> tuple[dict[str, Any], list[bytes]]:
         collider_rows(sim),
         collider_triangles(sim),
         sim.radii if sim._has_radii() else None,
+        sim.positions,
     )
 
 
@@ -92,9 +107,11 @@ def scene_of(
     colliders: Any,
     triangles: Any,
     radii: Any | None,
+    positions: Any = (),
 ) -> tuple[dict[str, Any], list[bytes]]:
     """The scene message of these arrays (a live system's or a :class:`History`'s);
-    ``radii`` None, or all zero, when no node has a radius (then no radii buffer)."""
+    ``radii`` None, or all zero, when no node has a radius (then no radii buffer);
+    ``positions`` the nodes' (where the planes are clipped: :func:`collider_bounds`)."""
     springs = np.ascontiguousarray(springs, dtype=np.int32).reshape(-1, 2)
     faces = np.ascontiguousarray(faces, dtype=np.int32).reshape(-1, 3)
     triangles = np.ascontiguousarray(triangles, dtype=np.float32).reshape(-1, 3, dim)
@@ -107,12 +124,59 @@ def scene_of(
         "colliders": np.asarray(colliders, dtype=np.float64).reshape(-1, dim + 2).tolist(),
         "triangles": len(triangles),
         "radii": False,
+        "bounds": collider_bounds(dim, colliders, triangles, positions),
     }
     buffers = [springs.tobytes(), faces.tobytes(), triangles.tobytes()]
     if radii is not None and np.any(np.asarray(radii) > 0):
         content["radii"] = True
         buffers.append(np.ascontiguousarray(radii, dtype=np.float32).tobytes())
     return content, buffers
+
+
+def collider_bounds(
+    dim: int, colliders: Any, triangles: Any, positions: Any = ()
+) -> list[list[float]] | None:
+    """The box ``[lo, hi]`` holding every collider, or None without any: each sphere
+    (centre ± radius), every vertex of the boxes', capsules' and meshes' triangles,
+    and of each plane, which has no end, its point nearest the nodes' centre (the mean
+    of ``positions``; the origin without nodes). The viewer's first framing takes in
+    this box and the nodes.
+
+    Parameters
+    ----------
+    dim : int
+        2 or 3.
+    colliders : array_like
+        Rows of :func:`springsim.colliders.collider_rows` (kind, vector, scalar).
+    triangles : array_like
+        (T, 3, dim) :func:`springsim.colliders.collider_triangles`.
+    positions : array_like
+        (N, dim) the nodes' positions.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> rope = ss.string(3, length=1.0, mass=0.1, stiffness=1.0, dim=2)
+    >>> _ = rope.add_box([2.0, -1.0], [0.25, 0.5])
+    >>> _ = rope.add_plane([0.0, 1.0], -3.0)          # the floor y = -3
+    >>> content, _ = scene(rope)
+    >>> content["bounds"]                             # the floor below the rope's centre
+    [[0.5, -3.0], [2.25, -0.5]]
+    """
+    rows = np.asarray(colliders, dtype=np.float64).reshape(-1, dim + 2)
+    points = [np.asarray(triangles, dtype=np.float64).reshape(-1, dim)]
+    nodes = np.asarray(positions, dtype=np.float64).reshape(-1, dim)
+    centre = nodes.mean(axis=0) if len(nodes) else np.zeros(dim)
+    for row in rows:
+        vector, scalar = row[1 : 1 + dim], row[1 + dim]
+        if row[0] == SPHERE:
+            points.append(np.array([vector - scalar, vector + scalar]))
+        else:  # the plane n . x = offset (n a unit normal): the foot of the centre
+            points.append((centre - (vector @ centre - scalar) * vector)[None, :])
+    every = np.concatenate(points)
+    if not len(every):
+        return None
+    return [every.min(axis=0).tolist(), every.max(axis=0).tolist()]
 
 
 def scene_key(sim: Any) -> tuple[Any, ...]:
@@ -209,15 +273,86 @@ def energy(sim: Any) -> dict[str, float]:
     }
 
 
+#: Acknowledgements a second the front end sends while frames come at the full rate.
+ACKS_PER_SECOND: Final = 4
+
+
+def ack_every(fps: float) -> int:
+    """Frames between two acknowledgements at ``fps`` frames per second:
+    ``round(fps / ACKS_PER_SECOND)``, at least 1. The stepping thread sends at most
+    twice that many frames beyond the last acknowledged (a browser that draws slower
+    than frames come is not flooded); the kernel then shows busy about
+    :data:`ACKS_PER_SECOND` times a second while playing.
+
+    Examples
+    --------
+    >>> ack_every(60.0), ack_every(30.0), ack_every(2.0)
+    (15, 8, 1)
+    """
+    return max(1, round(fps / ACKS_PER_SECOND))
+
+
+#: The energy terms of the trace, J, in the order of the trace message's columns.
+TRACE_TERMS: Final = ("kinetic", "elastic", "gravity", "pressure", "contact", "total", "dissipated")
+#: Samples the trace keeps (the front end's HISTORY in viewer.js is the same).
+TRACE_LENGTH: Final = 2000
+
+
+class Trace:
+    """The energy trace: the last :data:`TRACE_LENGTH` frames' time and energies.
+
+    One sample per time, as the front end keeps them: a frame at the time of the last
+    sample replaces it (a drag while paused), an earlier one (a reset) starts the
+    trace again.
+
+    Examples
+    --------
+    >>> trace = Trace()
+    >>> for t in (0.0, 0.1, 0.1, 0.2, 0.05):
+    ...     trace.add(t, dict.fromkeys(TRACE_TERMS, t))
+    >>> trace.message()[0]
+    {'type': 'trace', 'terms': ['kinetic', 'elastic', 'gravity', 'pressure', 'contact', \
+'total', 'dissipated'], 'samples': 1}
+    """
+
+    def __init__(self, length: int = TRACE_LENGTH) -> None:
+        self.samples: deque[list[float]] = deque(maxlen=length)
+
+    def add(self, time: float, energy: dict[str, float]) -> None:
+        """Add a frame's sample (``energy`` as :func:`energy` gives it)."""
+        row = [float(time), *(float(energy[k]) for k in TRACE_TERMS)]
+        if self.samples and time <= self.samples[-1][0]:
+            if time < self.samples[-1][0]:
+                self.samples.clear()
+            else:
+                self.samples.pop()
+        self.samples.append(row)
+
+    def message(self) -> tuple[dict[str, Any], list[bytes]]:
+        """The trace message: content and its float64 buffer (samples, 1 + terms)."""
+        table = np.array(self.samples, dtype="<f8").reshape(-1, 1 + len(TRACE_TERMS))
+        content = {"type": "trace", "terms": list(TRACE_TERMS), "samples": len(table)}
+        return content, [table.tobytes()]
+
+
+#: A frame's arrows: kind, per, scale, origins (A, dim) and vectors as drawn (A, dim), m.
+Arrows = tuple[str, str, float, np.ndarray, np.ndarray]
+
+
 def frame(
     sim: Any,
     number: int,
     color_by: str | None,
     fixed_range: tuple[float, float] | None = None,
+    arrows: Arrows | None = None,
 ) -> tuple[dict[str, Any], list[bytes]]:
     """The frame message of ``sim`` now: content and buffers (positions float32, pins
     uint8, and the spring values when colouring, on the scale ``fixed_range`` or the
-    automatic one of :func:`color_range`).
+    automatic one of :func:`color_range`); with ``arrows``, ``content["arrows"]``
+    ``{"kind", "per", "scale", "count"}`` (the scale None while infinite: nothing
+    drawn yet) and two more buffers, last: the arrows' origins and their vectors as
+    drawn (vector × scale, metres), float32 (count, dim) each
+    (:mod:`springsim.viewer.arrows`).
 
     Examples
     --------
@@ -236,12 +371,23 @@ def frame(
         "energy": energy(sim),
         "color_by": color_by,
         "range": None,
+        "arrows": None,
     }
     buffers = [positions.tobytes(), pinned.tobytes()]
     values = spring_values(sim, color_by)
     if values is not None:
         content["range"] = color_range(values, color_floor(sim, color_by), fixed_range)
         buffers.append(np.ascontiguousarray(values, dtype=np.float32).tobytes())
+    if arrows is not None:
+        kind, per, scale, origins, drawn = arrows
+        content["arrows"] = {
+            "kind": kind,
+            "per": per,
+            "scale": scale if math.isfinite(scale) else None,
+            "count": len(origins),
+        }
+        for array in (origins, drawn):
+            buffers.append(np.ascontiguousarray(array, dtype=np.float32).tobytes())
     return content, buffers
 
 
@@ -355,6 +501,9 @@ def parse(message: Any) -> dict[str, Any]:
         )
     if kind == "slider" or (kind == "set" and message["name"] in ("dt", "substeps", "speed")):
         checked["value"] = _number(message, "value")
+    elif kind == "set" and message["name"] == "energy_bars":
+        if not isinstance(message["value"], bool):
+            raise TypeError(f"message 'set': value must be true or false, not {message['value']!r}")
     elif kind == "set" and message["value"] is not None and not isinstance(message["value"], str):
         raise TypeError(f"message 'set': value must be a str or null, not {message['value']!r}")
     return checked

@@ -20,9 +20,18 @@ import numpy as np
 from springsim.files.paths import path_name, write_atomically
 from springsim.viewer import protocol
 
-#: One recorded frame: time (s), positions (float32 bytes), energy terms (J), and the
-#: spring values (float32 bytes) with their colour scale [lo, hi], or None, None.
-Frame: TypeAlias = tuple[float, bytes, dict[str, float], bytes | None, list[float] | None]
+#: One recorded frame: time (s), positions (float32 bytes), energy terms (J), the
+#: spring values (float32 bytes) with their colour scale [lo, hi], or None, None; and
+#: the arrows: the frame message's ``arrows`` content with its origins and vectors
+#: (float32 bytes), or None.
+Frame: TypeAlias = tuple[
+    float,
+    bytes,
+    dict[str, float],
+    bytes | None,
+    list[float] | None,
+    tuple[dict[str, Any], bytes, bytes] | None,
+]
 
 #: The front end's files, in the package (``springsim/viewer/static``).
 STATIC = ("shapes.js", "gl.js", "viewer.js", "player.js")
@@ -87,6 +96,11 @@ def html_document(
         "color_by": color_by if colored else None,
         "values": _b64(b"".join(f[3] or b"" for f in frames)) if colored else None,
         "ranges": [f[4] for f in frames] if colored else None,
+        # each frame's arrows (count, kind, scale), their float32 data one frame after
+        # the other
+        "arrows": [f[5][0] if f[5] else None for f in frames],
+        "arrow_origins": _b64(b"".join(f[5][1] for f in frames if f[5])),
+        "arrow_vectors": _b64(b"".join(f[5][2] for f in frames if f[5])),
     }
     # "</" never appears inside the script element: JSON escapes it
     payload = json.dumps(data).replace("</", "<\\/")
@@ -208,7 +222,7 @@ def save_history_html(
         values = [np.ascontiguousarray(row, dtype=np.float32).tobytes() for row in table]
         ranges = [protocol.color_range(row, floor, color_range) for row in table]
     frames: list[Frame] = [
-        (float(times[k]), positions[k].tobytes(), energies[k], values[k], ranges[k])
+        (float(times[k]), positions[k].tobytes(), energies[k], values[k], ranges[k], None)
         for k in range(count)
     ]
     scene = protocol.scene_of(
@@ -219,6 +233,7 @@ def save_history_html(
         history.colliders,
         history.collider_triangles,
         history.radii,
+        positions[0],
     )
     pinned = np.ascontiguousarray(history.frame_pinned[0], dtype=np.uint8).tobytes()
     period = float(times[-1] - times[0]) / (count - 1) / speed

@@ -22,13 +22,12 @@ import numpy as np
 
 from springsim import _core
 from springsim.files.paths import path_name
+from springsim.viewer import arrows as arrows_mod
 from springsim.viewer import controls, protocol, snapshot
 from springsim.viewer.standalone import Frame, check_speed, front_end, write_html
 
 #: The mime type of a widget's view in a notebook output.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-#: Frames a browser may be behind before the thread waits for it (acknowledgements).
-_IN_FLIGHT = 2
 #: Seconds the thread waits for an acknowledgement before it sends anyway (no browser).
 _ACK_TIMEOUT = 0.25
 
@@ -64,6 +63,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         sliders: Sequence[str] = (),
         color_by: str | None = None,
         color_range: tuple[float, float] | None = None,
+        arrows: str | None = None,
+        arrows_per: str = "node",
+        arrow_scale: float | None = None,
+        energy_bars: bool = False,
         fps: float = 60.0,
         record: int = 600,
     ) -> None:
@@ -77,6 +80,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             raise ValueError(f"record must be an int >= 2 (frames kept), not {record!r}")
         if speed is not None and substeps is not None:
             raise ValueError("give speed or substeps, not both (substeps follow from speed)")
+        arrow_scale = arrows_mod.check(arrows, arrows_per, arrow_scale)
         super().__init__()
         self._sim: Any = sim  # a springsim.System (checked above)
         self._lock = sim.lock  # one lock: the viewer's state and the system's turn
@@ -94,6 +98,14 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self.speed = speed if speed is not None else 1.0
         self.color_by = color_by
         self.color_range = color_range
+        self._arrows: str | None = None
+        self._arrows_per = "node"
+        self._arrow_scale = arrow_scale
+        self._fitted_scale = float("inf")  # the default scale so far (it only shrinks)
+        self._collider_box: Any = None  # the scene's bounds, for the arrows' scale
+        self.arrows = arrows
+        self.arrows_per = arrows_per
+        self.energy_bars = energy_bars
         self._period = 1.0 / fps
         # the energy trace's total + dissipated needs the books kept (as run() keeps them)
         self._was_tracking = bool(sim.track_energy)
@@ -103,12 +115,16 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._closed = False
         self._frame = 0
         self._acked = 0
+        # the browser acknowledges every ack_every-th frame it draws (each message
+        # flashes the kernel busy); the thread stays at most two such periods ahead
+        self._ack_every = protocol.ack_every(self._fps)
         self._browser = False  # whether a front end has spoken (then frames wait for acks)
         self._scene_key: tuple[Any, ...] = ()
         self._wake = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
         self._grabbed: dict[int, bool] = {}  # node -> whether it was pinned before
         self._recording: deque[Frame] = deque(maxlen=record)
+        self._trace = protocol.Trace()  # kept here: a reloaded page gets it back
         self._taps: list[Callable[[dict[str, Any], list[bytes]], None]] = []
         self._rates: deque[float] = deque(maxlen=30)
         self._played: deque[tuple[float, float]] = deque(maxlen=30)  # (wall s, sim s)
@@ -265,6 +281,69 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._color_range = value
 
     @property
+    def arrows(self) -> str | None:
+        """None, ``"velocity"`` or ``"force"``: the arrows drawn at each node (or body,
+        :attr:`arrows_per`), green for velocity, purple for force
+        (:mod:`springsim.viewer.arrows`).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope, arrows="velocity", arrow_scale=0.1)
+        >>> viewer.arrows, viewer.arrows_per, viewer.arrow_scale
+        ('velocity', 'node', 0.1)
+        >>> viewer.arrows_per = "body"      # one arrow, at the rope's centre of mass
+        >>> viewer.close()
+        """
+        return self._arrows
+
+    @arrows.setter
+    def arrows(self, value: str | None) -> None:
+        arrows_mod.check(value, self._arrows_per, None)
+        if value != self._arrows:
+            self._fitted_scale = float("inf")
+        self._arrows = value
+
+    @property
+    def arrows_per(self) -> str:
+        """``"node"`` (an arrow at each node) or ``"body"`` (one at each body's centre
+        of mass: its velocity Σ m v / M, or the total force on it)."""
+        return self._arrows_per
+
+    @arrows_per.setter
+    def arrows_per(self, value: str) -> None:
+        arrows_mod.check(self._arrows, value, None)
+        if value != self._arrows_per:
+            self._fitted_scale = float("inf")
+        self._arrows_per = value
+
+    @property
+    def arrow_scale(self) -> float | None:
+        """Metres drawn per m/s (velocity) or per N (force); None (the default): the
+        largest scale that keeps the longest arrow so far within 15 % of the scene's
+        size, shrinking as arrows grow (see :mod:`springsim.viewer.arrows`)."""
+        return self._arrow_scale
+
+    @arrow_scale.setter
+    def arrow_scale(self, value: float | None) -> None:
+        self._arrow_scale = arrows_mod.check(self._arrows, self._arrows_per, value)
+        self._fitted_scale = float("inf")
+
+    @property
+    def energy_bars(self) -> bool:
+        """Whether the energy panel shows bars (kinetic, elastic, gravity, contact, gas,
+        dissipated, total: the energy now, as PhET's simulations show it) instead of
+        the trace over time."""
+        return self._energy_bars
+
+    @energy_bars.setter
+    def energy_bars(self, value: bool) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"energy_bars must be True or False, not {value!r}")
+        self._energy_bars = bool(value)
+
+    @property
     def sliders(self) -> dict[str, float]:
         """The sliders' values by name."""
         return {name: s.value for name, s in self._sliders.items()}
@@ -377,7 +456,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self, path: str | pathlib.Path, duration: float | None = None, speed: float = 1.0
     ) -> pathlib.Path:
         """Write a standalone HTML file that plays frames offline (nothing is fetched),
-        coloured as the viewer colours them (``color_by``, ``color_range``).
+        coloured as the viewer colours them (``color_by``, ``color_range``), with its
+        arrows (``arrows``, ``arrows_per``, ``arrow_scale``).
 
         Parameters
         ----------
@@ -425,6 +505,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         with self._lock:  # the live system is read between steps
             dt, kept = self._dt, self._recording.maxlen or 2
             color_by, fixed = self._color_by, self._color_range
+            arrows = (self._arrows, self._arrows_per, self._arrow_scale, self._fitted_scale)
             if duration is None:
                 sim = self._sim
                 size = sim.num_nodes * sim.dim * 4
@@ -437,7 +518,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 sim = self._sim.copy()
         if duration is not None:
             count = min(kept, max(2, round(30 * duration / speed) + 1))
-            frames = _run_frames(sim, float(duration), dt, count, color_by, fixed)
+            frames = _run_frames(sim, float(duration), dt, count, color_by, fixed, arrows)
             period = duration / (count - 1) / speed
             scene = protocol.scene(sim)
             pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
@@ -482,6 +563,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             if kind == "hello":
                 self._scene_key = ()
                 self._send_state()
+                self._emit(*self._trace.message())
                 self._send_frame()
             elif kind in ("play", "pause"):
                 self._playing = kind == "play"
@@ -496,6 +578,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 self._send_frame()
             elif kind == "reset":
                 self._reset_point.restore(self._sim)
+                self._fitted_scale = float("inf")
                 self._played.clear()
                 for slider in self._sliders.values():
                     slider.value = controls.make_slider(self._sim, slider.name).value
@@ -568,7 +651,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         while True:
             with self._lock:
                 while not self._closed and (
-                    not self._playing or (self._browser and self._frame - self._acked >= _IN_FLIGHT)
+                    not self._playing
+                    or (self._browser and self._frame - self._acked >= 2 * self._ack_every)
                 ):
                     waited = time.perf_counter()
                     self._wake.wait(_ACK_TIMEOUT if self._playing else None)
@@ -594,6 +678,20 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     # ------------------------------------------------------------ sending
 
+    def _arrows_now(self) -> protocol.Arrows | None:
+        """The frame's arrows (:mod:`springsim.viewer.arrows`), or None."""
+        if self._arrows is None:
+            return None
+        arrows, self._fitted_scale = arrows_mod.frame_arrows(
+            self._sim,
+            self._arrows,
+            self._arrows_per,
+            self._arrow_scale,
+            self._fitted_scale,
+            self._collider_box,
+        )
+        return arrows
+
     def _emit(self, content: dict[str, Any], buffers: list[bytes]) -> None:
         self.send(content, buffers=buffers)
         for tap in list(self._taps):
@@ -609,6 +707,11 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 "speed": self._speed,
                 "color_by": self._color_by,
                 "color_range": self._color_range,
+                "arrows": self._arrows,
+                "arrows_per": self._arrows_per,
+                "arrow_scale": self._arrow_scale,
+                "energy_bars": self._energy_bars,
+                "ack_every": self._ack_every,
                 "sliders": [s.message() for s in self._sliders.values()],
                 "error": self.error,
             },
@@ -621,21 +724,33 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         key = protocol.scene_key(sim)
         if key != self._scene_key:
             self._scene_key = key
-            self._emit(*protocol.scene(sim))
+            scene = protocol.scene(sim)
+            self._collider_box = scene[0]["bounds"]
+            self._emit(*scene)
         self._frame += 1
-        content, buffers = protocol.frame(sim, self._frame, self._color_by, self._color_range)
+        content, buffers = protocol.frame(
+            sim, self._frame, self._color_by, self._color_range, self._arrows_now()
+        )
         if self._playing:  # what the status line shows beside the speed asked for
             content["achieved_speed"] = self._achieved()
-        self._recording.append(
-            (
-                content["time"],
-                buffers[0],
-                content["energy"],
-                buffers[2] if len(buffers) > 2 else None,
-                content["range"],
-            )
-        )
+        self._trace.add(content["time"], content["energy"])
+        self._recording.append(recorded(content, buffers))
         self._emit(content, buffers)
+
+
+def recorded(content: dict[str, Any], buffers: list[bytes]) -> Frame:
+    """What a saved page keeps of a frame message: time, positions, energy, the spring
+    values and their scale, and the arrows (their content and two buffers)."""
+    values = buffers[2] if content["range"] is not None else None
+    arrows = content["arrows"]
+    return (
+        content["time"],
+        buffers[0],
+        content["energy"],
+        values,
+        content["range"],
+        (arrows, buffers[-2], buffers[-1]) if arrows is not None else None,
+    )
 
 
 def _run_frames(
@@ -645,18 +760,23 @@ def _run_frames(
     count: int,
     color_by: str | None,
     fixed: tuple[float, float] | None,
+    arrows: tuple[str | None, str, float | None, float] = (None, "node", None, float("inf")),
 ) -> list[Frame]:
-    """``count`` frames evenly spaced over ``duration`` seconds of stepping ``sim``."""
+    """``count`` frames evenly spaced over ``duration`` seconds of stepping ``sim``,
+    with ``arrows`` (kind, per, scale, default scale so far) as the viewer draws them."""
     total = max(1, round(duration / dt))
+    kind, per, scale, fitted = arrows
+    bounds = protocol.scene(sim)[0]["bounds"] if kind is not None else None
     frames, done = [], 0
     for k in range(count):
         target = round(k * total / (count - 1))
         if target > done:
             sim.step(dt, steps=target - done)
             done = target
-        content, buffers = protocol.frame(sim, 0, color_by, fixed)
-        values = buffers[2] if len(buffers) > 2 else None
-        frames.append((content["time"], buffers[0], content["energy"], values, content["range"]))
+        shown = None
+        if kind is not None:
+            shown, fitted = arrows_mod.frame_arrows(sim, kind, per, scale, fitted, bounds)
+        frames.append(recorded(*protocol.frame(sim, 0, color_by, fixed, shown)))
     return frames
 
 

@@ -8,10 +8,16 @@ function springsimPlay(viewer, el, data) {
   const frames = new Float32Array(bytes(data.frames));
   const values = data.values ? new Float32Array(bytes(data.values)) : null, m = scene.springs;
   const count = data.times.length, listeners = [];
+  // each frame's arrows: where its float32 origins and vectors start in the data
+  const arrows = data.arrows || [], origins = new Float32Array(bytes(data.arrow_origins || ""));
+  const tips = new Float32Array(bytes(data.arrow_vectors || "")), arrowAt = [];
+  for (let k = 0, at = 0; k < count; k++) { arrowAt.push(at); at += arrows[k] ? arrows[k].count * scene.dim : 0; }
   const pinned = new DataView(bytes(data.pinned));
   let k = 0, playing = true;
   const emit = (content, buffers) => listeners.forEach((cb) => cb(content, buffers || []));
+  const kind = (data.arrows || []).find(Boolean);
   const state = () => emit({ type: "state", playing, dt: null, substeps: null, color_by: data.color_by || null,
+                             arrows: kind ? kind.kind : null, arrows_per: kind ? kind.per : "node",
                              sliders: [], error: null, offline: true });
   const frame = () => {
     const pos = frames.subarray(k * size, (k + 1) * size);
@@ -20,8 +26,13 @@ function springsimPlay(viewer, el, data) {
       const v = values.subarray(k * m, (k + 1) * m);
       buffers.push(new DataView(v.buffer, v.byteOffset, v.byteLength));
     }
+    const a = arrows[k] || null;
+    if (a) {
+      const part = (array) => array.subarray(arrowAt[k], arrowAt[k] + a.count * scene.dim);
+      for (const p of [part(origins), part(tips)]) buffers.push(new DataView(p.buffer, p.byteOffset, p.byteLength));
+    }
     emit({ type: "frame", frame: k + 1, time: data.times[k], energy: data.energies[k],
-           color_by: data.color_by || null, range: values ? data.ranges[k] : null }, buffers);
+           color_by: data.color_by || null, range: values ? data.ranges[k] : null, arrows: a }, buffers);
   };
   const model = {
     get: () => undefined, set: () => {}, save_changes: () => {}, off: () => {},

@@ -4,7 +4,9 @@
 // triangles and the radii), "frame" (float32 positions, uint8 pins, float32
 // spring values) and "state" (controls) messages; this module sends back the user's
 // actions (play, pause, step, reset, set, slider, grab, drag, release, pin) and an
-// "ack" for each frame drawn, which paces the stepping thread to what the browser draws.
+// "ack" of the newest frame drawn every state.ack_every frames, which paces the stepping
+// thread to what the browser draws (each message to the kernel blinks it busy: one
+// per frame would blink it at the frame rate).
 //
 // Projection (what tests/test_viewer_browser.py recomputes independently), in CSS px
 // of the main canvas, width W and height H:
@@ -21,7 +23,7 @@ const TERMS = [
   ["kinetic", "#1f77b4"], ["elastic", "#2ca02c"], ["gravity", "#9467bd"],
   ["pressure", "#8c564b"], ["contact", "#e377c2"], ["total", "#111111"], ["books", "#ff7f0e"],
 ];
-const HISTORY = 600;
+const HISTORY = 2000; // protocol.TRACE_LENGTH
 
 function typed(view, Type) {
   const v = view instanceof DataView ? view : new DataView(view.buffer || view);
@@ -76,7 +78,7 @@ function unproject(cam, dim, W, H, sx, sy, d) {
   return [rx + cam.target[0], ry + cam.target[1], rz + cam.target[2]];
 }
 
-// Frame the nodes and spheres (and, when widening, the view so far: never zoom in).
+// Frame the nodes and colliders (and, when widening, the view so far: never zoom in).
 function fit(cam, S, W, H, widen) {
   const n = S.nodes, dim = S.dim, lo = [Infinity, Infinity, Infinity];
   const hi = [-Infinity, -Infinity, -Infinity];
@@ -91,11 +93,12 @@ function fit(cam, S, W, H, widen) {
       if (v < lo[k]) lo[k] = v;
       if (v > hi[k]) hi[k] = v;
     }
-  for (const c of S.colliders)
-    if (c[0] === 1) for (let k = 0; k < dim; k++) {
-      lo[k] = Math.min(lo[k], c[1 + k] - c[1 + dim]);
-      hi[k] = Math.max(hi[k], c[1 + k] + c[1 + dim]);
-    }
+  // the box of every collider (protocol.collider_bounds: spheres, boxes, capsules,
+  // meshes, and each plane's point nearest the nodes' centre)
+  if (S.bounds) for (let k = 0; k < dim; k++) {
+    lo[k] = Math.min(lo[k], S.bounds[0][k]);
+    hi[k] = Math.max(hi[k], S.bounds[1][k]);
+  }
   if (!(n > 0) || !isFinite(lo[0])) return;
   const mid = lo.map((l, k) => (k < dim ? (l + hi[k]) / 2 : 0));
   const span = Math.max(1e-3, ...lo.slice(0, dim).map((l, k) => hi[k] - l));
@@ -292,6 +295,7 @@ function drawScene(ctx, cam, S, W, H, G, dpr) {
       if (!S.pinned[i]) { ctx.moveTo(xs[i] + r, ys[i]); ctx.arc(xs[i], ys[i], r, 0, 2 * Math.PI); }
     ctx.fill();
   }
+  drawArrows(ctx, S, P);
   ctx.fillStyle = PIN;
   for (let i = 0; i < n; i++)
     if (S.pinned[i]) ctx.fillRect(xs[i] - 4, ys[i] - 4, 9, 9);
@@ -300,6 +304,16 @@ function drawScene(ctx, cam, S, W, H, G, dpr) {
   ctx.font = "12px sans-serif";
   ctx.fillText(`t = ${S.time.toFixed(3)} s`, 8, 16);
   return { xs, ys, ds };
+}
+
+// One sample per time, as protocol.Trace keeps them: a frame at the last sample's
+// time replaces it, an earlier one (a reset) starts the trace again.
+function addSample(hist, t, e) {
+  const last = hist.length ? hist[hist.length - 1].t : -Infinity;
+  if (t < last) hist.length = 0;
+  else if (t === last) hist.pop();
+  hist.push({ t, ...e, books: e.total + e.dissipated });
+  if (hist.length > HISTORY) hist.shift();
 }
 
 function drawEnergy(ctx, hist, W, H) {
@@ -333,11 +347,79 @@ function drawEnergy(ctx, hist, W, H) {
   ctx.lineWidth = 1;
 }
 
+// Arrows from each origin along its vector as drawn (metres, protocol.frame), in their
+// kind's colour: a shaft and a head of two strokes 7 px back from the tip at ±25°.
+const ARROW_COLORS = { velocity: "#2ca02c", force: "#9467bd" };
+function drawArrows(ctx, S, P) {
+  const A = S.arrows;
+  if (!A || !A.count) return;
+  const dim = S.dim, o = A.origins, v = A.vectors;
+  ctx.strokeStyle = ARROW_COLORS[A.kind] || "#2ca02c";
+  ctx.lineWidth = 2;
+  ctx.beginPath();
+  for (let i = 0; i < A.count; i++) {
+    const p = [0, 0, 0], q = [0, 0, 0];
+    for (let k = 0; k < dim; k++) { p[k] = o[i * dim + k]; q[k] = p[k] + v[i * dim + k]; }
+    const a = P(p[0], p[1], p[2]), b = P(q[0], q[1], q[2]);
+    const dx = b[0] - a[0], dy = b[1] - a[1], len = Math.hypot(dx, dy);
+    if (!(len >= 1)) continue;
+    ctx.moveTo(a[0], a[1]);
+    ctx.lineTo(b[0], b[1]);
+    const head = Math.min(7, 0.4 * len), ux = dx / len, uy = dy / len;
+    for (const s of [1, -1]) {
+      const c = Math.cos(0.44), n = s * Math.sin(0.44);
+      ctx.moveTo(b[0], b[1]);
+      ctx.lineTo(b[0] - head * (c * ux - n * uy), b[1] - head * (n * ux + c * uy));
+    }
+  }
+  ctx.stroke();
+  ctx.lineWidth = 1;
+}
+
+// The energy now as bars (PhET's energy chart): each term, what was dissipated, and
+// the total, on a scale fixed by the trace kept so far (every term's extent, and 0),
+// so a bar's height is its energy: y = zero - E px (px per J). Returns the layout.
+const BARS = [["kinetic", "#1f77b4", "kinetic"], ["elastic", "#2ca02c", "elastic"],
+              ["gravity", "#9467bd", "gravity"], ["contact", "#e377c2", "contact"],
+              ["pressure", "#8c564b", "gas"], ["dissipated", "#ff7f0e", "dissipated"],
+              ["total", "#111111", "total"]];
+function drawBars(ctx, hist, W, H) {
+  ctx.fillStyle = "#ffffff";
+  ctx.fillRect(0, 0, W, H);
+  if (!hist.length) return null;
+  const now = hist[hist.length - 1];
+  let lo = 0, hi = 0;
+  for (const e of hist) for (const [k] of BARS) { lo = Math.min(lo, e[k]); hi = Math.max(hi, e[k]); }
+  if (hi - lo < 1e-12) hi = lo + 1;
+  const L = 46, R = 8, T = 12, B = 34, slot = (W - L - R) / BARS.length;
+  const px = (H - T - B) / (hi - lo), zero = T + hi * px;
+  ctx.font = "11px sans-serif";
+  ctx.fillStyle = "#222";
+  ctx.fillText(`${hi.toPrecision(3)} J`, 2, T + 4);
+  ctx.fillText(`${lo.toPrecision(3)} J`, 2, H - B);
+  ctx.fillText("0", L - 14, zero + 4); // zero, marked in the margin (not across)
+  ctx.fillRect(L - 6, Math.round(zero), 5, 1);
+  const xs = [];
+  BARS.forEach(([k, color, label], j) => {
+    const x = L + slot * (j + 0.2), w = slot * 0.6, y = zero - now[k] * px;
+    ctx.fillStyle = color;
+    ctx.fillRect(x, Math.min(y, zero), w, Math.abs(zero - y));
+    ctx.fillStyle = "#222";
+    ctx.save();
+    ctx.translate(x + w / 2, H - B + 4);
+    ctx.rotate(0.5);
+    ctx.fillText(label, 0, 8);
+    ctx.restore();
+    xs.push(x + w / 2);
+  });
+  return { terms: BARS.map(([k]) => k), xs, zero, px, width: slot * 0.6, top: T, bottom: H - B };
+}
+
 function render({ model, el }) {
   const S = { dim: 3, nodes: 0, springs: new Int32Array(0), faces: new Int32Array(0),
-              colliders: [], triangles: new Float32Array(0), radii: null, pos: null,
+              colliders: [], triangles: new Float32Array(0), radii: null, bounds: null, pos: null,
               pinned: new Uint8Array(0), values: null, range: null,
-              colorBy: null, time: 0, frame: 0, playing: false, offline: false, error: null };
+              colorBy: null, arrows: null, energyBars: false, time: 0, frame: 0, playing: false, offline: false, error: null };
   const cam = makeCamera(), hist = [];
   const W = 560, H = 420, EW = 380, EH = 260;
   const root = element("div", { class: "springsim-viewer" }, el);
@@ -355,6 +437,14 @@ function render({ model, el }) {
   const select = element("select", { "data-name": "color_by" }, bar);
   for (const [value, label] of [["", "plain"], ["tension", "tension"], ["strain", "strain"]])
     element("option", { value }, select, label);
+  const arrowSelect = element("select", { "data-name": "arrows" }, bar);
+  for (const [value, label] of [["", "no arrows"], ["velocity", "velocity"], ["force", "force"]])
+    element("option", { value }, arrowSelect, label);
+  const perSelect = element("select", { "data-name": "arrows_per" }, bar);
+  for (const value of ["node", "body"]) element("option", { value }, perSelect, `per ${value}`);
+  const barsLabel = element("label", {}, bar, " bars");
+  const barsBox = element("input", { type: "checkbox", "data-name": "energy_bars" });
+  barsLabel.prepend(barsBox);
   const status = element("span", { "data-role": "status", style: "margin-left: 8px" }, bar);
   const dpr = window.devicePixelRatio || 1;
   const row = element("div", { style: "display: flex; gap: 6px; align-items: flex-start" }, root);
@@ -385,30 +475,46 @@ function render({ model, el }) {
       Object.assign(S, { dim: msg.dim, nodes: msg.nodes, colliders: msg.colliders,
                          springs: typed(buffers[0], Int32Array), faces: typed(buffers[1], Int32Array),
                          triangles: typed(buffers[2], Float32Array),
-                         radii: msg.radii ? typed(buffers[3], Float32Array) : null });
+                         radii: msg.radii ? typed(buffers[3], Float32Array) : null,
+                         bounds: msg.bounds || null });
       if (fresh) cam.fitted = false;
     } else if (msg.type === "frame") {
       const pos = typed(buffers[0], Float32Array);
       if (pos.length !== S.nodes * S.dim) return;
-      if (msg.time < S.time) hist.length = 0; // reset: a new trace
       Object.assign(S, { pos, pinned: typed(buffers[1], Uint8Array), time: msg.time,
                          frame: msg.frame, colorBy: msg.color_by, range: msg.range,
                          achieved: msg.achieved_speed,
-                         values: buffers.length > 2 ? typed(buffers[2], Float32Array) : null });
+                         values: msg.range ? typed(buffers[2], Float32Array) : null });
+      const A = msg.arrows, at = buffers.length - 2;
+      S.arrows = A ? { ...A, origins: typed(buffers[at], Float32Array),
+                       vectors: typed(buffers[at + 1], Float32Array) } : null;
       if (grab && drag) S.pos.set(drag, grab.node * S.dim); // the hand wins until released
-      const e = msg.energy;
-      hist.push({ t: msg.time, ...e, books: e.total + e.dissipated });
-      if (hist.length > HISTORY) hist.shift();
+      addSample(hist, msg.time, msg.energy);
+      dirty = true;
+    } else if (msg.type === "trace") {
+      // the trace Python kept (a reloaded page): time, then each of msg.terms
+      const rows = typed(buffers[0], Float64Array), width = 1 + msg.terms.length;
+      hist.length = 0;
+      for (let i = 0; i < msg.samples; i++) {
+        const e = {};
+        msg.terms.forEach((k, j) => { e[k] = rows[i * width + 1 + j]; });
+        addSample(hist, rows[i * width], e);
+      }
       dirty = true;
     } else if (msg.type === "state") {
       Object.assign(S, { playing: msg.playing, offline: !!msg.offline, error: msg.error });
       S.speed = msg.speed;
+      S.ackEvery = msg.ack_every || 1;
       for (const name of ["speed", "substeps", "dt"])
         if (document.activeElement !== fields[name] && msg[name] != null)
           fields[name].value = name === "speed" ? +msg[name].toPrecision(4) : msg[name];
       select.value = msg.color_by || "";
+      arrowSelect.value = msg.arrows || "";
+      perSelect.value = msg.arrows_per || "node";
+      if (msg.energy_bars !== undefined) S.energyBars = !!msg.energy_bars;
+      barsBox.checked = S.energyBars;
       for (const f of Object.values(fields)) f.disabled = S.offline;
-      select.disabled = S.offline;
+      select.disabled = arrowSelect.disabled = perSelect.disabled = S.offline;
       buildSliders(msg.sliders || []);
       dirty = true;
     } else if (msg.type === "error") {
@@ -448,6 +554,14 @@ function render({ model, el }) {
       if (isFinite(v) && v > 0) send({ type: "set", name, value: name === "substeps" ? Math.round(v) : v });
     });
   select.addEventListener("change", () => send({ type: "set", name: "color_by", value: select.value || null }));
+  arrowSelect.addEventListener("change", () => send({ type: "set", name: "arrows", value: arrowSelect.value || null }));
+  perSelect.addEventListener("change", () => send({ type: "set", name: "arrows_per", value: perSelect.value }));
+  barsBox.addEventListener("change", () => {
+    // drawn here at once (a saved page has no kernel to ask), and told to Python
+    S.energyBars = barsBox.checked;
+    dirty = true;
+    send({ type: "set", name: "energy_bars", value: barsBox.checked });
+  });
 
   const mouse = (e) => { const b = canvas.getBoundingClientRect(); return [e.clientX - b.left, e.clientY - b.top]; };
   function nearest(mx, my) {
@@ -515,14 +629,16 @@ function render({ model, el }) {
     dirty = true;
   });
 
-  let last = performance.now(), fps = 0, acked = 0, drawTime = 0;
+  let last = performance.now(), fps = 0, acked = 0, drawn = 0, drawTime = 0, acks = 0;
+  let bars = null; // the bar chart's layout, when drawn
   function loop(now) {
     raf = requestAnimationFrame(loop);
     if (!dirty) return;
     dirty = false;
     const began = performance.now();
     screen = drawScene(ctx, cam, S, W, H, G, dpr) || screen;
-    drawEnergy(ectx, hist, EW, EH);
+    if (S.energyBars) bars = drawBars(ectx, hist, EW, EH);
+    else { bars = null; drawEnergy(ectx, hist, EW, EH); }
     drawTime = 0.9 * drawTime + 0.1 * (performance.now() - began);
     rendered += 1;
     fps = 0.9 * fps + 0.1 * (1000 / Math.max(1, now - last));
@@ -533,14 +649,19 @@ function render({ model, el }) {
       (S.playing && S.achieved > 0 && S.speed && S.achieved < 0.9 * S.speed
         ? ` · speed ${S.achieved.toPrecision(2)}× (asked ${S.speed}×)` : "") +
       (S.error ? ` · ${S.error}` : "");
-    if (S.frame > acked) { acked = S.frame; send({ type: "ack", frame: S.frame }); }
+    drawn = S.frame;
+    if (drawn >= acked + (S.ackEvery || 1)) { acked = drawn; acks += 1; send({ type: "ack", frame: drawn }); }
   }
   raf = requestAnimationFrame(loop);
   // what the browser test reads: the camera, the state, the last frame drawn (`drawn`:
   // a frame that has arrived may not be on the canvas yet), draws so far
   root.springsimView = {
     camera: () => ({ ...cam, dim: S.dim, width: W, height: H, dpr, webgl: !!G }),
-    state: () => ({ time: S.time, frame: S.frame, drawn: acked, nodes: S.nodes, playing: S.playing, rendered, drawTime }),
+    state: () => ({ time: S.time, frame: S.frame, drawn, acked, acks, nodes: S.nodes, playing: S.playing, rendered, drawTime,
+                   traceLength: hist.length }),
+    trace: () => hist.map((e) => ({ ...e })),
+    bars: () => bars,
+    arrows: () => (S.arrows ? { ...S.arrows, origins: [...S.arrows.origins], vectors: [...S.arrows.vectors] } : null),
   };
   send({ type: "hello" });
   return () => {
