@@ -7,15 +7,15 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from springsim import reference
+from springsim.analysis.arrows import check as check_arrows
+from springsim.analysis.arrows import net_forces
 from springsim.model import topology
 from springsim.plot.arrows import (
     _add_arrows,
     _arrows_of,
     _auto_scale,
-    _check_arrows,
     _move_arrows,
-    _net_forces,
-    _state,
 )
 from springsim.plot.axes import (
     _axes,
@@ -188,7 +188,7 @@ def animate(
     dim = history.dim
     if color_by not in COLOR_BY:
         raise ValueError(f"color_by must be None, 'tension', 'strain' or 'body', got {color_by!r}")
-    scale = _check_arrows(arrows, arrows_per, arrow_scale)
+    scale = check_arrows(arrows, arrows_per, arrow_scale)
     _check_aspect(aspect)
     exaggeration = _exaggeration(exaggerate, dim)
     interval = _interval(history, interval, speed)
@@ -205,7 +205,7 @@ def animate(
     elif arrows == "force" and state is not None:
         v = _velocities(history)
         vectors = np.stack(
-            [_net_forces(state, frames[k], v[k], pinned[k]) for k in range(len(frames))]
+            [net_forces(state, frames[k], v[k], pinned[k]) for k in range(len(frames))]
         )
     if rest is None:
         rest = frames[0]
@@ -331,7 +331,7 @@ def _from_system(
     with system.lock:
         masses = np.array(system.masses)[nodes]
         rest = np.array(system.rest_positions)[nodes]
-        state = _state(system) if arrows == "force" else None
+        state = reference.State.from_system(system) if arrows == "force" else None
     return masses, rest, state
 
 

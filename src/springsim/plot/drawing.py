@@ -6,14 +6,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from springsim import reference
+from springsim.analysis.arrows import check as check_arrows
+from springsim.analysis.arrows import net_forces
 from springsim.colliders import collider_rows, collider_triangles
 from springsim.plot.arrows import (
     _add_arrows,
     _arrows_of,
     _auto_scale,
-    _check_arrows,
-    _net_forces,
-    _state,
 )
 from springsim.plot.axes import (
     _axes,
@@ -181,7 +181,7 @@ def draw(
     _pyplot()
     if color_by not in COLOR_BY:
         raise ValueError(f"color_by must be None, 'tension', 'strain' or 'body', got {color_by!r}")
-    scale = _check_arrows(arrows, arrows_per, arrow_scale)
+    scale = check_arrows(arrows, arrows_per, arrow_scale)
     _check_aspect(aspect)
     exaggeration = _exaggeration(exaggerate, sim.dim)
     dim = sim.dim
@@ -205,7 +205,9 @@ def draw(
         if arrows == "velocity":
             vectors = np.array(sim.velocities)
         elif arrows == "force":
-            vectors = _net_forces(_state(sim), positions, np.array(sim.velocities), pinned)
+            vectors = net_forces(
+                reference.State.from_system(sim), positions, np.array(sim.velocities), pinned
+            )
         masses = np.array(sim.masses)
         rows = collider_rows(sim) if colliders else np.zeros((0, dim + 2))
         shapes = collider_triangles(sim) if colliders else np.zeros((0, 3, dim))

@@ -21,6 +21,7 @@ import anywidget
 import numpy as np
 
 from springsim import _core
+from springsim.analysis import arrows as arrow_options
 from springsim.files.paths import path_name
 from springsim.viewer import arrows as arrows_mod
 from springsim.viewer import controls, protocol, snapshot
@@ -80,7 +81,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             raise ValueError(f"record must be an int >= 2 (frames kept), not {record!r}")
         if speed is not None and substeps is not None:
             raise ValueError("give speed or substeps, not both (substeps follow from speed)")
-        arrow_scale = arrows_mod.check(arrows, arrows_per, arrow_scale)
+        arrow_scale = arrow_options.check(arrows, arrows_per, arrow_scale)
         super().__init__()
         self._sim: Any = sim  # a springsim.System (checked above)
         self._lock = sim.lock  # one lock: the viewer's state and the system's turn
@@ -300,7 +301,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     @arrows.setter
     def arrows(self, value: str | None) -> None:
-        arrows_mod.check(value, self._arrows_per, None)
+        arrow_options.check(value, self._arrows_per, None)
         if value != self._arrows:
             self._fitted_scale = float("inf")
         self._arrows = value
@@ -313,7 +314,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     @arrows_per.setter
     def arrows_per(self, value: str) -> None:
-        arrows_mod.check(self._arrows, value, None)
+        arrow_options.check(self._arrows, value, None)
         if value != self._arrows_per:
             self._fitted_scale = float("inf")
         self._arrows_per = value
@@ -327,7 +328,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     @arrow_scale.setter
     def arrow_scale(self, value: float | None) -> None:
-        self._arrow_scale = arrows_mod.check(self._arrows, self._arrows_per, value)
+        self._arrow_scale = arrow_options.check(self._arrows, self._arrows_per, value)
         self._fitted_scale = float("inf")
 
     @property
