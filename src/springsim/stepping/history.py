@@ -75,8 +75,8 @@ class History:
         ``body_members[body_offsets[b]:body_offsets[b + 1]]``.
     body_mass, body_kinetic, body_bulk_kinetic, body_internal_kinetic, body_elastic, \
 body_gravity : ndarray, shape (F, B)
-        Each body's mass M = Σ m (kg) and energies (J) at each frame: kinetic ½ Σ m |v|²,
-        bulk ½ M |v_cm|² (v_cm = p / M), internal ½ Σ m |v − v_cm|² (kinetic − bulk),
+        Each body's mass M = Σ m (kg) and energies (J) at each frame: kinetic ½ Σ m ‖v‖²,
+        bulk ½ M ‖v_cm‖² (v_cm = p / M), internal ½ Σ m ‖v − v_cm‖² (kinetic − bulk),
         elastic ½ Σ k (l − L)² of the springs with both ends in the body (rigid rods:
         0), gravity −Σ m g·x. Pinned and driven nodes count, as in
         :meth:`springsim.System.energy`; springs to other bodies, contacts and gas do
@@ -336,7 +336,7 @@ body_gravity : ndarray, shape (F, B)
         Examples
         --------
         A ball thrown up: its momentum changes by M g t, its bulk kinetic energy is
-        ½ M |v_cm|²:
+        ½ M ‖v_cm‖²:
 
         >>> import numpy as np
         >>> import springsim as ss
@@ -682,7 +682,7 @@ class BodyRecord:
     momentum, center_of_mass : ndarray, shape (F, dim)
         Σ m v (kg·m/s) and Σ m x / M (m).
     kinetic, bulk_kinetic, internal_kinetic : ndarray, shape (F,)
-        ½ Σ m |v|², ½ M |v_cm|² and ½ Σ m |v − v_cm|² (their difference), J.
+        ½ Σ m ‖v‖², ½ M ‖v_cm‖² and ½ Σ m ‖v − v_cm‖² (their difference), J.
     elastic, gravity : ndarray, shape (F,)
         ½ Σ k (l − L)² of the springs with both ends in the body, and −Σ m g·x, J.
     """
