@@ -442,10 +442,11 @@ class Contact:
         return float(-log_e / np.sqrt(np.pi**2 + log_e**2))
 
 
-def contact_pairs(s: State, x: np.ndarray) -> np.ndarray:
-    """Every touching pair (i < j), (P, 2), by i then j: overlapping, allowed by the
-    groups' filter and, within a group, not joined by a spring. Every pair of nodes
-    with radii is tried (one row of distances at a time: O(K²) work, O(K) memory)."""
+def contact_pairs(s: State, x: np.ndarray, margin: float = 0.0) -> np.ndarray:
+    """Every touching pair (i < j), (P, 2), by i then j: overlapping (closer than
+    r_i + r_j + ``margin``), allowed by the groups' filter and, within a group, not
+    joined by a spring. Every pair of nodes with radii is tried (one row of distances at
+    a time: O(K²) work, O(K) memory)."""
     c = s.contact
     empty = np.zeros((0, 2), np.int64)
     if c is None:
@@ -459,6 +460,8 @@ def contact_pairs(s: State, x: np.ndarray) -> np.ndarray:
     for a in range(len(idx) - 1):
         d2 = np.sum((xs[a + 1 :] - xs[a]) ** 2, axis=1)
         reach = rs[a] + rs[a + 1 :]
+        if margin > 0.0:
+            reach = reach + margin
         for b in np.flatnonzero(d2 < reach * reach) + a + 1:
             i, j = int(idx[a]), int(idx[b])
             g, h = int(c.groups[i]), int(c.groups[j])
@@ -697,14 +700,17 @@ def _xpbd(s: State, dt: float) -> None:
     # compliance alpha = 1/k (0: rigid rod) and damping gamma = alpha c / dt,
     # Gauss-Seidel in colour order (colour_order), `iterations` times;
     # v = (x - x_start) / dt. Springs with no free end or k = 0 pull nothing.
+    # Node–node contact is solved as constraints after the springs in each pass
+    # (_contact_constraints), and restitution in a velocity pass (_restitute).
     x0, v0 = s.x.copy(), s.v.copy()
     m = s.m[:, None]
     a = (m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)) / m
-    a += (aero_forces(s, x0, v0) + contact_forces(s, x0, v0)) / m  # air on faces, contact
+    a += aero_forces(s, x0, v0) / m  # air on faces
     a[s.pinned] = 0.0
     s.v = v0 + a * dt
     s.x = x0 + s.v * dt
     w = np.where(s.pinned, 0.0, 1.0 / s.m)
+    contacts = _contact_begin(s, x0, dt) if s.contact is not None else None
     # Once per substep: the springs that pull, in solve order, and their constants.
     solved = []
     for k in colour_order(s.springs, len(s.x)):
@@ -730,9 +736,100 @@ def _xpbd(s: State, dt: float) -> None:
             delta = dlam * u
             s.x[i] -= w[i] * delta
             s.x[j] += w[j] * delta
+        if contacts is not None:
+            _contact_constraints(s, contacts, x0, w)
     free = ~s.pinned
     s.v[free] = (s.x[free] - x0[free]) / dt
     _move_pinned(s, x0, v0, dt)
+    if contacts is not None:
+        _restitute(s, contacts, w, 2.0 * float(np.sqrt(s.gravity @ s.gravity)) * dt)
+
+
+def _contact_begin(s: State, x0: np.ndarray, dt: float) -> list[list[float]]:
+    """XPBD's contact constraints of a substep: the pairs within r_i + r_j + margin at
+    the predicted positions (margin: twice the farthest predicted move, at most the
+    largest radius), by (i, j), each as [i, j, λ, u0, λ_t, α̃]: λ = λ_t = 0, u0 the
+    normal velocity before the solve, α̃ = 1/(k_c dt²) (0 for the stiffness from the
+    step: a hard constraint)."""
+    c = s.contact
+    assert c is not None
+    d = s.x - x0
+    moved = float(np.sqrt(np.max(np.sum(d * d, axis=1)))) if len(d) else 0.0
+    margin = min(2.0 * moved, float(c.radii.max(initial=0.0)))
+    compliance = 0.0 if c.stiffness is None else 1.0 / (c.stiffness * dt * dt)
+    out = []
+    for i, j in contact_pairs(s, s.x, margin).tolist():
+        e = s.x[j] - s.x[i]
+        dist = float(np.sqrt(e @ e))
+        u0 = float((s.v[j] - s.v[i]) @ e) / dist if dist >= MIN_DISTANCE else 0.0
+        out.append([i, j, 0.0, u0, 0.0, compliance])
+    return out
+
+
+def _contact_constraints(
+    s: State, contacts: list[list[float]], x0: np.ndarray, w: np.ndarray
+) -> None:
+    """One pass over the contacts (csrc/kernel/contact/contact.c, "Contact as
+    constraints"): C = |x_j − x_i| − (r_i + r_j) ≥ 0, Δλ = (−C − α̃λ)/(w_i + w_j + α̃)
+    with λ ≥ 0; then friction, the slip across n taken back up to μλ in all."""
+    c = s.contact
+    assert c is not None
+    mu = c.friction
+    for row in contacts:
+        i, j = int(row[0]), int(row[1])
+        wsum = w[i] + w[j]
+        if wsum == 0.0:
+            continue
+        d = s.x[j] - s.x[i]
+        l2 = d @ d
+        if l2 < MIN_SPRING_LENGTH**2:
+            continue
+        length = np.sqrt(l2)
+        n = d * (1.0 / length)
+        gap, lam = length - (c.radii[i] + c.radii[j]), row[2]
+        if gap >= 0.0 and lam == 0.0:
+            continue
+        dlam = (-gap - row[5] * lam) / (wsum + row[5])
+        if lam + dlam < 0.0:
+            dlam = -lam
+        row[2] = lam + dlam
+        s.x[i] -= w[i] * (dlam * n)
+        s.x[j] += w[j] * (dlam * n)
+        room = mu * row[2] - row[4]
+        if not (mu > 0.0 and room > 0.0):
+            continue
+        slip = (s.x[j] - x0[j]) - (s.x[i] - x0[i])
+        slip = slip - (slip @ n) * n
+        s2 = slip @ slip
+        if not s2 > 0.0:
+            continue
+        length = np.sqrt(s2)
+        dmu = min(length / wsum, room)
+        row[4] += dmu
+        g = dmu * (slip / length)
+        s.x[i] += w[i] * g
+        s.x[j] -= w[j] * g
+
+
+def _restitute(s: State, contacts: list[list[float]], w: np.ndarray, threshold: float) -> None:
+    """Restitution after the solve: each pair that pushed leaves with the separating
+    speed e·(−u0) if it came in faster than ``threshold`` (2|g|dt), else 0, by equal and
+    opposite changes of velocity weighted by w."""
+    c = s.contact
+    assert c is not None
+    for row in contacts:
+        if not row[2] > 0.0:
+            continue
+        i, j = int(row[0]), int(row[1])
+        d = s.x[j] - s.x[i]
+        if d @ d < MIN_SPRING_LENGTH**2:
+            continue
+        n = d / np.sqrt(d @ d)
+        un = float((s.v[j] - s.v[i]) @ n)
+        target = c.restitution * -row[3] if -row[3] > threshold else 0.0
+        du, wsum = target - un, w[i] + w[j]
+        s.v[i] -= (w[i] / wsum) * (du * n)
+        s.v[j] += (w[j] / wsum) * (du * n)
 
 
 def spring_blocks(

@@ -294,6 +294,35 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
         r[3] = pinned[i] ? 0.0 : inv_mass[i];
     }
 
+    /* The contacts at the prediction: node-node pairs within reach (the margin: twice the
+     * farthest predicted move, at most r_max) and self-collision's candidates. Searched
+     * in x, which holds the prediction until step 4 overwrites it. */
+    const int contact = !ss_array_absent(sys, SS_RADII);
+    const int self = ss_self_collision_active(sys);
+    int failed = 0;
+    if (contact || self) {
+        double moved2 = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            const double *r = p.node + i * SS_RECORD;
+            double d2 = 0.0;
+            for (size_t k = 0; k < dim; k++) {
+                x[i * dim + k] = r[k];
+                d2 += (r[k] - r[4 + k]) * (r[k] - r[4 + k]);
+            }
+            moved2 = d2 > moved2 ? d2 : moved2;
+        }
+        if (contact) {
+            const double *radii = SS_DOUBLES(sys, SS_RADII);
+            double r_max = 0.0;
+            for (size_t i = 0; i < n; i++)
+                r_max = radii[i] > r_max ? radii[i] : r_max;
+            const double margin = 2.0 * sqrt(moved2);
+            failed |= ss_contact_constraints_begin(sys, x, v, margin < r_max ? margin : r_max, dt);
+        }
+        if (self)
+            failed |= ss_self_collision_constraints_begin(sys, x);
+    }
+
     /* 2. Once per step call (each call starts at 0), and again after a spring tears. */
     if (sys->scratch.xpbd_prepared != sys->num_cut + 1) {
         prepare(sys, dt, &p);
@@ -310,9 +339,14 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
 #endif
     const size_t colours = sys->scratch.num_colours;
     const size_t overflow = colours > SS_SERIAL_COLOUR ? SS_SERIAL_COLOUR : SIZE_MAX;
-    for (int pass = 0; pass < sys->iterations; pass++)
+    for (int pass = 0; pass < sys->iterations; pass++) {
         for (size_t c = 0; c < colours; c++)
             (c == overflow ? solve_portable : colour)(&xv, p.start[c], p.start[c + 1]);
+        if (contact && !failed) /* then the contacts, one after another (contact.c) */
+            ss_contact_constraints_solve(sys, p.node, SS_RECORD);
+        if (self && !failed)
+            ss_self_collision_constraints_solve(sys, p.node, SS_RECORD);
+    }
 
     /* 4. Back to x, and v from the motion. */
     for (size_t i = 0; i < n; i++) {
@@ -324,4 +358,30 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
                 v[ik] = (r[k] - r[4 + k]) / dt;
         }
     }
+
+    /* 5. Restitution of the node-node contacts that pushed (contact.c), below 2 |g| dt
+     * none; the external forces' work over the substep, for the books (integrate.c). */
+    size_t pushed = 0;
+    if (contact && !failed) {
+        double g2 = 0.0;
+        for (size_t k = 0; k < dim; k++)
+            g2 += sys->gravity[k] * sys->gravity[k];
+        const double g = sqrt(g2);
+        pushed += ss_contact_constraints_restitute(sys, x, v, inv_mass, 2.0 * g * dt);
+    }
+    if (self && !failed)
+        pushed += ss_self_collision_constraints_pushed(sys);
+    sys->scratch.xpbd_pushed = pushed;
+    double work = 0.0;
+    if (pushed && sys->track_energy && !ss_array_absent(sys, SS_EXTERNAL)) {
+        const double *f = SS_DOUBLES(sys, SS_EXTERNAL);
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < dim && !pinned[i]; k++)
+                work +=
+                    f[i * dim + k] * (p.node[i * SS_RECORD + k] - p.node[i * SS_RECORD + 4 + k]);
+    }
+    sys->scratch.xpbd_work = work;
+    if (failed) /* out of memory for the contacts: the step fails and rolls back */
+        for (size_t k = 0; k < n * dim; k++)
+            x[k] = NAN;
 }
