@@ -812,13 +812,14 @@ def _contact_constraints(
 
 
 def _restitute(s: State, contacts: list[list[float]], w: np.ndarray, threshold: float) -> None:
-    """Restitution after the solve: each pair that pushed leaves with the separating
+    """Restitution after the solve: each pair that pushed and was coming in (u0 < 0)
+    leaves with the separating
     speed e·(−u0) if it came in faster than ``threshold`` (2|g|dt), else 0, by equal and
     opposite changes of velocity weighted by w."""
     c = s.contact
     assert c is not None
     for row in contacts:
-        if not row[2] > 0.0:
+        if not (row[2] > 0.0 and row[3] < 0.0):  # pushed, and was coming in
             continue
         i, j = int(row[0]), int(row[1])
         d = s.x[j] - s.x[i]

@@ -933,13 +933,13 @@ void ss_contact_add_diagonal(const ss_system *sys, double *diag) {
  * the normal one), x_i += w_i dmu t, x_j -= w_j dmu t, t = p_t / |p_t|: static friction
  * when the slip fits the cone (the node stays where it touched), sliding friction (a
  * deceleration mu g on a level support) when it does not. Restitution, a velocity pass
- * after v = (x - s) / dt (Macklin 2020, 3.5): each pair that pushed (lambda > 0), with
- * u_n = (v_j - v_i).n now and u0 = the same before the solve (the prediction's), gets the
- * separating speed e (-u0) if it came in faster than 2 |g| dt (slower: e = 0, so that a
- * resting contact does not jitter), by dv_i = -w_i / (w_i + w_j) du n, dv_j = +w_j / (w_i +
- * w_j) du n, du = target - u_n: equal and opposite impulses (momentum kept), a head-on
- * collision leaving with exactly e times its approach speed. The frames hold, per pair,
- * (lambda, u0, lambda_t, a~). springsim.reference (_xpbd) is the same in NumPy. */
+ * after v = (x - s) / dt (Macklin 2020, 3.5): each pair that pushed (lambda > 0) and was
+ * coming in before the solve, with u_n = (v_j - v_i).n now and u0 < 0 the same before
+ * the solve (the prediction's), gets the separating speed e (-u0) if it came in faster
+ * than 2 |g| dt (slower: e = 0, so that a resting contact does not jitter), by dv_i = -w_i / (w_i +
+ * w_j) du n, dv_j = +w_j / (w_i + w_j) du n, du = target - u_n: equal and opposite impulses
+ * (momentum kept), a head-on collision leaving with exactly e times its approach speed. The frames
+ * hold, per pair, (lambda, u0, lambda_t, a~). springsim.reference (_xpbd) is the same in NumPy. */
 
 static int by_pair(const void *a, const void *b) {
     const int32_t *p = a, *q = b;
@@ -1055,6 +1055,8 @@ size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, d
             un += (v[j * dim + w] - v[i * dim + w]) * n[w];
         }
         const double u0 = frame[1];
+        if (!(u0 < 0.0))
+            continue; /* it was not coming in: the solve's velocity stands */
         const double target = -u0 > threshold ? e * -u0 : 0.0;
         const double du = target - un, wsum = wi + wj;
         for (size_t w = 0; w < dim; w++) {

@@ -20,6 +20,11 @@
  *         dlambda = (((L - l) - a~ lambda) - gamma moved) r,  lambda += dlambda,
  *         delta = dlambda u,  x_i -= w_i delta,  x_j += w_j delta.
  *  4. v = (x - s) / dt for the free nodes; pinned nodes keep v (they moved by v dt).
+ *  5. Restitution of the node-node contacts that pushed, on v.
+ * Contacts: node-node contact and self-collision are not forces here but constraints,
+ * searched once per substep at the prediction and projected one after another after
+ * the springs in each pass of step 3 (contact.c, "Contact as constraints"; self_collision.c);
+ * serial and in a fixed order, so bit-identical for any thread count.
  * Unconditionally stable; more iterations approach the exact constraint. A 2D system is
  * solved as a 3D one with z = 0: every z stays +0 and adds +0 to the sums above.
  * Step 2 runs once per step call and again after a spring tears (its k becomes 0):
