@@ -314,9 +314,9 @@ typedef struct ss_system {
     ss_method method;    /* default for ss_system_step */
     double cg_tolerance; /* implicit_euler: CG stops at |r| <= cg_tolerance |b| */
     int cg_max_iterations; /* implicit_euler: CG iterations per substep at most, >= 1 */
-    /* Energy bookkeeping (off unless track_energy): state.dissipated gains the J removed
-     * by spring damping and drag (trapezoid rule on their power), energy_loss and
-     * contacts. */
+    /* Energy bookkeeping (off by default: it costs a pass over the damped springs per
+     * substep): state.dissipated gains the J removed by spring damping and drag
+     * (trapezoid rule on their power), energy_loss, the strain limit and contacts. */
     int track_energy;
     /* The divergence watch (divergence.c): a step fails with SS_ERR_UNSTABLE when the
      * motion's energy exceeds divergence_factor (> 1; INFINITY: off) times the most
@@ -495,10 +495,13 @@ typedef struct {
  * or a gas body found inside out, restores the state from before the call and returns
  * SS_ERR_UNSTABLE; when `poll` (may be NULL) says stop, restores it and returns
  * SS_ERR_INTERRUPTED. `books` is how the divergence watch keeps its books for this
- * call (SS_BOOKS_*, divergence.h: SS_BOOKS_CALL for a plain call). Springs cut are left
- * in place for the caller to remove (ss_system_tear). */
+ * call (SS_BOOKS_*, divergence.h: SS_BOOKS_CALL for a plain call). `contact_dt` (s) is
+ * the substep node-node contact's stiffness from the step is taken at: 0 for dt itself,
+ * or a run's dt for the shortened substep that takes it to a frame time, so that the
+ * law stays the run's. Springs cut are left in place for the caller to remove
+ * (ss_system_tear). */
 ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method, int books,
-                         const ss_poll *poll);
+                         double contact_dt, const ss_poll *poll);
 
 /* ---- Rigid rods (system.c) --------------------------------------------- */
 

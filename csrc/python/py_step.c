@@ -147,10 +147,13 @@ static int warn_if_rigid(ss_system *sys, double dt) {
  * arguments rather than flags left on the System. `books`: how the divergence watch
  * keeps its books (SS_BOOKS_*: a plain call's, or one set over the calls of a run);
  * `tear`: remove the springs cut at the end of the call (a run keeps them in place
- * until its next record, so that the spring order depends on its steps alone). */
+ * until its next record, so that the spring order depends on its steps alone);
+ * `contact_dt`: the substep node-node contact's law from the step is taken at (0: the
+ * call's dt; a run's dt for its substep shortened to a frame time). */
 typedef struct {
     int books;
     int tear;
+    double contact_dt;
 } call_modes;
 
 static PyObject *step_call(SystemObject *self, PyObject *dt_obj, PyObject *steps_obj,
@@ -161,22 +164,30 @@ PyObject *ss_py_system_step(SystemObject *self, PyObject *const *args, Py_ssize_
     PyObject *parsed[3];
     if (step_arguments(args, nargs, kwnames, parsed) < 0)
         return NULL;
-    return step_call(self, parsed[0], parsed[1], parsed[2], (call_modes){SS_BOOKS_CALL, 1});
+    return step_call(self, parsed[0], parsed[1], parsed[2], (call_modes){SS_BOOKS_CALL, 1, 0.0});
 }
 
-/* _step_in_run(dt, steps, method, books): one call of springsim.System.run(): the
- * books as `books` says (SS_BOOKS_*), and the springs cut left in place (run() tears
- * at its records). */
+/* _step_in_run(dt, steps, method, books, contact_dt=0.0): one call of
+ * springsim.System.run(): the books as `books` says (SS_BOOKS_*), the springs cut left
+ * in place (run() tears at its records), and node-node contact's law from the step
+ * taken at contact_dt (s; 0: dt), the run's dt for a substep shortened to a frame time. */
 PyObject *ss_py_system_step_in_run(SystemObject *self, PyObject *args) {
     PyObject *dt_obj, *steps_obj, *method_obj;
     int books;
-    if (!PyArg_ParseTuple(args, "OOOi:_step_in_run", &dt_obj, &steps_obj, &method_obj, &books))
+    double contact_dt = 0.0;
+    if (!PyArg_ParseTuple(args, "OOOi|d:_step_in_run", &dt_obj, &steps_obj, &method_obj, &books,
+                          &contact_dt))
         return NULL;
     if (books < 0 || books > (SS_BOOKS_CHECK_END | SS_BOOKS_CONTINUE) || (books & 3) == 3) {
         PyErr_Format(PyExc_ValueError, "unknown books mode %d", books);
         return NULL;
     }
-    return step_call(self, dt_obj, steps_obj, method_obj, (call_modes){books, 0});
+    if (!(contact_dt >= 0.0) || !isfinite(contact_dt)) {
+        PyErr_Format(PyExc_ValueError, "contact_dt must be a finite time >= 0 s, got %R",
+                     PyTuple_GET_ITEM(args, 4));
+        return NULL;
+    }
+    return step_call(self, dt_obj, steps_obj, method_obj, (call_modes){books, 0, contact_dt});
 }
 
 static PyObject *step_call(SystemObject *self, PyObject *dt_obj, PyObject *steps_obj,
@@ -235,21 +246,23 @@ static PyObject *step_call(SystemObject *self, PyObject *dt_obj, PyObject *steps
         }
         const ss_poll poll = {poll_signals_held, NULL};
         st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books,
-                            long_call ? &poll : NULL);
+                            modes.contact_dt, long_call ? &poll : NULL);
         ss_py_drive_paths_end(self, sys, &paths);
         if (ss_py_disown(self) < 0)
             return NULL;
         if (st == SS_ERR_HOOK)
             return ss_py_raise_status(sys, st); /* the function's exception */
     } else if (!long_call) {
-        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books, NULL);
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books,
+                            modes.contact_dt, NULL);
     } else {
         /* Owned for the step: every other thread's call on this system waits. */
         if (ss_py_own(self, -1) < 0)
             return NULL;
         PyThreadState *released = PyEval_SaveThread();
         const ss_poll poll = {poll_signals, &released};
-        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books, &poll);
+        st = ss_system_step(sys, dt, (size_t)steps, (ss_method)method, modes.books,
+                            modes.contact_dt, &poll);
         PyEval_RestoreThread(released);
         if (ss_py_disown(self) < 0)
             return NULL;

@@ -433,9 +433,10 @@ static PyMethodDef System_methods[] = {
     {"_energy_terms", (PyCFunction)ss_py_system_energy_terms, METH_NOARGS,
      "(kinetic, elastic, gravity, pressure, contact) in joules."},
     {"_step_in_run", (PyCFunction)ss_py_system_step_in_run, METH_VARARGS,
-     "_step_in_run(dt, steps, method, books): one call of run(): the divergence books as "
-     "`books` says (springsim.stepping.divergence), the springs cut left in place until "
-     "_tear() (so that how run() groups substeps into calls changes nothing)."},
+     "_step_in_run(dt, steps, method, books, contact_dt=0.0): one call of run(): the "
+     "divergence books as `books` says (springsim.stepping.divergence), the springs cut "
+     "left in place until _tear() (so that how run() groups substeps into calls changes "
+     "nothing), node-node contact's law from the step taken at contact_dt (0: dt)."},
     {"step", (PyCFunction)(void (*)(void))ss_py_system_step, METH_FASTCALL | METH_KEYWORDS,
      ss_py_step_doc},
     {"momentum", (PyCFunction)ss_py_system_momentum, METH_NOARGS,
@@ -517,13 +518,14 @@ static PyGetSetDef System_getset[] = {
      "Fraction of velocity kept per step, in [0, 1]; 1.0 = no loss.", "energy_loss"},
     {"time", (getter)get_scalar, (setter)set_scalar, "Simulation time, s.", "time"},
     {"dissipated", (getter)get_scalar, (setter)set_scalar,
-     "Energy, J, taken out of the motion while track_energy is on: by spring damping, drag and "
-     "the air on faces (trapezoid rule on their power), energy_loss and contacts. Assign 0 to "
-     "restart the count.",
+     "Energy, J, taken out of the motion while track_energy is on (run() and the viewer turn "
+     "it on): by spring damping, drag and the air on faces (trapezoid rule on their power), "
+     "energy_loss, the strain limit and contacts. Assign 0 to restart the count.",
      "dissipated"},
     {"track_energy", (getter)get_flag, (setter)set_flag,
-     "Whether steps add to `dissipated` (off by default: it costs a pass over the springs per "
-     "substep). run() turns it on.",
+     "Whether steps add to `dissipated` (off by default: the books cost a pass over the "
+     "damped springs per substep, two with colliders, about as much as the spring forces). "
+     "run() and the viewer turn it on while they run.",
      "track_energy"},
     {"method", (getter)get_method, (setter)set_method,
      "The integrator step() uses when none is given.", NULL},

@@ -24,7 +24,7 @@ from springsim._core import (
     threading_available,
 )
 from springsim._version import __version__ as __version__
-from springsim._warn import DuplicateSpringWarning
+from springsim._warn import DuplicateSpringWarning, UntrackedEnergyWarning
 from springsim.analysis.modes import Modes
 from springsim.analysis.statics import Relaxed
 from springsim.builders.bodies import ball, cluster, mesh
@@ -39,7 +39,7 @@ from springsim.runtime.threads import _set_default_at_import, set_num_threads
 from springsim.stepping.history import History
 from springsim.stepping.sweep import SweepResult, sweep
 from springsim.system import Energy, SelfCollision, Solve, System
-from springsim.viewer import view
+from springsim.viewer.entry import view
 
 #: The force-based integrators (every method but "xpbd", which solves constraints).
 FORCE_METHODS = tuple(m for m in METHODS if m != "xpbd")
@@ -53,6 +53,7 @@ __all__ = [
     "Relaxed",
     "ConvergenceWarning",
     "DuplicateSpringWarning",
+    "UntrackedEnergyWarning",
     "StiffnessWarning",
     "MeshWarning",
     "EXPLICIT_METHODS",

@@ -48,3 +48,16 @@ class DuplicateSpringWarning(UserWarning):
         super().__init__(message)
         self.springs = springs
         self.pairs = pairs
+
+
+class UntrackedEnergyWarning(UserWarning):
+    """:attr:`springsim.System.dissipated` was read while the books were off.
+
+    Plain :meth:`~springsim.System.step` calls keep ``dissipated`` only while
+    ``sim.track_energy`` is True (off by default, for speed; :meth:`~springsim.System.run`
+    and the viewer turn it on while they run). Reading it on a system that can
+    dissipate (spring damping, drag, the air on faces, ``energy_loss`` below 1,
+    colliders, node radii, self-collision or a strain limit) while the books are off
+    warns once per system: the value counts only what was dissipated while they were
+    on. Set ``sim.track_energy = True`` before stepping to keep them.
+    """

@@ -454,8 +454,9 @@ def spectrum(t: npt.ArrayLike, x: npt.ArrayLike) -> tuple[np.ndarray, np.ndarray
     does not sharpen the peaks, about 4/duration wide at their base) and transformed.
     The amplitudes are scaled so that a sine of amplitude A shows a peak of height A
     (within 15 % before padding, by where its frequency falls between bins; 0.3 % after).
-    Samples unevenly spaced (``run()`` spaces frames so when its substeps do not divide
-    evenly among them) are first interpolated linearly onto an even grid of as many.
+    Samples unevenly spaced (records thinned by hand, or merged from several runs; the
+    frames of ``run()`` are evenly spaced) are first interpolated linearly onto an even
+    grid of as many.
 
     Use it when a signal holds several frequencies (a string plucked in no one mode's
     shape), where :func:`frequency`, counting crossings, measures none of them. Its

@@ -111,6 +111,18 @@ class System(_core.System):
         Default integrator of :meth:`step`, one of :data:`springsim.METHODS`.
     time : float
         Simulation time, s.
+    dissipated, track_energy : float, bool
+        The energy, J, that spring damping, drag, the air on faces, ``energy_loss``,
+        contacts (friction, restitution below 1) and the strain limit took out of the
+        motion: ``energy().total + dissipated`` stays constant up to the integrator's
+        error and the work put in (gravity is in ``total``). Kept while
+        ``track_energy`` is True: :meth:`run` and the viewer turn it on while they
+        run; plain :meth:`step` calls keep the books only after
+        ``sim.track_energy = True`` (off by default: the books cost a pass over the
+        damped springs per substep, about as much as the spring forces). Reading
+        ``dissipated`` while the books are off, on a system that can dissipate, warns
+        once (:class:`springsim.UntrackedEnergyWarning`): its value counts only
+        what was dissipated while they were on.
     divergence_factor : float or None
         The divergence watch (> 1, default 100): a step, or a :meth:`run`, raises
         :class:`springsim.UnstableError` (rolled back) when the kinetic energy of the
@@ -172,7 +184,7 @@ class System(_core.System):
     # spring_lengths, spring_tensions, broken_springs, lock; the counts dim, num_nodes,
     # num_springs, num_faces, nbytes; the settings method, time, drag, air_density,
     # drag_coefficient, energy_loss, iterations, max_strain, cg_tolerance,
-    # cg_max_iterations, divergence_factor, dissipated, track_energy.
+    # cg_max_iterations, divergence_factor, track_energy.
     #
     # Where a member has its module's name (colliders, self_collision, gas, run), it comes
     # last in its group: from there on, in this body, the name means the member.
@@ -250,6 +262,7 @@ class System(_core.System):
     # (analysis/diagnostics.py), normal modes (analysis/modes.py), the equilibrium
     # (analysis/statics.py)
     energy = diagnostics.energy
+    dissipated = property(diagnostics.dissipated, diagnostics.set_dissipated)
     critical_dt = diagnostics.critical_dt
     last_solve = diagnostics.last_solve
     normals = diagnostics.normals

@@ -99,7 +99,15 @@ def test_plot_energy_draws_each_term_and_the_books():
     flat, ball = histories()
     ax = plot_energy(ball)
     labels = [line.get_label() for line in ax.lines]
-    assert labels == ["kinetic", "elastic", "gravity", "pressure", "total", "total + dissipated"]
+    assert labels == [
+        "kinetic",
+        "elastic",
+        "gravity",
+        "pressure",
+        "dissipated",
+        "total",
+        "total + dissipated",
+    ]
     books = dict(zip(labels, ax.lines, strict=True))["total + dissipated"].get_ydata()
     np.testing.assert_array_equal(books, ball.total + ball.dissipated)
     assert "pressure" not in [line.get_label() for line in plot_energy(flat).lines]  # no gas

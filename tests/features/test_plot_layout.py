@@ -13,7 +13,7 @@ import pytest  # noqa: E402
 from figures import collisions  # noqa: E402
 
 import springsim as ss  # noqa: E402
-from springsim.plot import animate, draw  # noqa: E402
+from springsim.plot import animate, draw, energy_bars, plot_energy  # noqa: E402
 
 pytestmark = pytest.mark.filterwarnings("ignore:Animation was deleted:UserWarning")
 
@@ -77,3 +77,25 @@ def test_the_check_finds_what_matplotlib_defaults_do():
     labels = {"x [m]", "y [m]", "z [m]"}
     assert any(a in labels and b not in labels for a, b in found), found
     assert any(b == "colour bar" for _, b in found), found
+
+
+@pytest.mark.parametrize("dim", [2, 3])
+def test_no_text_collides_with_arrows_bodies_and_exaggeration(dim):
+    # A plucked string 50 times taller (its long axis label), arrows, slow motion.
+    sim = ss.string(21, length=2.0, mass=0.1, stiffness=500.0, pin="both", dim=dim)
+    sim.gravity = (0.0,) * dim
+    sim.positions[10, 1] = 0.005
+    ax = draw(sim, arrows="force", exaggerate=("y", 50), color_by="body")
+    assert collisions(ax.figure) == []
+    history = sim.run(0.02, 1e-4, frames=3, progress=False)
+    anim = animate(history, arrows="velocity", exaggerate=("y", 50), speed=0.25)
+    for k in range(3):
+        anim._func(k)
+        assert collisions(anim._fig) == [], k
+
+
+def test_no_text_collides_in_energy_bars_and_curves():
+    ball = ss.ball(subdivisions=1, radius=0.3, mass=0.5, stiffness=200.0, damping=0.1, nrt=2.0)
+    history = ball.run(0.2, 1e-3, progress=False)
+    assert collisions(energy_bars(history).figure) == []
+    assert collisions(plot_energy(history).figure) == []

@@ -131,11 +131,11 @@ def interrupt_on_call(sim, call, after_stepping):
     ran (one that arrives before, or a call that rolls back)."""
     real_step, calls = sim._step_in_run, []
 
-    def step(dt, steps, method, books):
+    def step(dt, steps, method, books, *contact_dt):
         calls.append(steps)
         if len(calls) == call and not after_stepping:
             raise KeyboardInterrupt
-        real_step(dt, steps, method, books)
+        real_step(dt, steps, method, books, *contact_dt)
         if len(calls) == call:
             raise KeyboardInterrupt
 

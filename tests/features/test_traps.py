@@ -318,15 +318,16 @@ def test_run_refuses_a_duration_shorter_than_its_step():
     assert sim.run(0.003, dt=1e-3, progress=False).steps == 3  # 0.003 / 1e-3 = 2.99...96
 
 
-def test_run_says_when_it_keeps_fewer_frames_than_asked():
+def test_run_keeps_every_frame_asked_even_closer_than_dt():
+    # run() used to keep one frame per step (and warn) when asked for more frames than
+    # steps; frames now fall on their exact times, a frame interval shorter than dt
+    # being one shortened substep: all 3000 frames, evenly spaced, and no warning.
     sim = chain()
-    with pytest.warns(UserWarning, match=r"frames = 3000 .* keeps 1001 frames") as w:
-        history = sim.run(1.0, dt=1e-3, frames=3000, progress=False)
-    assert w[0].filename == __file__
-    assert history.frames.shape[0] == 1001 and history.steps == 1000
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        assert sim.run(0.01, dt=1e-3, frames=11, progress=False).frames.shape[0] == 11
+        history = sim.run(1.0, dt=1e-3, frames=3000, progress=False)
+    assert history.frames.shape[0] == 3000 and history.steps == 2999
+    np.testing.assert_allclose(history.frame_times, np.linspace(0.0, 1.0, 3000), atol=1e-13)
 
 
 # ---------------------------------------------------------------- save and pickle drives

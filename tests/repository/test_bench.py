@@ -194,10 +194,21 @@ def test_quick_run_describes_machine_and_targets(quick):
     drag = document["pin_drag"]
     assert drag["plain_seconds"] > 0 and drag["substeps"] == 1000
     assert drag["ratio"] == pytest.approx(drag["drag_seconds"] / drag["plain_seconds"])
+    for books in (document["track_energy"]["cloth"], document["track_energy"]["contact"]):
+        assert books["off_seconds"] > 0
+        assert books["ratio"] == pytest.approx(books["on_seconds"] / books["off_seconds"])
     for words in ("ns/spring-step", "steps/s", "B/node", "B/spring", "vs ref", "Targets"):
         assert words in out
     simd = f"kernel build: simd {ss.build_info()['simd']}"
-    for words in ("shared", "median", "interleaved", "thread CPU time", simd, "pin drag:"):
+    for words in (
+        "shared",
+        "median",
+        "interleaved",
+        "thread CPU time",
+        simd,
+        "pin drag:",
+        "track_energy:",
+    ):
         assert words in out
 
 

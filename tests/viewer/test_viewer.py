@@ -219,20 +219,22 @@ def test_mark_moves_the_reset_point(viewer, rope):
 
 def test_set_changes_speed_and_colour(viewer, rope):
     tap = Tap(viewer)
-    viewer._handle({"type": "set", "name": "substeps", "value": 3.0})
     viewer._handle({"type": "set", "name": "dt", "value": 2e-3})
+    viewer._handle({"type": "set", "name": "substeps", "value": 3.0})
     viewer._handle({"type": "set", "name": "color_by", "value": "tension"})
     state = tap.last("state")[0]
     assert (state["substeps"], state["dt"], state["color_by"]) == (3, 2e-3, "tension")
+    # the speed those make at 60 frames per second: 3 steps of 2 ms each 1/60 s
+    assert state["speed"] == pytest.approx(3 * 2e-3 * 60, rel=1e-12)
     viewer._handle({"type": "step"})
     assert rope.time == pytest.approx(6e-3, rel=1e-12)
     content, buffers = tap.last("frame")
     tensions = np.frombuffer(buffers[2], np.float32)
     assert np.array_equal(tensions, rope.spring_tensions().astype(np.float32))
-    assert content["range"] == [
-        -np.abs(rope.spring_tensions()).max(),
-        np.abs(rope.spring_tensions()).max(),
-    ]
+    # the largest |tension|, but at least the tension of a 0.1 % strain in a spring
+    # (stiffness 80 N/m, rest length 1/7 m)
+    top = max(np.abs(rope.spring_tensions()).max(), 1e-3 * 80.0 / 7)
+    assert content["range"] == pytest.approx([-top, top], rel=1e-12)
     viewer._handle({"type": "set", "name": "color_by", "value": "strain"})
     strain = np.frombuffer(tap.last("frame")[1][2], np.float32)
     assert np.allclose(strain, rope.spring_lengths() / rope.rest_lengths - 1, atol=1e-7)
@@ -249,7 +251,8 @@ def test_set_changes_speed_and_colour(viewer, rope):
         ({"type": "drag", "node": 1, "position": [0, 0]}, ValueError, "node 1 is not grabbed"),
         ({"type": "set", "name": "dt", "value": -1}, ValueError, "dt must be > 0"),
         ({"type": "set", "name": "dt", "value": "1"}, TypeError, "value must be a number"),
-        ({"type": "set", "name": "mass", "value": 1}, ValueError, "dt, substeps or color_by"),
+        ({"type": "set", "name": "mass", "value": 1}, ValueError, "dt, substeps, speed, color_by"),
+        ({"type": "set", "name": "speed", "value": 0}, ValueError, "speed must be > 0"),
         ({"type": "set", "name": "color_by", "value": "speed"}, ValueError, "color_by must be"),
         ({"type": "slider", "name": "drag", "value": float("nan")}, ValueError, "finite"),
         # hostile or broken front ends: every field is checked before any is used
@@ -346,8 +349,71 @@ def test_viewer_arguments_are_checked(rope):
 def test_default_speed_is_stable_and_real_time(rope):
     v = ss.view(rope)
     v.close()
-    assert v.dt <= 0.5 * rope.critical_dt()
-    assert v.substeps * v.dt == pytest.approx(1 / 60, rel=0.05)
+    assert v.dt <= 0.5 * rope.critical_dt() and v.speed == 1.0
+    # a frame's steps span a frame's time (1/60 s) to within half a step
+    assert abs(v.substeps * v.dt - 1 / 60) <= v.dt / 2
+
+
+def test_substeps_follow_from_the_speed_the_same_for_every_viewer():
+    # no timing decides them: eight viewers made at once agree (timed, they got
+    # [42, 144, ..., 113])
+    cloth = ss.cloth(30, 30, width=1.0, height=1.0, mass=0.2, stiffness=500.0)
+    viewers = [ss.view(cloth, dt=1e-4) for _ in range(8)]
+    got = [v.substeps for v in viewers]
+    slow = [ss.view(cloth, dt=1e-4, speed=0.1).substeps for _ in range(2)]
+    for v in viewers:
+        v.close()
+    # real time at 60 frames per second: 1 / (60 × 1e-4) = 166.7 steps; at 0.1: 16.7
+    assert got == [167] * 8 and slow == [17, 17]
+    v = ss.view(cloth, dt=1e-3, speed=0.01)  # less than a step per frame
+    assert v.substeps == 1
+    v.speed = 3.0
+    assert v.substeps == 50 and v.speed == 3.0
+    v.dt = 2e-4  # the speed stays, the steps per frame follow it
+    assert v.speed == 3.0 and v.substeps == 250
+    v.substeps = 100  # setting the steps sets the speed: 100 × 2e-4 × 60
+    assert v.speed == pytest.approx(1.2, rel=1e-12)
+    for bad, error in ((0, ValueError), (float("inf"), ValueError), ("1", TypeError)):
+        with pytest.raises(error, match="speed must be"):
+            v.speed = bad
+    assert v.speed == pytest.approx(1.2, rel=1e-12)
+    v.close()
+    with pytest.raises(ValueError, match="speed or substeps, not both"):
+        ss.view(cloth, speed=1.0, substeps=10)
+
+
+def test_play_keeps_to_the_speed_asked_and_reports_it(rope):
+    # a small rope steps far faster than real time: the thread waits between frames,
+    # each of substeps steps every substeps dt / speed wall seconds
+    v = ss.view(rope, dt=1e-3, speed=0.5)  # 8 steps (8 ms) a frame: 60 per second
+    assert v.substeps == 8 and v.achieved_speed == 0.0
+    v.play()
+    deadline = time.monotonic() + 10
+    while rope.time < 0.05 and time.monotonic() < deadline:
+        time.sleep(0.01)
+    wall0, sim0 = time.perf_counter(), rope.time
+    time.sleep(0.6)
+    wall1, sim1 = time.perf_counter(), rope.time
+    reported = v.achieved_speed
+    v.pause()
+    v.close()
+    measured = (sim1 - sim0) / (wall1 - wall0)
+    # never faster than asked: at most one frame (8 ms) early over the 0.6 s measured
+    assert measured <= 0.5 + 0.008 / 0.6 + 1e-9
+    # and the report is the clock's own rate over its last 30 frames (0.5 s): the
+    # same as measured here, to within a frame at each end of either window
+    assert reported == pytest.approx(measured, abs=4 * 0.008 / 0.5)
+    assert reported > 0.1  # it did play (a loose bound: the machine is shared)
+
+
+def test_a_slow_kernel_cuts_the_steps_of_a_frame_not_the_speed_asked():
+    from springsim.viewer.widget import _steps_per_frame
+
+    # 167 steps asked a frame; at 1 ms a step only 16 fit in a 1/60 s frame
+    assert _steps_per_frame(167, 1e-3, 1 / 60) == 16
+    assert _steps_per_frame(167, 1e-6, 1 / 60) == 167  # a fast kernel: all of them
+    assert _steps_per_frame(167, 1.0, 1 / 60) == 1  # at least one
+    assert _steps_per_frame(167, 0.0, 1 / 60) == 167  # not measured yet
 
 
 def test_slider_ranges_follow_the_system():
@@ -379,7 +445,9 @@ def test_the_energy_trace_keeps_the_books(rope):
     assert np.abs(books).max() < 1e-3 * moved  # it started at 0 J: a level chain at rest
 
 
-@pytest.mark.parametrize("name", ["widget", "protocol", "controls", "standalone"])
+@pytest.mark.parametrize(
+    "name", ["entry", "widget", "protocol", "controls", "standalone", "snapshot"]
+)
 def test_viewer_docstring_examples(name):
     # tests/repository/test_docs.py runs the examples of springsim's top-level modules; these are
     # one level down
@@ -523,3 +591,113 @@ def test_saved_html_carries_the_triangles_and_radii(tmp_path):
     plain = ss.string(3, length=1.0, mass=0.03, stiffness=30.0, dim=2)
     data = embedded(plain.run(0.1, 1e-3, frames=3, progress=False).save_html(tmp_path / "p.html"))
     assert data["radii"] is None and data["triangles"] == "" and not data["scene"]["radii"]
+
+
+def falling_cloth():
+    """A cloth with no pin, falling freely: each spring keeps its rest length, up to
+    round-off (its nodes all move alike)."""
+    cloth = ss.cloth(6, 6, width=1.0, height=1.0, mass=0.1, stiffness=300.0)
+    cloth.pinned = False
+    return cloth
+
+
+@pytest.mark.parametrize("color_by", ["strain", "tension"])
+def test_round_off_is_drawn_neutral_not_red(color_by):
+    cloth = falling_cloth()
+    v = ss.view(cloth, dt=1e-3, substeps=20, color_by=color_by)
+    tap = Tap(v)
+    for _ in range(3):
+        v.step()
+    v.close()
+    content, buffers = tap.last("frame")
+    values = np.frombuffer(buffers[2], np.float32)
+    exact = cloth.spring_lengths() / cloth.rest_lengths - 1  # round-off only
+    assert np.abs(exact).max() < 1e-12 and cloth.velocities[:, 1].max() < -0.5
+    # the scale's floor: 0.1 % strain, or the tension it gives the stiffest spring
+    # (stiffness × rest length × 1e-3), not the round-off's own size
+    stiff = (cloth.stiffness * cloth.rest_lengths).max()
+    floor = 1e-3 if color_by == "strain" else 1e-3 * stiff
+    assert content["range"] == pytest.approx([-floor, floor], rel=1e-12)
+    # every spring in the middle (grey) level of 21, as viewer.js computes it:
+    # round((v - lo) / (hi - lo) * 20)
+    lo, hi = content["range"]
+    assert np.rint((values - lo) / (hi - lo) * 20).tolist() == [10] * cloth.num_springs
+    assert protocol.color_index(values, content["range"]).tolist() == [10] * cloth.num_springs
+
+
+def test_a_fixed_colour_range_is_sent_as_given(rope):
+    v = ss.view(rope, dt=1e-3, substeps=5, color_by="strain", color_range=(-0.01, 0.03))
+    tap = Tap(v)
+    v.step()
+    assert tap.last("frame")[0]["range"] == [-0.01, 0.03]
+    v.color_range = None
+    v.step()
+    top = max(np.abs(rope.spring_lengths() / rope.rest_lengths - 1).max(), 1e-3)
+    assert tap.last("frame")[0]["range"] == pytest.approx([-top, top], rel=1e-6)
+    for bad, error in (
+        ((1, 0), ValueError),
+        ((0, float("nan")), ValueError),
+        ("0 1", TypeError),
+        ((0, 1, 2), ValueError),
+        ((True, 2), ValueError),
+    ):
+        with pytest.raises(error, match="color_range must be"):
+            v.color_range = bad
+    assert v.color_range is None
+    v.close()
+
+
+def test_save_html_keeps_the_colouring_and_plays_at_the_speed_asked(tmp_path):
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, dim=2, direction=(1, 0))
+    v = ss.view(rope, dt=1e-3, substeps=10, color_by="tension", color_range=(-0.5, 2.0))
+    for _ in range(3):
+        v.step()
+    recorded = embedded(v.save_html(tmp_path / "live.html", speed=0.5))
+    twin = rope.copy()
+    ahead = embedded(v.save_html(tmp_path / "ahead.html", duration=0.2, speed=0.25))
+    v.close()
+    # the recorded frames: their tensions, on the fixed scale, 10 ms apart played
+    # at half speed (20 ms each)
+    assert recorded["color_by"] == "tension" and recorded["ranges"] == [[-0.5, 2.0]] * 3
+    sent = np.frombuffer(base64.b64decode(recorded["values"]), np.float32)[-5:]
+    assert np.array_equal(sent, rope.spring_tensions().astype(np.float32))
+    assert recorded["period"] == pytest.approx(0.02, rel=1e-9)
+    # stepped ahead 0.2 s at a quarter speed: 0.8 s of playback, 30 frames a second
+    assert len(ahead["times"]) == 25 and ahead["period"] == pytest.approx(0.2 / 24 / 0.25)
+    twin.step(1e-3, steps=200)
+    last = np.frombuffer(base64.b64decode(ahead["values"]), np.float32)[-5:]
+    assert np.array_equal(last, twin.spring_tensions().astype(np.float32))
+    with pytest.raises(ValueError, match="speed must be > 0"):
+        ss.view(rope).save_html(tmp_path / "x.html", duration=0.1, speed=0)
+
+
+def test_a_saved_history_keeps_strain_colours_and_speed(tmp_path):
+    from springsim.viewer.standalone import save_history_html
+
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, damping=0.02, dim=2)
+    history = rope.run(0.5, 1e-3, frames=11, progress=False)
+    data = embedded(save_history_html(history, tmp_path / "h.html", color_by="strain", speed=0.5))
+    values = np.frombuffer(base64.b64decode(data["values"]), np.float32).reshape(11, -1)
+    assert np.array_equal(values, history.frame_strains.astype(np.float32))
+    # each frame's scale: ±max(|strain|, 1e-3)
+    for row, scale in zip(history.frame_strains, data["ranges"], strict=True):
+        top = max(np.abs(row).max(), 1e-3)
+        assert scale == pytest.approx([-top, top], rel=1e-12)
+    assert data["period"] == pytest.approx(0.05 / 0.5)  # 0.5 s in 10 frames, half speed
+    plain = embedded(save_history_html(history, tmp_path / "p.html"))
+    assert plain["color_by"] is None and plain["values"] is None
+    with pytest.raises(ValueError, match="color_by must be"):
+        save_history_html(history, tmp_path / "q.html", color_by="speed")
+
+
+def test_history_save_html_passes_speed_and_colouring_on(tmp_path):
+    # History.save_html is save_history_html with the same options: the same file
+    from springsim.viewer.standalone import save_history_html
+
+    rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+    history = rope.run(0.5, 1e-3, frames=11, progress=False)
+    options = dict(speed=0.25, color_by="strain", color_range=(-0.01, 0.01))
+    mine = history.save_html(tmp_path / "a.html", **options).read_bytes()
+    direct = save_history_html(history, tmp_path / "b.html", **options).read_bytes()
+    plain = history.save_html(tmp_path / "c.html").read_bytes()
+    assert mine == direct and mine != plain

@@ -252,12 +252,16 @@ def test_colour_menu_and_sliders_reach_the_system(browser, page):
     for i in range(rope.num_springs):
         x, y = ((where[i] + where[i + 1]) / 2).round().astype(int)
         colours.append(image[y, x].tolist())
-    # stretched, so red (compressed would be blue): white to red as the tension grows
-    # towards the top, where a spring carries the most weight; the top one is the most
-    # stretched, drawn in full red
-    assert all(r == 255 and g == b for r, g, b in colours), colours
+    # stretched, so red (compressed would be blue): grey (150, 150, 150) to red
+    # (255, 0, 0) as the tension grows towards the top, where a spring carries the most
+    # weight; the top one is the most stretched, drawn in full red; the bottom one
+    # carries a fifth of that: 150 (1 - 1/5) = 120 green
+    assert all(
+        r >= 150 and g == b and r + g * 105 / 150 == pytest.approx(255, abs=2)
+        for r, g, b in colours
+    ), colours
     greens = [g for _, g, _ in colours]
-    assert greens == sorted(greens) and greens[0] < 30 and greens[-1] > 150, colours
+    assert greens == sorted(greens) and greens[0] < 30 and 100 < greens[-1] < 140, colours
     slider = browser.find_element(By.CSS_SELECTOR, "input[data-slider=gravity]")
     slider.send_keys(Keys.ARROW_RIGHT * 5)  # steps of (max - min) / 200 up
     time.sleep(0.5)
@@ -265,6 +269,24 @@ def test_colour_menu_and_sliders_reach_the_system(browser, page):
     assert shown > 9.81
     wait(lambda: viewer.sliders["gravity"] == shown)
     assert rope.gravity.tolist() == [0.0, -shown]
+
+
+def test_an_unstrained_rope_is_drawn_grey_on_white(browser, page):
+    # a rope falling freely, no pin: its strains are round-off, drawn in the scale's
+    # middle colour, grey, which shows on the white background (it was white)
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=60.0, dim=2, direction=(1, 0))
+    rope.pinned = False
+    viewer, _bridge = page(rope, dt=1e-3, substeps=10, color_by="strain")
+    viewer.step()
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().drawn") >= 2)
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    where = projected(camera, rope.positions)
+    image = pixels(browser)
+    for i in range(rope.num_springs):
+        # the pixel row holding the line's centre y: a 2 px line [y - 1, y + 1] covers
+        # all of [floor(y), floor(y) + 1], so it has the full colour, not a blend
+        x, y = np.floor((where[i] + where[i + 1]) / 2).astype(int)
+        assert image[y, x].tolist() == [150, 150, 150], (i, image[y, x])
 
 
 def test_a_saved_history_plays_standalone(browser, tmp_path):

@@ -67,25 +67,42 @@ void ss_energy_in_step(const ss_system *sys, ss_energy_terms *out) {
     energy_terms(sys, out, 1);
 }
 
-double ss_dissipation_power(const ss_system *sys) {
-    const size_t dim = (size_t)sys->dim;
+/* The springs' damping power sum c ((v_j - v_i).u)^2 = c ((v_j - v_i).d)^2 / |d|^2, W,
+ * with d = x_j - x_i: no square root and one division per damped spring, the loop
+ * written per dimension (this runs once or twice per substep while track_energy is
+ * on). A spring shorter than SS_MIN_SPRING_LENGTH (or of NaN length) has no
+ * direction and adds nothing, as in the force pass. */
+static inline double damping_power_in(const ss_system *sys, const size_t dim) {
     const double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
     const double *damping = SS_DOUBLES(sys, SS_DAMPING);
-    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     double power = 0.0;
     for (size_t s = 0; s < sys->num_springs; s++) {
-        if (damping[s] == 0.0)
+        const double c = damping[s];
+        if (c == 0.0)
             continue;
         const size_t i = (size_t)pairs[2 * s] * dim, j = (size_t)pairs[2 * s + 1] * dim;
-        const double length = spring_length(sys, s);
-        if (!(length >= SS_MIN_SPRING_LENGTH))
-            continue;
-        double closing = 0.0;
-        for (size_t k = 0; k < dim; k++)
-            closing += (v[j + k] - v[i + k]) * (x[j + k] - x[i + k]) / length;
-        power += damping[s] * closing * closing;
+        double l2 = 0.0, p = 0.0;
+        for (size_t k = 0; k < dim; k++) {
+            const double d = x[j + k] - x[i + k];
+            l2 += d * d;
+            p += (v[j + k] - v[i + k]) * d;
+        }
+        if (l2 >= SS_MIN_SPRING_LENGTH * SS_MIN_SPRING_LENGTH)
+            power += c * (p * p) / l2;
     }
+    return power;
+}
+
+static double springs_damping_power(const ss_system *sys) {
+    return sys->dim == 3 ? damping_power_in(sys, 3) : damping_power_in(sys, 2);
+}
+
+double ss_dissipation_power(const ss_system *sys) {
+    const size_t dim = (size_t)sys->dim;
+    const double *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    double power = springs_damping_power(sys);
     if (sys->drag != 0.0)
         for (size_t i = 0; i < sys->num_nodes; i++)
             if (!pinned[i])

@@ -345,7 +345,7 @@ static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, doub
 }
 
 static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
-                                   int books_mode, const ss_poll *poll);
+                                   int books_mode, double contact_dt, const ss_poll *poll);
 
 /* Before each substep after the first: the driven nodes' velocities for it, and the
  * powers that the trapezoid rules of dissipated and of the books start from (the
@@ -362,18 +362,21 @@ static ss_status place_drives(ss_system *sys, double dt, int watched) {
 }
 
 ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method, int books,
-                         const ss_poll *poll) {
+                         double contact_dt, const ss_poll *poll) {
     const ss_fpstate fp = ss_fp_enter(); /* bit-identical whatever the caller's mode */
-    const ss_status st = step_in_ieee_mode(sys, dt, steps, method, books, poll);
+    const ss_status st = step_in_ieee_mode(sys, dt, steps, method, books, contact_dt, poll);
     ss_fp_leave(fp);
     return st;
 }
 
 static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_method method,
-                                   int books_mode, const ss_poll *poll) {
+                                   int books_mode, double contact_dt, const ss_poll *poll) {
     if (!(dt > 0.0) || !isfinite(dt))
         return ss_fail(sys, SS_ERR_VALUE, "dt is %g: must be a positive, finite time in seconds",
                        dt);
+    if (!(contact_dt >= 0.0) || !isfinite(contact_dt))
+        return ss_fail(sys, SS_ERR_VALUE, "contact_dt is %g: must be a finite time >= 0 s",
+                       contact_dt);
     if ((int)method < 0 || method >= SS_METHOD_COUNT)
         return ss_fail(sys, SS_ERR_VALUE, "unknown method %d", (int)method);
     ss_status st = ss_system_validate(sys);
@@ -400,7 +403,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         ((method == SS_IMPLICIT_EULER || method == SS_XPBD) &&
          (st = ss_system_ensure_colouring(sys))) ||
         (st = ss_constraints_begin_tearing(sys)) || (st = ss_colliders_prepare(sys)) ||
-        (st = ss_contact_prepare(sys, dt)))
+        (st = ss_contact_prepare(sys, contact_dt > 0.0 ? contact_dt : dt)))
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
     ss_backup backup = {.bytes = nd * sizeof(double), .state = sys->state};

@@ -10,6 +10,7 @@ import numpy.typing as npt
 
 from springsim import _core
 from springsim._checks import _as_indices
+from springsim._warn import UntrackedEnergyWarning, warn
 
 
 class Energy(NamedTuple):
@@ -199,6 +200,79 @@ def energy(self: _core.System) -> Energy:
     kinetic, elastic, gravity, pressure, contact = self._energy_terms()
     total = kinetic + elastic + gravity + pressure + contact
     return Energy(kinetic, elastic, gravity, pressure, contact, total)
+
+
+#: The kernel's own ``dissipated`` (its getter and setter, without the warning).
+_KERNEL_DISSIPATED: Any = vars(_core.System)["dissipated"]
+
+
+def kernel_dissipated(self: _core.System) -> float:
+    """The kernel's count of ``dissipated`` as it stands, without the warning (for
+    springsim's own reads, such as a run's start)."""
+    return float(_KERNEL_DISSIPATED.__get__(self))
+
+
+def _can_dissipate(self: _core.System) -> bool:
+    """Whether anything in the system can take energy out of the motion."""
+    return bool(
+        np.any(self._view("damping") > 0)
+        or self.drag > 0
+        or (self.drag_coefficient > 0 and self.air_density > 0 and self.num_faces > 0)
+        or self.energy_loss < 1
+        or len(self._colliders()) > 0
+        or np.any(self._view("radii") > 0)
+        or self._self_collision() is not None
+        or self.max_strain is not None
+    )
+
+
+def dissipated(self: _core.System) -> float:
+    """Energy, J, taken out of the motion while :attr:`track_energy` is on.
+
+    Spring damping, drag and the air on faces (the trapezoid rule on their power),
+    ``energy_loss``, contacts (friction, restitution below 1) and the strain limit:
+    ``energy().total + dissipated`` stays constant up to the integrator's error and the
+    work put in. :meth:`run` and the viewer keep the books while they run; plain
+    :meth:`step` calls keep them only after ``sim.track_energy = True`` (off by
+    default: they cost a pass over the damped springs per substep). Assign 0 to
+    restart the count.
+
+    Warns
+    -----
+    UntrackedEnergyWarning
+        Read while ``track_energy`` is off on a system that can dissipate (once per
+        system): the value counts only what was dissipated while the books were on.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> sim = ss.System(dim=2)
+    >>> _ = sim.add_nodes([[0, 0], [0, -1.2]])
+    >>> _ = sim.add_springs([[0, 1]], stiffness=100.0, damping=0.5, rest_lengths=1.0)
+    >>> sim.pin(0)
+    >>> sim.track_energy = True          # keep the books in plain step() calls
+    >>> start = sim.energy().total
+    >>> sim.step(1e-3, steps=2000)
+    >>> round(sim.dissipated, 3), round(start - sim.energy().total, 3)
+    (1.497, 1.497)
+    """
+    value = kernel_dissipated(self)
+    if not self.track_energy and "_told_untracked" not in self.__dict__ and _can_dissipate(self):
+        self.__dict__["_told_untracked"] = True  # once per system
+        warn(
+            UntrackedEnergyWarning(
+                f"dissipated = {value:g} J counts only what was dissipated while "
+                "track_energy was on, and it is off: plain step() calls keep no books "
+                "by default (run() and the viewer do). Set sim.track_energy = True "
+                "before stepping to count what damping, drag, contacts and the strain "
+                "limit take out of the motion."
+            )
+        )
+    return value
+
+
+def set_dissipated(self: _core.System, value: float) -> None:
+    _KERNEL_DISSIPATED.__set__(self, value)
 
 
 def critical_dt(self: _core.System) -> float:

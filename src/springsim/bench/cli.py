@@ -40,6 +40,7 @@ from springsim.bench.scenes import (
 )
 from springsim.bench.selfcol import self_collision_cost, self_collision_line
 from springsim.bench.targets import check_targets
+from springsim.bench.track_energy import track_energy_cost, track_energy_line
 
 
 class Run:
@@ -269,6 +270,8 @@ def run(args: argparse.Namespace, out) -> dict:
     bench.say(ownership_line(ownership))
     pin_drag = drag_cost(bench.repeats)
     bench.say(drag_line(pin_drag))
+    books = track_energy_cost(bench.repeats)
+    bench.say(track_energy_line(books))
     if args.busy:
         bench.busy = busy_threads(seconds=bench.seconds, repeats=bench.repeats)
         for line in busy_lines(bench.busy):
@@ -314,6 +317,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "self_collision": bench.self_collision,
         "ownership": ownership,
         "pin_drag": pin_drag,
+        "track_energy": books,
         **extras,
         "seconds": elapsed,
     }

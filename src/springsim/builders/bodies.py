@@ -104,6 +104,7 @@ def ball(
     rotation: npt.ArrayLike | None = None,
     nrt: float | None = None,
     damping_ratio: float | None = None,
+    settle: bool = False,
 ) -> System:
     """A hollow ball: an icosphere in 3D, a ring of nodes in 2D; with ``nrt``, full of gas.
 
@@ -120,6 +121,17 @@ def ball(
     tension. Give ``nrt`` to fill it with gas, Matyka's pressure soft body: the
     ball is then pressure body 0 (see :meth:`System.add_pressure`), its boundary
     the ring (2D) or the faces (3D). For a solid, use :func:`jelly`.
+
+    **Gas and equilibrium.** By default (``settle=False``) a ball with gas starts
+    with its springs at their rest lengths, which cannot hold the gas: it is not
+    in equilibrium, and the first steps inflate it and set it wobbling, with as
+    much energy as the springs' stretch will store (often more than a collision
+    you meant to study). ``settle=True`` starts it at rest in its equilibrium
+    shape instead: with gravity off, :meth:`System.relax` inflates it until the
+    springs' tension holds the gas (the size grows from ``radius``, which is the
+    springs' rest shape, by their stretch), the ball is put back with its
+    centre at ``center``, and gravity is given back. It then moves as a whole
+    (falls) without wobbling. This needs SciPy, as ``relax`` does.
 
     Parameters
     ----------
@@ -149,6 +161,11 @@ def ball(
     damping_ratio : float, optional
         ζ >= 0, instead of ``damping``: c = 2 ζ √(k m_eff) per spring (see
         :func:`string`).
+    settle : bool
+        Start in equilibrium under the gas (see above): False (the default) starts
+        at the springs' rest shape, out of equilibrium as soon as there is gas;
+        True inflates the ball to its equilibrium first. Without gas the ball is at
+        rest either way.
 
     Returns
     -------
@@ -158,7 +175,8 @@ def ball(
     ------
     TypeError
         A positional argument (the count is ``subdivisions=`` or ``nodes=``), a
-        non-integer count or ``dim``, a non-numeric value.
+        non-integer count or ``dim``, a non-numeric value, a ``settle`` that is
+        not a bool.
     ValueError
         The count of the other dimension (``nodes`` in 3D, ``subdivisions`` in 2D)
         or none, a count out of range, radius <= 0, a negative stiffness, damping or
@@ -185,6 +203,15 @@ def ball(
     >>> soft.step(1e-4, steps=4000)  # 0.8 s: bounced back up
     >>> bool(soft.center_of_mass()[1] > 0.75)
     True
+
+    Settled, a ball full of gas starts at rest in its inflated shape:
+
+    >>> calm = ss.ball(nodes=20, radius=0.5, mass=1.0, stiffness=1e4, dim=2, nrt=80.0,
+    ...                settle=True)
+    >>> calm.gravity = 0
+    >>> calm.step(1e-4, steps=1000)
+    >>> bool(calm.energy().kinetic < 1e-12)  # no wobble
+    True
     """
     if positional:
         raise TypeError(
@@ -207,12 +234,34 @@ def ball(
         pairs, faces = np.stack([np.arange(n), (np.arange(n) + 1) % n], axis=1), None
     masses = _node_masses(mass, len(unit))
     nrt = None if nrt is None else _number(nrt, "nrt")
+    if not isinstance(settle, (bool, np.bool_)):
+        raise TypeError(f"settle must be True or False, got {settle!r}")
     sim = _system(
         center + radius * unit @ turn.T, masses, pairs, k, c, faces=faces, damping_ratio=ratio
     )
     if nrt is not None:
         sim.add_pressure(np.arange(n) if dim == 2 else faces, nrt)  # type: ignore[arg-type]
+        if settle:
+            _settle(sim, center)
     return sim
+
+
+def _settle(sim: System, center: np.ndarray) -> None:
+    """Inflate a ball full of gas to its equilibrium shape, at rest, centred on ``center``.
+
+    A free body in gravity has no equilibrium (it falls), so its shape's is found with
+    gravity off: the gas and the springs alone, by :meth:`System.relax`. The result
+    has the ball's symmetry about its centre up to the solver's tolerance; it is put
+    back on ``center`` (relax may drift along the free body's rigid motions), and
+    gravity is given back.
+    """
+    gravity = sim.gravity.copy()
+    sim.gravity = 0
+    try:
+        sim.relax()
+    finally:
+        sim.gravity = gravity
+    sim.positions += center - sim.positions.mean(axis=0)
 
 
 # Shown as keywords only: the positional slot exists only to explain the old ball(n, ...).

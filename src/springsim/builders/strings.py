@@ -190,6 +190,7 @@ def balloon(
     rotation: npt.ArrayLike | None = None,
     pin: str | npt.ArrayLike | None = "end",
     nrt: float | None = None,
+    settle: bool = False,
 ) -> System:
     """A balloon on a string: a :func:`ball` with a :func:`string` tied below it.
 
@@ -243,6 +244,11 @@ def balloon(
         Anchors: the string's bottom node (the default), nothing, or these nodes.
     nrt : float, optional
         n·R·T of the gas in the ball (see :func:`ball`); None: no gas.
+    settle : bool
+        Inflate the ball to its equilibrium under the gas before the string is tied
+        on (see :func:`ball`; needs SciPy). False (the default): the ball starts at
+        its springs' rest shape, out of equilibrium with gas, and wobbles as the gas
+        inflates it.
 
     Returns
     -------
@@ -251,7 +257,7 @@ def balloon(
     Raises
     ------
     TypeError
-        A non-integer count, a non-numeric value or pin.
+        A non-integer count, a non-numeric value or pin, a ``settle`` that is not a bool.
     ValueError
         A size <= 0, a count out of range, string_mass not in (0, mass), a negative
         stiffness, damping or nrt, an unknown pin name (the message lists the valid ones).
@@ -296,6 +302,7 @@ def balloon(
         center=center,
         rotation=turn,
         nrt=nrt,
+        settle=settle,
     )
     lowest = 11 if dim == 3 else 0  # the node at −y before the rotation (see ball)
     segment = string_length / string_nodes

@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 import operator
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any, TypeVar
 
 import numpy as np
@@ -14,11 +14,11 @@ import numpy.typing as npt
 
 from springsim import _core
 from springsim._checks import _as_indices
-from springsim._warn import warn
 from springsim.analysis import diagnostics
+from springsim.analysis.diagnostics import kernel_dissipated
 from springsim.colliders import collider_rows, collider_triangles
 from springsim.model.pins import held
-from springsim.stepping import divergence
+from springsim.stepping import divergence, probes
 from springsim.stepping.history import ENERGY_TERMS, History
 
 #: The class of the system a run is called on: springsim.System, or a subclass.
@@ -54,13 +54,23 @@ def _seconds(value: object, name: str) -> float:
     return value
 
 
-def _schedule(total: int, record_every: int, frames: int) -> tuple[list[int], set[int], set[int]]:
-    """The step counts at which the run stops to record (0 and total included)."""
-    records = set(range(0, total, record_every)) | {total}
-    frame_steps = set()
-    if frames:
-        frame_steps = set(np.round(np.linspace(0, total, frames)).astype(int).tolist())
-    return sorted(records | frame_steps), records, frame_steps
+#: A frame interval within this fraction of dt of a whole number of steps is taken in
+#: whole steps: a frame time that is a whole step up to round-off gets no tiny substep.
+WHOLE_STEP = 1e-9
+
+
+def _legs(duration: float, dt: float, legs: int) -> tuple[int, int]:
+    """How each of ``legs`` equal intervals of a run of ``duration`` is stepped: (whole
+    substeps of dt, 1 if one shortened substep then takes it to its end exactly, else 0).
+
+    The interval L = duration / legs takes n = floor(L / dt) whole substeps and a last
+    one of L − n dt; or, when L is n dt within WHOLE_STEP dt (n >= 1), n whole ones.
+    """
+    ratio = duration / legs / dt
+    whole = round(ratio)
+    if whole >= 1 and abs(ratio - whole) <= WHOLE_STEP:
+        return whole, 0
+    return math.floor(ratio), 1
 
 
 def _bar_class() -> Any:
@@ -108,47 +118,6 @@ class _Progress:
             self.bar.close()
 
 
-def _occurrences(pairs: np.ndarray) -> np.ndarray:
-    """(lower node, higher node, k) for each node pair: k equal pairs come before it."""
-    ends = np.sort(pairs, axis=1)
-    _, group = np.unique(ends, axis=0, return_inverse=True)
-    group = group.reshape(-1)
-    order = np.argsort(group, kind="stable")  # equal pairs together, in spring order
-    grouped, count = group[order], np.arange(len(group))
-    first = np.r_[True, grouped[1:] != grouped[:-1]][: len(group)]
-    rank = np.empty(len(group), dtype=np.int64)
-    rank[order] = count - np.maximum.accumulate(np.where(first, count, 0))
-    return np.column_stack([ends, rank])
-
-
-def _spring_rows(start: np.ndarray, rows: np.ndarray, current: np.ndarray) -> np.ndarray:
-    """Where the springs ``start[rows]`` (node pairs) are in ``current``, or -1 if gone.
-
-    Removing springs (tearing, remove_springs) keeps the others in order, so the k-th
-    spring joining two nodes stays the k-th: a spring is followed by its nodes and k.
-    """
-    if np.array_equal(start, current):
-        return rows
-    both = np.concatenate([_occurrences(start)[rows], _occurrences(current)])
-    _, ids = np.unique(both, axis=0, return_inverse=True)
-    ids = ids.reshape(-1)
-    where = np.full(len(both), -1, dtype=np.int64)
-    where[ids[len(rows) :]] = np.arange(len(current))
-    return where[ids[: len(rows)]]
-
-
-def _edge_values(sim: _core.System, start: np.ndarray, rows: np.ndarray) -> tuple[np.ndarray, ...]:
-    """Tension (N) and strain (l/L − 1; 0 where L = 0) of the springs ``start[rows]``
-    now; NaN for those gone."""
-    found = _spring_rows(start, rows, np.asarray(sim._view("springs"), dtype=np.int64))
-    now = found[found >= 0]
-    tension, strain = np.full(len(rows), np.nan), np.full(len(rows), np.nan)
-    tension[found >= 0] = sim.spring_tensions()[now]
-    rest, length = np.asarray(sim._view("rest_lengths"))[now], sim.spring_lengths()[now]
-    strain[found >= 0] = np.divide(length, rest, out=np.ones(len(now)), where=rest > 0) - 1.0
-    return tension, strain
-
-
 def _attach_history(error: BaseException, history: History) -> None:
     """Put the run's records on the error as ``error.history``, with a note saying so."""
     try:
@@ -172,34 +141,42 @@ def run(
     frame_nodes: npt.ArrayLike | None = None,
     progress: bool = True,
     callback: Callable[[System], object] | None = None,
+    springs: npt.ArrayLike | None = None,
+    bodies: bool | Sequence[npt.ArrayLike] | None = None,
 ) -> History:
-    """Step for ``duration`` seconds, recording energies, momentum and frames.
+    """Step for ``duration`` seconds, recording energies, momentum, frames and probes.
 
-    ``round(duration / dt)`` substeps of ``dt`` run in C between records (in calls
-    of about 0.1 s, so that the progress bar moves and Ctrl-C is answered).
-    While it runs, :attr:`track_energy` is on, so the record holds the energy
-    dissipated so far as well as every energy term.
+    Substeps of ``dt`` run in C between records (in calls of about 0.1 s, so that
+    the progress bar moves and Ctrl-C is answered). The run ends at exactly
+    ``duration`` after it began, and every frame falls exactly on its time: the last
+    substep before a frame (and before the end) is shortened to land on it, unless
+    the frame is a whole number of steps away (within 1e-9 dt). While it runs,
+    :attr:`track_energy` is on, so the record holds the energy dissipated so far as
+    well as every energy term.
 
     Parameters
     ----------
     duration, dt : float
         Seconds, > 0; ``duration`` at least ``dt`` (a shorter one raises
-        ValueError rather than run a whole step, longer than asked).
+        ValueError: a sign of a slip in units).
     method : str, optional
         The integrator (default: :attr:`method`).
     record_every : int, optional
-        Substeps between records (default: about 1000 records in all). The start
-        and the end are always recorded.
+        Substeps between records (default: about 1000 records in all). The start,
+        the end and every frame are recorded too; a shortened substep counts as one.
     frames : int, optional
-        Frames to keep, at evenly spaced times from start to end (``frames=1``:
-        the start only): positions, velocities and pins of ``frame_nodes``, and
-        the tension and strain of the springs among them (see :class:`History`).
-        None (default): none. A run of n substeps has n + 1 distinct times: asking
-        for more frames than that warns (UserWarning) and keeps one frame per
-        substep.
+        Frames to keep, at the times t0 + k·duration/(frames − 1), exactly
+        ``numpy.linspace(t0, t0 + duration, frames)`` (``frames=1``: the start
+        only): positions, velocities and pins of ``frame_nodes``, the tension and
+        strain of the springs among them, and the probes ``springs`` and
+        ``bodies`` (see :class:`History`). Between two frames the run takes
+        whole substeps of ``dt`` and then one shorter substep to the frame's
+        time, so the frames are evenly spaced, as a spectrum needs, whatever
+        ``dt``. A frame interval shorter than ``dt`` is one short substep. None
+        (default): no frames.
     frame_nodes : array_like of int or of bool, optional
         The nodes the frames hold, or a boolean mask with one entry per node
-        (default: all).
+        (default: all); :meth:`History.node` reads one.
     progress : bool
         Show a progress bar (tqdm's: a widget in a notebook that has ipywidgets, a
         line of text elsewhere) when the run will take longer than about a second.
@@ -207,6 +184,16 @@ def run(
         ``callback(sim)`` after each record; return True to stop the run there.
         An exception it raises ends the run and propagates, with the records so
         far (that record included) on its ``history`` attribute.
+    springs : array_like of int or of bool, optional
+        Springs (indices at the start, or a mask) whose length and tension each
+        frame records, followed through tearing (NaN once gone):
+        :meth:`History.spring`. Needs ``frames``.
+    bodies : True or sequence of array_like, optional
+        Groups of nodes whose mass, momentum, centre of mass, kinetic energy (in
+        bulk and internal), elastic and gravitational energy each frame records:
+        True for the connected pieces of :meth:`bodies`, or a list of node index
+        arrays or boolean masks (one per body): :meth:`History.body`. Needs
+        ``frames``.
 
     Returns
     -------
@@ -214,7 +201,7 @@ def run(
         The records; ``interrupted`` is True if the run stopped early: Ctrl-C
         (KeyboardInterrupt) or the callback. The system stays where it stopped.
         After a Ctrl-C the last record is where it stopped, and ``steps`` counts
-        every substep taken (``steps * dt`` is the time advanced).
+        every substep taken (shortened ones included).
 
     Raises
     ------
@@ -230,6 +217,15 @@ def run(
         Whatever ``callback`` raised, with the records so far on its ``history``
         attribute (and a note saying so); the system stays where it stopped.
 
+    Notes
+    -----
+    A shortened substep is a step like any other, of a shorter dt: ``energy_loss``
+    (a fraction per substep) acts on it, and a drive given as an array of
+    per-substep targets takes its next row there (give a drive a function of time,
+    or pick frames a whole number of steps apart, to keep its timing). Node–node
+    contact's stiffness from the step keeps the run's ``dt`` on it, so the law
+    does not change at the frames.
+
     Examples
     --------
     A string falls from the horizontal; damping takes some of its energy, and
@@ -244,28 +240,24 @@ def run(
     >>> books = h.total + h.dissipated - h.total[0]
     >>> bool(h.dissipated[-1] > 0), bool(abs(books).max() < 1e-4 * abs(h.total).max())
     (True, True)
+
+    Frames fall on their times even when ``dt`` does not divide their interval
+    (here 1/6 s: 166 whole substeps and a shortened one each):
+
+    >>> import numpy as np
+    >>> h = sim.run(1.0, dt=1e-3, frames=7, progress=False)
+    >>> bool(np.allclose(h.frame_times - h.frame_times[0], np.linspace(0, 1, 7),
+    ...                  rtol=0, atol=1e-13)), h.steps
+    (True, 1002)
     """
     duration, dt = _seconds(duration, "duration"), _seconds(dt, "dt")
     method = self.method if method is None else method
-    if duration < dt * (1 - 1e-9):  # (a duration of one dt, rounded, is one step)
+    if duration < dt * (1 - WHOLE_STEP):  # (a duration of one dt, rounded, is one step)
         raise ValueError(
-            f"duration = {duration:g} s is shorter than one step, dt = {dt:g} s: a run "
-            "takes round(duration / dt) whole steps. Use a smaller dt, or step(dt) for a "
-            "single step"
+            f"duration = {duration:g} s is shorter than one step, dt = {dt:g} s. Use a "
+            "smaller dt, or step(dt) for a single step"
         )
-    total = max(1, round(duration / dt))
-    record_every = (
-        max(1, total // DEFAULT_RECORDS)
-        if record_every is None
-        else _count(record_every, "record_every", 1)
-    )
     frame_count = 0 if frames is None else _count(frames, "frames", 1)
-    if frame_count > total + 1:
-        warn(
-            f"frames = {frame_count} is more than the run's {total} steps have distinct "
-            f"times ({total + 1}, start and end included): the history keeps "
-            f"{total + 1} frames, one per step. Use a smaller dt for more"
-        )
     nodes = (
         np.arange(self.num_nodes)
         if frame_nodes is None
@@ -276,6 +268,12 @@ def run(
             f"frame_nodes must be in [0, {self.num_nodes}), got {nodes.min()}..{nodes.max()}"
         )
     nodes = nodes.astype(np.int64)
+    probed_springs = probes.spring_selection(self, springs)
+    groups = probes.body_groups(self, bodies)
+    if (probed_springs.size or groups) and not frame_count:
+        raise ValueError(
+            "springs= and bodies= are recorded at the frames: give frames= (e.g. frames=101)"
+        )
     if callback is not None and not callable(callback):
         raise TypeError(f"callback must be callable, not {type(callback).__name__}")
     self._validate()  # a bad value raises here, before anything is recorded
@@ -283,19 +281,37 @@ def run(
     if method not in _core.METHODS:
         raise ValueError(f"unknown method {method!r}; valid: {', '.join(_core.METHODS)}")
 
-    stops, record_steps, frame_steps = _schedule(total, record_every, frame_count)
+    # The run in legs of equal length, each ending on an exact time (a frame's, or the
+    # end): `whole` substeps of dt, then `short` (0 or 1) substep to the leg's end.
+    legs = max(1, frame_count - 1)
+    whole, short = _legs(duration, dt, legs)
+    per_leg = whole + short
+    total = legs * per_leg
+    start_time = self.time
+    leg_ends = np.linspace(start_time, start_time + duration, legs + 1)
+    record_every = (
+        max(1, total // DEFAULT_RECORDS)
+        if record_every is None
+        else _count(record_every, "record_every", 1)
+    )
+    frame_steps = set(range(0, total + 1, per_leg)) if frame_count > 1 else set()
+    frame_steps |= {0} if frame_count else set()
+    record_steps = set(range(0, total, record_every)) | {total} | frame_steps
+    stops = sorted(record_steps)
+
     columns: dict[str, list[Any]] = {
         name: [] for name in (*ENERGY_TERMS, "times", "dissipated", "momentum")
     }
     # One tuple per frame (appended whole, so that a Ctrl-C cannot leave half of one):
-    # time, positions, velocities, pinned flags, edge tensions, edge strains.
+    # time, positions, velocities, pinned flags, edge tensions, edge strains, probed
+    # springs' lengths and tensions, the bodies' figures.
     frame_records: list[tuple[Any, ...]] = []
     renumber = np.full(self.num_nodes, -1, dtype=np.int64)
     renumber[nodes] = np.arange(len(nodes))
     start_springs = np.array(self._view("springs"), dtype=np.int64)
-    springs = renumber[start_springs]
-    edge_rows = np.flatnonzero(np.all(springs >= 0, axis=1))
-    edges = springs[edge_rows]
+    framed_springs = renumber[start_springs]
+    edge_rows = np.flatnonzero(np.all(framed_springs >= 0, axis=1))
+    edges = framed_springs[edge_rows]
     corners = renumber[np.asarray(self._view("faces"), dtype=np.int64)]
     faces = corners[np.all(corners >= 0, axis=1)]
     colliders, shapes = collider_rows(self), collider_triangles(self)
@@ -306,12 +322,13 @@ def run(
     # The first step call would set the held pins' velocities to zero: do it before the
     # first record, so that it holds the energy the run starts with (undone if the run
     # fails before its first substep, which then changes nothing).
-    start_nodes, start_time = self.num_nodes, self.time
+    start_nodes = self.num_nodes
     velocities = self._view("velocities")
     stopped = np.flatnonzero(held(self) & np.any(velocities != 0.0, axis=1))
     stopped_velocities = np.array(velocities[stopped])
     velocities[stopped] = 0.0
-    was_tracking, start_dissipated = self.track_energy, self.dissipated
+    # (the kernel's count as it stands: the books may be off until here, and no warning)
+    was_tracking, start_dissipated = self.track_energy, kernel_dissipated(self)
     self.track_energy = True
     # The C calls are sized by the clock; torn springs leave only at the records (the
     # spring order, and so the rounding, then depends on steps alone): _step_in_run
@@ -330,17 +347,20 @@ def run(
     def record(step: int) -> bool:
         """Record at `step`; True if the callback asks to stop."""
         self._tear()  # springs cut since the last stop go now: at steps, not seconds
-        if step in record_steps:
-            add_row()
+        add_row()
         if step in frame_steps:
-            tension, strain = _edge_values(self, start_springs, edge_rows)
+            _, tension, strain = probes.spring_values(self, start_springs, edge_rows)
+            lengths, tensions, _ = probes.spring_values(self, start_springs, probed_springs)
             x, v = (
                 np.array(self._view("positions")[nodes]),
                 np.array(self._view("velocities")[nodes]),
             )
             pinned = np.array(self._view("pinned")[nodes])
-            frame_records.append((self.time, x, v, pinned, tension, strain))
-        return bool(callback(self)) if callback is not None and step in record_steps else False
+            figures = probes.body_values(self, groups)
+            frame_records.append(
+                (self.time, x, v, pinned, tension, strain, lengths, tensions, figures)
+            )
+        return bool(callback(self)) if callback is not None else False
 
     def history() -> History:
         # A Ctrl-C inside record() may leave one column a value longer: cut to the rest.
@@ -351,6 +371,11 @@ def run(
             # (shown, ...) even with no frames or no nodes (reshape(-1, 0, dim) cannot
             # infer the first axis)
             return np.array([r[k] for r in frame_records], dtype=dtype).reshape(shown, *shape)
+
+        def body_column(name: str) -> np.ndarray:
+            shape = (len(groups), self.dim) if name in probes.BODY_VECTORS else (len(groups),)
+            values = [r[8][name] for r in frame_records]
+            return np.array(values, dtype=np.float64).reshape(shown, *shape)
 
         return History(
             times=columns["times"][:rows],
@@ -365,6 +390,12 @@ def run(
             edges=edges,
             frame_tensions=frame_column(4, len(edges)),
             frame_strains=frame_column(5, len(edges)),
+            spring_ids=probed_springs,
+            spring_lengths=frame_column(6, len(probed_springs)),
+            spring_tensions=frame_column(7, len(probed_springs)),
+            body_members=np.concatenate([np.zeros(0, np.int64), *groups]),
+            body_offsets=np.cumsum([0] + [len(g) for g in groups]),
+            **{f"body_{name}": body_column(name) for name in probes.BODY_FIGURES},
             faces=faces,
             colliders=colliders,
             collider_triangles=shapes,
@@ -376,15 +407,15 @@ def run(
             interrupted=interrupted,
         )
 
-    # (steps done, self.time) at one moment, taken together before each call: a Ctrl-C
-    # can land after a call's substeps ran but before `done` counts them, so after one
-    # the count is rebuilt from the clock (a call runs all its substeps or, rolled
-    # back, none).
-    anchor = (0, self.time)
+    # (steps done, self.time, the call's dt) at one moment, taken together before each
+    # call: a Ctrl-C can land after a call's substeps ran but before `done` counts them,
+    # so after one the count is rebuilt from the clock (a call runs all its substeps
+    # or, rolled back, none).
+    anchor = (0, self.time, dt)
 
     def steps_taken() -> int:
-        steps, at = anchor
-        return steps + max(0, round((self.time - at) / dt))
+        steps, at, call_dt = anchor
+        return steps + max(0, round((self.time - at) / call_dt))
 
     try:
         stop = record(0)
@@ -393,17 +424,25 @@ def run(
                 interrupted = True
                 break
             while done < target:
-                chunk = target - done
-                if seconds_per_step is not None:
-                    chunk = min(chunk, max(1, int(CHUNK_SECONDS / max(seconds_per_step, 1e-12))))
-                else:
-                    chunk = min(chunk, 16)  # a short first call measures the speed
+                in_leg = done % per_leg
+                if in_leg < whole:  # whole substeps of dt, within this leg
+                    chunk = min(target - done, whole - in_leg)
+                    if seconds_per_step is not None:
+                        most = max(1, int(CHUNK_SECONDS / max(seconds_per_step, 1e-12)))
+                        chunk = min(chunk, most)
+                    else:
+                        chunk = min(chunk, 16)  # a short first call measures the speed
+                    call_dt = dt
+                else:  # the leg's last substep, to its end exactly (by the clock)
+                    chunk, call_dt = 1, float(leg_ends[done // per_leg + 1]) - self.time
                 started = time.perf_counter()
-                anchor = (done, self.time)
+                anchor = (done, self.time, call_dt)
                 # One set of divergence books over the run, checked at every call's end;
                 # what the callback (or anything between the calls) put in counts.
                 books = divergence.CONTINUE if done else divergence.START
-                self._step_in_run(dt, chunk, method, books | divergence.CHECK_END)
+                if call_dt > 0.0:  # (never <= 0 unless the clock drifted by 1e-9 dt)
+                    # (node-node contact's law from the step keeps the run's dt)
+                    self._step_in_run(call_dt, chunk, method, books | divergence.CHECK_END, dt)
                 elapsed = time.perf_counter() - started
                 seconds_per_step = elapsed / chunk
                 done += chunk

@@ -1,102 +1,12 @@
 """A live view of a System in a notebook: play, pause, drag nodes, toggle pins, sliders.
 
-:func:`view` makes the widget (anywidget, ``pip install anywidget``; imported when
-called). The modules: ``widget`` (the widget and its stepping thread), ``protocol``
-(the messages and their binary frames), ``controls`` (sliders, the reset point),
-``standalone`` (the front end's files and standalone HTML export); the front end itself is
-``static/viewer.js`` (drawing and input), ``static/gl.js`` (3D faces in WebGL 2) and
-``static/player.js`` (offline playback).
+:func:`springsim.view` (``entry.view``) makes the widget (anywidget, ``pip install
+anywidget``; imported when called). The modules: ``entry`` (``view``), ``widget`` (the
+widget and its stepping thread), ``protocol`` (the messages and their binary frames),
+``controls`` (sliders, the reset point), ``standalone`` (the front end's files and
+standalone HTML export), ``snapshot`` (the PNG a notebook output keeps); the front end
+itself is ``static/viewer.js`` (drawing and input), ``static/gl.js`` (3D faces in WebGL
+2) and ``static/player.js`` (offline playback). This package imports none of them, so
+that importing ``standalone`` (as :class:`springsim.History` does) does not import the
+widget and, through its snapshot, :mod:`springsim.plot`.
 """
-
-from __future__ import annotations
-
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
-if TYPE_CHECKING:
-    from springsim.viewer.widget import Viewer
-
-
-def view(
-    sim: Any,
-    *,
-    dt: float | None = None,
-    substeps: int | None = None,
-    sliders: Sequence[str] = (),
-    color_by: str | None = None,
-    fps: float = 60.0,
-    record: int = 600,
-) -> Viewer:
-    """A live, draggable notebook view of ``sim`` (display it: last line of a cell).
-
-    The widget draws springs, nodes, faces (lit, in 3D), pins and colliders, in 2D or
-    3D (drag to orbit, right-drag or Ctrl-drag to pan, wheel to zoom), with an energy
-    trace: each term, the total and total + dissipated. Its buttons play, pause, step
-    one frame and reset; its fields set ``substeps`` per frame and ``dt``. Play steps
-    ``sim`` on a background thread (the kernel releases the GIL), sending positions to
-    the browser as float32 buffers.
-
-    Dragging a node holds it like a pin while the button is down and moves it with the
-    mouse (in the plane through it facing the screen, in 3D); releasing it lets it go
-    (unless it was pinned before). Shift-click toggles a node's pin.
-
-    Parameters
-    ----------
-    sim : springsim.System
-        The system; the viewer steps it in place (hold ``viewer.lock`` to change it
-        from Python while it plays).
-    dt : float, optional
-        Time step, s. Default: half of ``sim.critical_dt()``, at most 1 ms.
-    substeps : int, optional
-        Steps per frame drawn. Default: enough for real time at ``fps`` (at most
-        200), cut to what this machine steps in 1/200 s (timed on a copy), so that a
-        large system plays smoothly, in slow motion.
-    sliders : sequence of str
-        Parameters to put on sliders: ``"gravity"``, ``"wind"``, ``"drag"``,
-        ``"damping"``, ``"stiffness"`` (see :mod:`springsim.viewer.controls`).
-    color_by : {None, "tension", "strain"}
-        Colour the springs by their tension or strain, with a colour bar.
-    fps : float
-        The most frames per second the stepping thread sends (1 to 240).
-    record : int
-        Frames kept for :meth:`Viewer.save_html`.
-
-    Returns
-    -------
-    springsim.viewer.widget.Viewer
-        The widget; ``play()``, ``pause()``, ``step()``, ``reset()``, ``mark()``,
-        ``save_html(path)`` do from Python what its buttons do.
-
-    Raises
-    ------
-    ImportError
-        anywidget is not installed.
-
-    Examples
-    --------
-    >>> import springsim as ss
-    >>> rope = ss.string(10, length=1.0, mass=0.1, stiffness=100.0, dim=2)
-    >>> v = ss.view(rope, sliders=["gravity"])
-    >>> v.step()                        # one frame: substeps steps of dt
-    >>> round(rope.time / (v.dt * v.substeps), 9)
-    1.0
-    >>> v.close()
-    """
-    try:
-        from springsim.viewer.widget import Viewer
-    except ModuleNotFoundError as err:
-        if err.name != "anywidget":
-            raise
-        raise ImportError("springsim.view needs anywidget: pip install anywidget") from None
-    return Viewer(
-        sim,
-        dt=dt,
-        substeps=substeps,
-        sliders=sliders,
-        color_by=color_by,
-        fps=fps,
-        record=record,
-    )
-
-
-__all__ = ["view"]

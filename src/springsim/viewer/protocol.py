@@ -13,9 +13,11 @@ numbers in JSON):
   (springs torn, nodes added, a collider moved, radii set: :func:`scene_key`).
 - ``{"type": "frame", "frame", "time", "energy", "color_by", "range"}`` with buffers
   ``[positions float32 (N, dim), pinned uint8 (N,)]`` and, when colouring by tension or
-  strain, ``values float32 (M,)``: one drawn state.
-- ``{"type": "state", "playing", "dt", "substeps", "color_by", "sliders"}``: the
-  controls, sent when one changes.
+  strain, ``values float32 (M,)``: one drawn state. ``range`` ``[lo, hi]`` is the
+  colour scale (:func:`color_range`): ``lo`` blue, the middle grey, ``hi`` red.
+- ``{"type": "state", "playing", "dt", "substeps", "speed", "color_by", "color_range",
+  "sliders", "error"}``: the controls, sent when one changes. While playing, frames
+  also carry ``achieved_speed`` (simulated s per wall s over the last 30 frames).
 - ``{"type": "error", "message"}``: a step failed (the viewer pauses).
 
 Browser -> Python: ``{"type": t, ...}`` with ``t`` one of :data:`ACTIONS` (see
@@ -47,6 +49,8 @@ ACTIONS: Final[dict[str, tuple[str, ...]]] = {
     "set": ("name", "value"),
     "slider": ("name", "value"),
 }
+#: What a "set" message may set (the widget's fields and menu).
+SETTABLE: Final = ("dt", "substeps", "speed", "color_by")
 #: What a frame can be coloured by (None: plain springs).
 COLOR_BY: Final = (None, "tension", "strain")
 
@@ -135,6 +139,62 @@ def spring_values(sim: Any, color_by: str | None) -> np.ndarray | None:
     return None
 
 
+#: The smallest half-width of the automatic strain colour scale: 0.1 % strain, so that
+#: round-off (a freely falling cloth's strains are about 1e-16) is drawn neutral grey.
+STRAIN_FLOOR: Final = 1e-3
+
+
+def color_floor(sim: Any, color_by: str | None) -> float:
+    """The smallest half-width of the automatic colour scale of ``color_by``.
+
+    Strain: :data:`STRAIN_FLOOR`. Tension: the tension that strain gives the stiffest
+    spring, ``STRAIN_FLOOR × max(stiffness × rest length)`` (N), or 1 N with no
+    (stiff) springs.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> rope = ss.string(3, length=1.0, mass=0.1, stiffness=200.0, dim=2)
+    >>> color_floor(rope, "strain"), round(color_floor(rope, "tension"), 12)
+    (0.001, 0.1)
+    """
+    if color_by != "tension":
+        return STRAIN_FLOOR
+    if not sim.num_springs:
+        return 1.0
+    top = float(np.max(np.asarray(sim.stiffness) * np.asarray(sim.rest_lengths)))
+    return STRAIN_FLOOR * top if top > 0 and math.isfinite(top) else 1.0
+
+
+def color_range(
+    values: np.ndarray, floor: float, fixed: tuple[float, float] | None = None
+) -> list[float]:
+    """The colour scale ``[lo, hi]`` of these spring values: ``fixed`` when given, else
+    symmetric about zero, ``±max(|values|, floor)`` (zero then drawn grey).
+
+    Examples
+    --------
+    >>> color_range(np.array([1e-16, -3e-16]), 1e-3)
+    [-0.001, 0.001]
+    >>> color_range(np.array([0.02, -0.01]), 1e-3), color_range(np.array([5.0]), 1e-3, (0, 1))
+    ([-0.02, 0.02], [0.0, 1.0])
+    """
+    if fixed is not None:
+        return [float(fixed[0]), float(fixed[1])]
+    finite = values[np.isfinite(values)]
+    top = max(float(np.abs(finite).max()) if finite.size else 0.0, floor)
+    return [-top, top]
+
+
+def color_index(values: np.ndarray, scale: list[float], levels: int = 21) -> np.ndarray:
+    """The colour level (0 blue .. levels - 1 red, the middle grey) the front end draws
+    each value in: ``round((v - lo) / (hi - lo) (levels - 1))``, clipped (viewer.js's
+    ``drawSprings`` computes the same)."""
+    lo, hi = scale
+    where = np.clip((values - lo) / (hi - lo), 0.0, 1.0)
+    return np.rint(where * (levels - 1)).astype(int)
+
+
 def energy(sim: Any) -> dict[str, float]:
     """Each energy term, the total and the dissipated energy, J."""
     e = sim.energy()
@@ -149,9 +209,15 @@ def energy(sim: Any) -> dict[str, float]:
     }
 
 
-def frame(sim: Any, number: int, color_by: str | None) -> tuple[dict[str, Any], list[bytes]]:
+def frame(
+    sim: Any,
+    number: int,
+    color_by: str | None,
+    fixed_range: tuple[float, float] | None = None,
+) -> tuple[dict[str, Any], list[bytes]]:
     """The frame message of ``sim`` now: content and buffers (positions float32, pins
-    uint8, and the spring values when colouring).
+    uint8, and the spring values when colouring, on the scale ``fixed_range`` or the
+    automatic one of :func:`color_range`).
 
     Examples
     --------
@@ -174,9 +240,7 @@ def frame(sim: Any, number: int, color_by: str | None) -> tuple[dict[str, Any], 
     buffers = [positions.tobytes(), pinned.tobytes()]
     values = spring_values(sim, color_by)
     if values is not None:
-        finite = values[np.isfinite(values)]
-        top = float(np.abs(finite).max()) if finite.size else 0.0
-        content["range"] = [-top, top] if top > 0 else [-1.0, 1.0]
+        content["range"] = color_range(values, color_floor(sim, color_by), fixed_range)
         buffers.append(np.ascontiguousarray(values, dtype=np.float32).tobytes())
     return content, buffers
 
@@ -285,11 +349,11 @@ def parse(message: Any) -> dict[str, Any]:
         checked["position"] = [_number({"type": kind, "position": v}, "position") for v in value]
     if "name" in checked and not isinstance(message["name"], str):
         raise TypeError(f"message {kind!r}: name must be a str, not {message['name']!r}")
-    if kind == "set" and message["name"] not in ("dt", "substeps", "color_by"):
+    if kind == "set" and message["name"] not in SETTABLE:
         raise ValueError(
-            f"message 'set': name must be dt, substeps or color_by, not {message['name']!r}"
+            f"message 'set': name must be one of {', '.join(SETTABLE)}, not {message['name']!r}"
         )
-    if kind == "slider" or (kind == "set" and message["name"] in ("dt", "substeps")):
+    if kind == "slider" or (kind == "set" and message["name"] in ("dt", "substeps", "speed")):
         checked["value"] = _number(message, "value")
     elif kind == "set" and message["value"] is not None and not isinstance(message["value"], str):
         raise TypeError(f"message 'set': value must be a str or null, not {message['value']!r}")

@@ -13,12 +13,16 @@ import base64
 import json
 import pathlib
 from importlib import resources
-from typing import Any
+from typing import Any, TypeAlias
 
 import numpy as np
 
 from springsim.files.paths import path_name, write_atomically
 from springsim.viewer import protocol
+
+#: One recorded frame: time (s), positions (float32 bytes), energy terms (J), and the
+#: spring values (float32 bytes) with their colour scale [lo, hi], or None, None.
+Frame: TypeAlias = tuple[float, bytes, dict[str, float], bytes | None, list[float] | None]
 
 #: The front end's files, in the package (``springsim/viewer/static``).
 STATIC = ("shapes.js", "gl.js", "viewer.js", "player.js")
@@ -56,15 +60,19 @@ def _b64(data: bytes) -> str:
 
 def html_document(
     scene: tuple[dict[str, Any], list[bytes]],
-    frames: list[tuple[float, bytes, dict[str, float]]],
+    frames: list[Frame],
     period: float,
     pinned: bytes,
     title: str = "springsim",
+    color_by: str | None = None,
 ) -> str:
-    """A standalone page playing ``frames`` (time, float32 positions, energy) of
-    ``scene`` (the scene message), one every ``period`` seconds, with the nodes
-    ``pinned`` (uint8 per node) marked."""
+    """A standalone page playing ``frames`` (:data:`Frame`) of ``scene`` (the scene
+    message), one every ``period`` seconds, with the nodes ``pinned`` (uint8 per node)
+    marked, the springs coloured by ``color_by`` when every frame has a value per
+    spring of the scene."""
     content, buffers = scene
+    size = 4 * int(content["springs"])
+    colored = color_by is not None and all(f[3] is not None and len(f[3]) == size for f in frames)
     data = {
         "scene": content,
         "springs": _b64(buffers[0]),
@@ -76,6 +84,9 @@ def html_document(
         "times": [f[0] for f in frames],
         "energies": [f[2] for f in frames],
         "frames": _b64(b"".join(f[1] for f in frames)),
+        "color_by": color_by if colored else None,
+        "values": _b64(b"".join(f[3] or b"" for f in frames)) if colored else None,
+        "ranges": [f[4] for f in frames] if colored else None,
     }
     # "</" never appears inside the script element: JSON escapes it
     payload = json.dumps(data).replace("</", "<\\/")
@@ -104,29 +115,50 @@ springsimPlay(springsimViewer, document.getElementById("springsim"),
 def write_html(
     path: pathlib.Path,
     scene: tuple[dict[str, Any], list[bytes]],
-    frames: list[tuple[float, bytes, dict[str, float]]],
+    frames: list[Frame],
     period: float,
     pinned: bytes,
+    color_by: str | None = None,
 ) -> None:
     """Write :func:`html_document` to ``path`` (atomically)."""
-    text = html_document(scene, frames, period, pinned).encode("utf-8")
+    text = html_document(scene, frames, period, pinned, color_by=color_by).encode("utf-8")
     write_atomically(str(path), lambda file: file.write(text))
 
 
-def save_history_html(history: Any, path: Any) -> pathlib.Path:
+def save_history_html(
+    history: Any,
+    path: Any,
+    *,
+    speed: float = 1.0,
+    color_by: str | None = None,
+    color_range: tuple[float, float] | None = None,
+) -> pathlib.Path:
     """Write a standalone HTML file playing the frames of a :class:`springsim.History`.
 
     The frames (``history.frames``: positions of ``frame_nodes``) are drawn with the
     run's starting ``edges``, ``faces``, ``colliders``, ``collider_triangles`` and
     ``radii`` and the pins of its first
-    frame, played in real time; the energy trace shows the recorded energies at the
+    frame, played at ``speed``; the energy trace shows the recorded energies at the
     frame times (interpolated linearly between records). :meth:`History.save_html`
     calls it.
+
+    Parameters
+    ----------
+    speed : float
+        Simulated seconds per second of playback: 1 real time, 0.1 slow motion.
+    color_by : {None, "tension", "strain"}
+        Colour the springs by ``history.frame_tensions`` or ``frame_strains``, as
+        the live viewer does.
+    color_range : (float, float), optional
+        A fixed colour scale; by default each frame's, symmetric about zero and never
+        narrower than a strain of 0.1 % (a tension of 0.1 % strain, from the
+        recorded tension per strain; 1 N if no spring was strained by 1e-6).
 
     Raises
     ------
     ValueError
-        The history has fewer than two frames (``run(..., frames=F)`` records them).
+        The history has fewer than two frames (``run(..., frames=F)`` records them);
+        a speed not > 0, an unknown ``color_by``.
 
     Examples
     --------
@@ -139,6 +171,9 @@ def save_history_html(history: Any, path: Any) -> pathlib.Path:
     '.html'
     """
     target = pathlib.Path(path_name(path))
+    check_speed(speed)
+    if color_by not in protocol.COLOR_BY:
+        raise ValueError(f"color_by must be None, 'tension' or 'strain', not {color_by!r}")
     count = len(history.frame_times)
     if count < 2:
         raise ValueError(
@@ -159,7 +194,23 @@ def save_history_html(history: Any, path: Any) -> pathlib.Path:
         energy["total"] = sum(energy[name] for name in terms[:5])
         energies.append(energy)
     positions = np.ascontiguousarray(history.frames, dtype=np.float32)
-    frames = [(float(times[k]), positions[k].tobytes(), energies[k]) for k in range(count)]
+    values: Any = [None] * count
+    ranges: Any = [None] * count
+    if color_by is not None:
+        table = np.asarray(
+            history.frame_tensions if color_by == "tension" else history.frame_strains
+        )
+        floor = protocol.STRAIN_FLOOR
+        if color_by == "tension":
+            strains = np.asarray(history.frame_strains)
+            moved = np.abs(strains) > 1e-6
+            floor *= float(np.max(np.abs(table[moved] / strains[moved]))) if moved.any() else 1e3
+        values = [np.ascontiguousarray(row, dtype=np.float32).tobytes() for row in table]
+        ranges = [protocol.color_range(row, floor, color_range) for row in table]
+    frames: list[Frame] = [
+        (float(times[k]), positions[k].tobytes(), energies[k], values[k], ranges[k])
+        for k in range(count)
+    ]
     scene = protocol.scene_of(
         int(history.dim),
         positions.shape[1],
@@ -170,6 +221,15 @@ def save_history_html(history: Any, path: Any) -> pathlib.Path:
         history.radii,
     )
     pinned = np.ascontiguousarray(history.frame_pinned[0], dtype=np.uint8).tobytes()
-    period = float(times[-1] - times[0]) / (count - 1)
-    write_html(target, scene, frames, period if period > 0 else 1 / 30, pinned)
+    period = float(times[-1] - times[0]) / (count - 1) / speed
+    write_html(target, scene, frames, period if period > 0 else 1 / 30, pinned, color_by)
     return target
+
+
+def check_speed(speed: Any) -> float:
+    """``speed`` (simulated seconds per second of playback) checked: a number > 0."""
+    if isinstance(speed, bool) or not isinstance(speed, (int, float, np.floating)):
+        raise TypeError(f"speed must be a number, not {type(speed).__name__}")
+    if not 0 < speed < float("inf"):
+        raise ValueError(f"speed must be > 0 and finite (simulated s per s), not {speed}")
+    return float(speed)

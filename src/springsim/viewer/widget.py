@@ -9,6 +9,7 @@ from the browser, a call from Python — happens under :attr:`Viewer.lock`.
 
 from __future__ import annotations
 
+import base64
 import pathlib
 import threading
 import time
@@ -21,9 +22,11 @@ import numpy as np
 
 from springsim import _core
 from springsim.files.paths import path_name
-from springsim.viewer import controls, protocol
-from springsim.viewer.standalone import front_end, write_html
+from springsim.viewer import controls, protocol, snapshot
+from springsim.viewer.standalone import Frame, check_speed, front_end, write_html
 
+#: The mime type of a widget's view in a notebook output.
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 #: Frames a browser may be behind before the thread waits for it (acknowledgements).
 _IN_FLIGHT = 2
 #: Seconds the thread waits for an acknowledgement before it sends anyway (no browser).
@@ -57,8 +60,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         *,
         dt: float | None = None,
         substeps: int | None = None,
+        speed: float | None = None,
         sliders: Sequence[str] = (),
         color_by: str | None = None,
+        color_range: tuple[float, float] | None = None,
         fps: float = 60.0,
         record: int = 600,
     ) -> None:
@@ -70,16 +75,25 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             raise ValueError(f"fps must be a number in [1, 240], not {fps!r}")
         if isinstance(record, bool) or not isinstance(record, int) or record < 2:
             raise ValueError(f"record must be an int >= 2 (frames kept), not {record!r}")
+        if speed is not None and substeps is not None:
+            raise ValueError("give speed or substeps, not both (substeps follow from speed)")
         super().__init__()
         self._sim: Any = sim  # a springsim.System (checked above)
         self._lock = sim.lock  # one lock: the viewer's state and the system's turn
         self._sliders = {name: controls.make_slider(sim, name) for name in sliders}
         self._dt = 0.0
         self._substeps = 1
+        self._speed = 0.0  # 0 until set: then dt's setter leaves substeps alone
+        self._fps = float(fps)
         self._color_by: str | None = None
+        self._color_range: tuple[float, float] | None = None
         self.dt = dt if dt is not None else _default_dt(sim)
-        self.substeps = substeps if substeps is not None else _default_substeps(sim, self._dt, fps)
+        if substeps is not None:
+            self.substeps = substeps
+        else:
+            self.speed = speed if speed is not None else 1.0
         self.color_by = color_by
+        self.color_range = color_range
         self._period = 1.0 / fps
         # the energy trace's total + dissipated needs the books kept (as run() keeps them)
         self._was_tracking = bool(sim.track_energy)
@@ -94,9 +108,11 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._wake = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
         self._grabbed: dict[int, bool] = {}  # node -> whether it was pinned before
-        self._recording: deque[tuple[float, bytes, dict[str, float]]] = deque(maxlen=record)
+        self._recording: deque[Frame] = deque(maxlen=record)
         self._taps: list[Callable[[dict[str, Any], list[bytes]], None]] = []
         self._rates: deque[float] = deque(maxlen=30)
+        self._played: deque[tuple[float, float]] = deque(maxlen=30)  # (wall s, sim s)
+        self._step_cost = 0.0  # wall seconds per step, measured while playing
         self.error: str | None = None
         self.on_msg(self._on_msg)
 
@@ -104,6 +120,19 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         # what a notebook shows where widgets are not drawn (a stored notebook, a console)
         state = "playing" if self._playing else "paused"
         return f"<springsim viewer of {self._sim!r}, {state}>"
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+        """What a notebook output holds: the widget view, its text and a PNG of the
+        system now (:mod:`springsim.viewer.snapshot`), which a saved notebook shows
+        where the widget cannot run; no widget view in a kernel run by nbclient."""
+        data, metadata = super()._repr_mimebundle_(**kwargs)
+        with self._lock:
+            image = snapshot.png(self._sim, self._color_by, self._color_range)
+        if image is not None:
+            data["image/png"] = base64.b64encode(image).decode("ascii")
+        if snapshot.headless_kernel():
+            data.pop(WIDGET_VIEW, None)
+        return data, metadata
 
     # ------------------------------------------------------------ Python API
 
@@ -136,10 +165,13 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if not 0 < value < float("inf"):
             raise ValueError(f"dt must be > 0 and finite, not {value}")
         self._dt = float(value)
+        if self._speed > 0:  # the speed stays: the steps per frame follow
+            self._substeps = _substeps_for(self._speed, self._dt, self._fps)
 
     @property
     def substeps(self) -> int:
-        """Steps of ``dt`` per frame drawn (1 to 100000)."""
+        """Steps of ``dt`` per frame (1 to 100000): ``speed / (fps dt)``, rounded.
+        Setting it sets ``speed`` to ``substeps × dt × fps``."""
         return self._substeps
 
     @substeps.setter
@@ -149,6 +181,52 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if not 1 <= value <= 100000:
             raise ValueError(f"substeps must be in [1, 100000], not {value}")
         self._substeps = int(value)
+        self._speed = self._substeps * self._dt * self._fps
+
+    @property
+    def speed(self) -> float:
+        """Playback speed asked for: simulated seconds per wall-clock second (1 real
+        time, 0.1 ten times slower). It sets ``substeps`` to ``speed / (fps dt)``
+        rounded (at least 1; frames then come every ``substeps dt / speed`` s), and
+        stays as set: a kernel too slow for it is reported in
+        :attr:`achieved_speed`, not changed silently.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(5, length=1.0, mass=0.05, stiffness=50.0, dim=2)
+        >>> viewer = ss.view(rope, dt=1e-4, speed=0.5)   # 60 frames per second
+        >>> viewer.substeps                              # 0.5 / (60 × 1e-4)
+        83
+        >>> viewer.speed = 2.0
+        >>> viewer.substeps
+        333
+        >>> viewer.close()
+        """
+        return self._speed
+
+    @speed.setter
+    def speed(self, value: float) -> None:
+        if isinstance(value, bool) or not isinstance(value, (int, float, np.floating)):
+            raise TypeError(f"speed must be a number, not {type(value).__name__}")
+        if not 0 < value < float("inf"):
+            raise ValueError(f"speed must be > 0 and finite (simulated s per s), not {value}")
+        self._speed = float(value)
+        self._substeps = _substeps_for(self._speed, self._dt, self._fps)
+
+    @property
+    def achieved_speed(self) -> float:
+        """Simulated seconds per wall-clock second over the last 30 frames played (0
+        before two were): :attr:`speed`, or less when this machine cannot step
+        ``substeps`` steps per frame in time (shown in the widget's status line)."""
+        with self._lock:
+            return self._achieved()
+
+    def _achieved(self) -> float:
+        if len(self._played) < 2:
+            return 0.0
+        (w0, t0), (w1, t1) = self._played[0], self._played[-1]
+        return (t1 - t0) / (w1 - w0) if w1 > w0 else 0.0
 
     @property
     def color_by(self) -> str | None:
@@ -160,6 +238,31 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if value not in protocol.COLOR_BY:
             raise ValueError(f"color_by must be None, 'tension' or 'strain', not {value!r}")
         self._color_by = value
+
+    @property
+    def color_range(self) -> tuple[float, float] | None:
+        """The colour scale ``(lo, hi)`` of ``color_by`` (blue at ``lo``, grey in the
+        middle, red at ``hi``), or None for the automatic one: symmetric about zero,
+        ``±max(|value|)`` but never narrower than a strain of 0.1 % (tension: that
+        strain in the stiffest spring, see :func:`springsim.viewer.protocol.color_floor`),
+        so that round-off is drawn grey, not red."""
+        return self._color_range
+
+    @color_range.setter
+    def color_range(self, value: tuple[float, float] | None) -> None:
+        if value is not None:
+            if isinstance(value, str) or not isinstance(value, (tuple, list, np.ndarray)):
+                raise TypeError(f"color_range must be None or (lo, hi), not {type(value).__name__}")
+            if len(value) != 2 or not all(
+                not isinstance(v, bool) and isinstance(v, (int, float, np.floating, np.integer))
+                for v in value
+            ):
+                raise ValueError(f"color_range must be two numbers (lo, hi), not {value!r}")
+            lo, hi = float(value[0]), float(value[1])
+            if not (np.isfinite(lo) and np.isfinite(hi) and lo < hi):
+                raise ValueError(f"color_range must be finite with lo < hi, not {value!r}")
+            value = (lo, hi)
+        self._color_range = value
 
     @property
     def sliders(self) -> dict[str, float]:
@@ -270,18 +373,24 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._sim.track_energy = self._was_tracking
         super().close()
 
-    def save_html(self, path: str | pathlib.Path, duration: float | None = None) -> pathlib.Path:
-        """Write a standalone HTML file that plays frames offline (nothing is fetched).
+    def save_html(
+        self, path: str | pathlib.Path, duration: float | None = None, speed: float = 1.0
+    ) -> pathlib.Path:
+        """Write a standalone HTML file that plays frames offline (nothing is fetched),
+        coloured as the viewer colours them (``color_by``, ``color_range``).
 
         Parameters
         ----------
         path : str or os.PathLike
             The file to write (replaced atomically).
         duration : float, optional
-            Without it, the frames this viewer sent lately (up to ``record``), played
-            at ``fps``. With it, a copy of the system stepped at the viewer's ``dt``
-            from now for ``duration`` seconds (the live system does not move), recorded
-            as 30 frames per simulated second (at most ``record``), played in real time.
+            Without it, the frames this viewer sent lately (up to ``record``). With
+            it, a copy of the system stepped at the viewer's ``dt`` from now for
+            ``duration`` seconds (the live system does not move), recorded as 30
+            frames per second of playback (at most ``record``).
+        speed : float
+            Simulated seconds per second of playback: 1 (real time), 0.1 ten times
+            slower.
 
         Returns
         -------
@@ -292,7 +401,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         Raises
         ------
         ValueError
-            No duration and fewer than two frames sent yet; a duration below ``dt``.
+            No duration and fewer than two frames sent yet; a duration below ``dt``; a
+            speed not > 0.
 
         Examples
         --------
@@ -306,29 +416,34 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         >>> viewer.close()
         """
         target = pathlib.Path(path_name(path))
+        speed = check_speed(speed)
         if duration is not None:
             if isinstance(duration, bool) or not isinstance(duration, (int, float)):
                 raise TypeError(f"duration must be a number, not {type(duration).__name__}")
             if not self._dt <= duration < float("inf"):
                 raise ValueError(f"duration must be at least dt ({self._dt:g} s), not {duration}")
         with self._lock:  # the live system is read between steps
-            dt, period, kept = self._dt, self._period, self._recording.maxlen or 2
+            dt, kept = self._dt, self._recording.maxlen or 2
+            color_by, fixed = self._color_by, self._color_range
             if duration is None:
                 sim = self._sim
                 size = sim.num_nodes * sim.dim * 4
                 frames = [f for f in self._recording if len(f[1]) == size]
+                span = frames[-1][0] - frames[0][0] if len(frames) > 1 else 0.0
+                period = span / (len(frames) - 1) / speed if span > 0 else self._period
                 scene = protocol.scene(sim)
                 pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
             else:
                 sim = self._sim.copy()
         if duration is not None:
-            count = min(kept, max(2, round(30 * duration) + 1))
-            frames, period = _run_frames(sim, float(duration), dt, count), duration / (count - 1)
+            count = min(kept, max(2, round(30 * duration / speed) + 1))
+            frames = _run_frames(sim, float(duration), dt, count, color_by, fixed)
+            period = duration / (count - 1) / speed
             scene = protocol.scene(sim)
             pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
         if len(frames) < 2:
             raise ValueError("no frames recorded yet: play the viewer first, or pass duration=")
-        write_html(target, scene, frames, period, pinned)
+        write_html(target, scene, frames, period, pinned, color_by)
         return target
 
     # ------------------------------------------------------------ messages
@@ -372,6 +487,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 self._playing = kind == "play"
                 if self._playing:
                     self.error = None
+                    self._played.clear()
                     self._start_thread()
                 self._wake.notify_all()
                 self._send_state()
@@ -380,6 +496,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 self._send_frame()
             elif kind == "reset":
                 self._reset_point.restore(self._sim)
+                self._played.clear()
                 for slider in self._sliders.values():
                     slider.value = controls.make_slider(self._sim, slider.name).value
                 self._grabbed.clear()
@@ -418,9 +535,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._send_state()
         else:
             name = message["name"]
-            if name not in ("dt", "substeps", "color_by"):
+            if name not in protocol.SETTABLE:
                 raise ValueError(
-                    f"message 'set': name must be dt, substeps or color_by, not {name!r}"
+                    f"message 'set': name must be one of {', '.join(protocol.SETTABLE)}, "
+                    f"not {name!r}"
                 )
             value = message["value"]
             if name == "substeps" and isinstance(value, float) and value.is_integer():
@@ -431,9 +549,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     # ------------------------------------------------------------ stepping
 
-    def _advance(self) -> None:
+    def _advance(self, steps: int | None = None) -> None:
         try:
-            self._sim.step(self._dt, steps=self._substeps)
+            self._sim.step(self._dt, steps=self._substeps if steps is None else steps)
         except Exception as err:  # shown in the widget; the system was rolled back
             self._playing = False
             self.error = f"{type(err).__name__}: {err}"
@@ -458,10 +576,20 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                         self._acked = self._frame  # no browser answering: go on
                 if self._closed:
                     return
-                self._advance()
+                # the steps of a frame, cut to what the kernel takes in a frame's time
+                steps = _steps_per_frame(self._substeps, self._step_cost, 1.0 / self._fps)
+                began = time.perf_counter()
+                self._advance(steps)
+                cost = (time.perf_counter() - began) / steps
+                self._step_cost = (
+                    cost if not self._step_cost else 0.8 * self._step_cost + 0.2 * cost
+                )
+                # paced in simulated time: a frame of `steps` steps every steps dt / speed s
+                period = steps * self._dt / self._speed
+                self._played.append((time.perf_counter(), float(self._sim.time)))
                 self._send_frame()
             self._rates.append(time.perf_counter())
-            next_frame = max(next_frame + self._period, time.perf_counter() - self._period)
+            next_frame = max(next_frame + period, time.perf_counter() - period)
             time.sleep(max(0.0, next_frame - time.perf_counter()))
 
     # ------------------------------------------------------------ sending
@@ -478,7 +606,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 "playing": self._playing,
                 "dt": self._dt,
                 "substeps": self._substeps,
+                "speed": self._speed,
                 "color_by": self._color_by,
+                "color_range": self._color_range,
                 "sliders": [s.message() for s in self._sliders.values()],
                 "error": self.error,
             },
@@ -493,14 +623,29 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._scene_key = key
             self._emit(*protocol.scene(sim))
         self._frame += 1
-        content, buffers = protocol.frame(sim, self._frame, self._color_by)
-        self._recording.append((content["time"], buffers[0], content["energy"]))
+        content, buffers = protocol.frame(sim, self._frame, self._color_by, self._color_range)
+        if self._playing:  # what the status line shows beside the speed asked for
+            content["achieved_speed"] = self._achieved()
+        self._recording.append(
+            (
+                content["time"],
+                buffers[0],
+                content["energy"],
+                buffers[2] if len(buffers) > 2 else None,
+                content["range"],
+            )
+        )
         self._emit(content, buffers)
 
 
 def _run_frames(
-    sim: Any, duration: float, dt: float, count: int
-) -> list[tuple[float, bytes, dict[str, float]]]:
+    sim: Any,
+    duration: float,
+    dt: float,
+    count: int,
+    color_by: str | None,
+    fixed: tuple[float, float] | None,
+) -> list[Frame]:
     """``count`` frames evenly spaced over ``duration`` seconds of stepping ``sim``."""
     total = max(1, round(duration / dt))
     frames, done = [], 0
@@ -509,8 +654,9 @@ def _run_frames(
         if target > done:
             sim.step(dt, steps=target - done)
             done = target
-        content, buffers = protocol.frame(sim, 0, None)
-        frames.append((content["time"], buffers[0], content["energy"]))
+        content, buffers = protocol.frame(sim, 0, color_by, fixed)
+        values = buffers[2] if len(buffers) > 2 else None
+        frames.append((content["time"], buffers[0], content["energy"], values, content["range"]))
     return frames
 
 
@@ -520,24 +666,18 @@ def _default_dt(sim: Any) -> float:
     return float(min(0.5 * limit, 1e-3))
 
 
-def _default_substeps(sim: Any, dt: float, fps: float) -> int:
-    """Real time (a frame's steps span 1/fps seconds, at most 200 of them), cut to the
-    steps this machine takes in 1/200 s (timed on a copy), so that a large system still
-    draws above 30 frames per second with the browser on the same machine: slower
-    than real time, but smooth."""
-    wanted = int(min(200, max(1, round(1.0 / (fps * dt)))))
-    probe = sim.copy()
-    try:
-        probe.step(dt)  # the first step builds the kernel's plans: not timed
-        steps, each = 2, 0.0
-        while steps <= wanted:  # time at least 5 ms of steps, for a stable estimate
-            began = time.perf_counter()
-            probe.step(dt, steps=steps)
-            elapsed = time.perf_counter() - began
-            each = elapsed / steps
-            if elapsed > 0.005:
-                break
-            steps *= 2
-    except Exception:  # a failing step shows when the user plays; here it is not timed
-        return wanted
-    return max(1, min(wanted, int(0.005 / max(each, 1e-9))))
+def _substeps_for(speed: float, dt: float, fps: float) -> int:
+    """The steps per frame that play ``speed`` simulated seconds per second at ``fps``
+    frames per second: ``speed / (fps dt)`` rounded, in [1, 100000]."""
+    return int(min(100000, max(1, round(speed / (fps * dt)))))
+
+
+def _steps_per_frame(substeps: int, step_cost: float, budget: float) -> int:
+    """The steps the playing thread takes in one frame: ``substeps``, cut to the steps
+    that fit in ``budget`` wall seconds at ``step_cost`` seconds each (measured while
+    playing; 0 before the first frame), at least one. The kernel's speed caps the
+    frame's steps, never the speed asked for: frames keep coming at about the frame
+    rate, each covering less simulated time (see :attr:`Viewer.achieved_speed`)."""
+    if step_cost <= 0:
+        return substeps
+    return int(max(1, min(substeps, budget // step_cost)))

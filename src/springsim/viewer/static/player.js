@@ -6,17 +6,22 @@ function springsimPlay(viewer, el, data) {
   const bytes = (b64) => Uint8Array.from(atob(b64), (c) => c.charCodeAt(0)).buffer;
   const scene = data.scene, size = scene.nodes * scene.dim;
   const frames = new Float32Array(bytes(data.frames));
+  const values = data.values ? new Float32Array(bytes(data.values)) : null, m = scene.springs;
   const count = data.times.length, listeners = [];
   const pinned = new DataView(bytes(data.pinned));
   let k = 0, playing = true;
   const emit = (content, buffers) => listeners.forEach((cb) => cb(content, buffers || []));
-  const state = () => emit({ type: "state", playing, dt: null, substeps: null, color_by: null,
+  const state = () => emit({ type: "state", playing, dt: null, substeps: null, color_by: data.color_by || null,
                              sliders: [], error: null, offline: true });
   const frame = () => {
     const pos = frames.subarray(k * size, (k + 1) * size);
+    const buffers = [new DataView(pos.buffer, pos.byteOffset, pos.byteLength), pinned];
+    if (values) {
+      const v = values.subarray(k * m, (k + 1) * m);
+      buffers.push(new DataView(v.buffer, v.byteOffset, v.byteLength));
+    }
     emit({ type: "frame", frame: k + 1, time: data.times[k], energy: data.energies[k],
-           color_by: null, range: null },
-         [new DataView(pos.buffer, pos.byteOffset, pos.byteLength), pinned]);
+           color_by: data.color_by || null, range: values ? data.ranges[k] : null }, buffers);
   };
   const model = {
     get: () => undefined, set: () => {}, save_changes: () => {}, off: () => {},

@@ -36,11 +36,13 @@ function element(tag, attrs, parent, text) {
   return e;
 }
 
-// Blue (compressed) - white - red (stretched), t in [-1, 1].
+// Blue (compressed) - grey (unstrained) - red (stretched), t in [-1, 1]: the middle is
+// a grey that shows on the white background, so an unstrained cloth is seen.
+const NEUTRAL = 150;
 function diverging(t) {
   const a = Math.min(1, Math.abs(t));
-  const c = Math.round(255 * (1 - a));
-  return t < 0 ? `rgb(${c},${c},255)` : `rgb(255,${c},${c})`;
+  const n = Math.round(NEUTRAL * (1 - a)), e = Math.round(NEUTRAL + (255 - NEUTRAL) * a);
+  return t < 0 ? `rgb(${n},${n},${e})` : `rgb(${e},${n},${n})`;
 }
 
 function makeCamera() {
@@ -202,12 +204,14 @@ function drawFaces(ctx, S, xs, ys, ds, cam) {
 function drawSprings(ctx, S, xs, ys) {
   const E = S.springs, m = E.length / 2;
   if (S.values && S.range) {
+    // the scale [lo, hi] of the frame (protocol.color_range): lo blue, hi red, in 21
+    // levels, k = round(clip((v - lo) / (hi - lo)) (levels - 1)) (protocol.color_index)
     const buckets = 21, paths = Array.from({ length: buckets }, () => new Path2D());
-    const top = Math.max(Math.abs(S.range[0]), Math.abs(S.range[1])) || 1;
+    const [lo, hi] = S.range, width = hi - lo || 1;
     for (let i = 0; i < m; i++) {
       const v = S.values[i];
       if (!isFinite(v)) continue;
-      const k = Math.round(((v / top + 1) / 2) * (buckets - 1));
+      const k = Math.round(Math.min(1, Math.max(0, (v - lo) / width)) * (buckets - 1));
       paths[k].moveTo(xs[E[2 * i]], ys[E[2 * i]]);
       paths[k].lineTo(xs[E[2 * i + 1]], ys[E[2 * i + 1]]);
     }
@@ -230,7 +234,7 @@ function drawSprings(ctx, S, xs, ys) {
 
 function drawColorbar(ctx, S, W, H) {
   if (!S.values || !S.range) return;
-  const x = W - 22, y0 = 30, h = H - 60, top = S.range[1];
+  const x = W - 22, y0 = 30, h = H - 60, [lo, top] = S.range;
   for (let i = 0; i < h; i++) {
     ctx.fillStyle = diverging(1 - (2 * i) / h);
     ctx.fillRect(x, y0 + i, 12, 1);
@@ -239,7 +243,7 @@ function drawColorbar(ctx, S, W, H) {
   ctx.font = "11px sans-serif";
   ctx.textAlign = "right";
   ctx.fillText(top.toPrecision(3), x + 12, y0 - 6);
-  ctx.fillText((-top).toPrecision(3), x + 12, y0 + h + 14);
+  ctx.fillText(lo.toPrecision(3), x + 12, y0 + h + 14);
   ctx.fillText(S.colorBy === "tension" ? "tension [N]" : "strain", x + 12, y0 + h + 28);
   ctx.textAlign = "left";
 }
@@ -344,7 +348,7 @@ function render({ model, el }) {
                                  ["reset", "reset"]])
     buttons[action] = element("button", { "data-action": action }, bar, label);
   const fields = {};
-  for (const [name, label] of [["substeps", "substeps"], ["dt", "dt [s]"]]) {
+  for (const [name, label] of [["speed", "speed ×"], ["substeps", "substeps"], ["dt", "dt [s]"]]) {
     element("label", {}, bar, ` ${label} `);
     fields[name] = element("input", { "data-name": name, type: "number", style: "width: 6em" }, bar);
   }
@@ -389,6 +393,7 @@ function render({ model, el }) {
       if (msg.time < S.time) hist.length = 0; // reset: a new trace
       Object.assign(S, { pos, pinned: typed(buffers[1], Uint8Array), time: msg.time,
                          frame: msg.frame, colorBy: msg.color_by, range: msg.range,
+                         achieved: msg.achieved_speed,
                          values: buffers.length > 2 ? typed(buffers[2], Float32Array) : null });
       if (grab && drag) S.pos.set(drag, grab.node * S.dim); // the hand wins until released
       const e = msg.energy;
@@ -397,8 +402,10 @@ function render({ model, el }) {
       dirty = true;
     } else if (msg.type === "state") {
       Object.assign(S, { playing: msg.playing, offline: !!msg.offline, error: msg.error });
-      for (const name of ["substeps", "dt"])
-        if (document.activeElement !== fields[name] && msg[name] !== null) fields[name].value = msg[name];
+      S.speed = msg.speed;
+      for (const name of ["speed", "substeps", "dt"])
+        if (document.activeElement !== fields[name] && msg[name] != null)
+          fields[name].value = name === "speed" ? +msg[name].toPrecision(4) : msg[name];
       select.value = msg.color_by || "";
       for (const f of Object.values(fields)) f.disabled = S.offline;
       select.disabled = S.offline;
@@ -521,7 +528,11 @@ function render({ model, el }) {
     fps = 0.9 * fps + 0.1 * (1000 / Math.max(1, now - last));
     last = now;
     status.textContent = `t = ${S.time.toFixed(3)} s · frame ${S.frame}` +
-      (S.playing ? ` · ${fps.toFixed(0)} fps` : " · paused") + (S.error ? ` · ${S.error}` : "");
+      (S.playing ? ` · ${fps.toFixed(0)} fps` : " · paused") +
+      // the speed reached, when the kernel cannot step the speed asked for in time
+      (S.playing && S.achieved > 0 && S.speed && S.achieved < 0.9 * S.speed
+        ? ` · speed ${S.achieved.toPrecision(2)}× (asked ${S.speed}×)` : "") +
+      (S.error ? ` · ${S.error}` : "");
     if (S.frame > acked) { acked = S.frame; send({ type: "ack", frame: S.frame }); }
   }
   raf = requestAnimationFrame(loop);
