@@ -132,6 +132,11 @@ typedef struct {
     double *gas;      /* (N, dim) N, gas forces at the end of the substep's integration */
     int32_t *hits;    /* (N, 2) what a mesh's detection found per node: face (-1 none), side */
     int sticky;       /* some collider has friction or is a mesh: start is saved */
+    /* XPBD's collider constraints (collider_constraints.c), grow-only: per contact the
+     * collider, the node, the mesh face (-1) and side; and lambda, u0, lambda_t. */
+    int32_t *held;
+    double *frames;
+    size_t num_held, held_capacity;
 } ss_collider_contacts;
 
 /* A closed body of ideal gas (pressure.c): its boundary is a closed, consistently

@@ -148,8 +148,9 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     /* XPBD's contact constraints: in a substep where any pushed, the books take the
      * energy the substep lost, the external forces' work counted in, never less than 0
      * (xpbd.c). */
-    const int xpbd_books = method == SS_XPBD && sys->track_energy &&
-                           (!ss_array_absent(sys, SS_RADII) || ss_self_collision_active(sys));
+    const int xpbd_books =
+        method == SS_XPBD && sys->track_energy &&
+        (!ss_array_absent(sys, SS_RADII) || ss_self_collision_active(sys) || sys->num_colliders);
     const double xpbd_before = xpbd_books ? total_energy(sys) : 0.0;
     const double booked_before = sys->state.dissipated;
     switch (method) {
@@ -202,7 +203,8 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     ss_constraints_limit_strain(sys);
     if (sys->track_energy && limited)
         sys->state.dissipated += before - total_energy(sys);
-    ss_colliders_apply(sys, damped);
+    if (method != SS_XPBD) /* XPBD solved the colliders as constraints (xpbd.c) */
+        ss_colliders_apply(sys, damped);
     if (xpbd_books && sys->scratch.xpbd_pushed) {
         /* the energy the substep lost, in place of what damping, drag, the strain limit
          * and the colliders booked by their own rules (which assume no other contact

@@ -20,10 +20,12 @@
  *         dlambda = (((L - l) - a~ lambda) - gamma moved) r,  lambda += dlambda,
  *         delta = dlambda u,  x_i -= w_i delta,  x_j += w_j delta.
  *  4. v = (x - s) / dt for the free nodes; pinned nodes keep v (they moved by v dt).
- *  5. Restitution of the node-node contacts that pushed, on v.
- * Contacts: node-node contact and self-collision are not forces here but constraints,
- * searched once per substep at the prediction and projected one after another after
- * the springs in each pass of step 3 (contact.c, "Contact as constraints"; self_collision.c);
+ *  5. Restitution of the node-node and collider contacts that pushed, on v.
+ * Contacts: node-node contact, self-collision and the colliders are not forces (or,
+ * for colliders, a rule after the substep) here but constraints, searched once per
+ * substep at the prediction and projected one after another after the springs in each
+ * pass of step 3, the colliders last (contact.c, "Contact as constraints";
+ * self_collision.c; collider_constraints.c);
  * serial and in a fixed order, so bit-identical for any thread count.
  * Unconditionally stable; more iterations approach the exact constraint. A 2D system is
  * solved as a 3D one with z = 0: every z stays +0 and adds +0 to the sums above.
@@ -304,26 +306,34 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
      * in x, which holds the prediction until step 4 overwrites it. */
     const int contact = !ss_array_absent(sys, SS_RADII);
     const int self = ss_self_collision_active(sys);
+    const int colliders = sys->num_colliders > 0;
     int failed = 0;
-    if (contact || self) {
-        double moved2 = 0.0;
+    if (contact || self || colliders) {
+        double moved2 = 0.0, r_max = 0.0;
         for (size_t i = 0; i < n; i++) {
             const double *r = p.node + i * SS_RECORD;
             double d2 = 0.0;
-            for (size_t k = 0; k < dim; k++) {
-                x[i * dim + k] = r[k];
+            for (size_t k = 0; k < dim; k++)
                 d2 += (r[k] - r[4 + k]) * (r[k] - r[4 + k]);
-            }
             moved2 = d2 > moved2 ? d2 : moved2;
         }
         if (contact) {
             const double *radii = SS_DOUBLES(sys, SS_RADII);
-            double r_max = 0.0;
             for (size_t i = 0; i < n; i++)
                 r_max = radii[i] > r_max ? radii[i] : r_max;
-            const double margin = 2.0 * sqrt(moved2);
-            failed |= ss_contact_constraints_begin(sys, x, v, margin < r_max ? margin : r_max, dt);
         }
+        const double margin = 2.0 * sqrt(moved2);
+        /* The colliders' contacts first: a node that started inside one is moved onto it,
+         * start and prediction alike, before the other searches. Within twice the
+         * farthest move, and twice the largest radius (a neighbour's push), of one. */
+        if (colliders)
+            failed |=
+                ss_collider_constraints_begin(sys, p.node, SS_RECORD, v, margin + 2.0 * r_max);
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < dim; k++)
+                x[i * dim + k] = p.node[i * SS_RECORD + k];
+        if (contact)
+            failed |= ss_contact_constraints_begin(sys, x, v, margin < r_max ? margin : r_max, dt);
         if (self)
             failed |= ss_self_collision_constraints_begin(sys, x);
     }
@@ -351,6 +361,8 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
             ss_contact_constraints_solve(sys, p.node, SS_RECORD);
         if (self && !failed)
             ss_self_collision_constraints_solve(sys, p.node, SS_RECORD);
+        if (colliders && !failed) /* last: a collider has the final say in each pass */
+            ss_collider_constraints_solve(sys, p.node, SS_RECORD);
     }
 
     /* 4. Back to x, and v from the motion. */
@@ -364,18 +376,20 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
         }
     }
 
-    /* 5. Restitution of the node-node contacts that pushed (contact.c), below 2 |g| dt
+    /* 5. Restitution of the node-node contacts, then the colliders', that pushed
+     * (contact.c, collider_constraints.c), below 2 |g| dt
      * none; the external forces' work over the substep, for the books (integrate.c). */
     size_t pushed = 0;
-    if (contact && !failed) {
-        double g2 = 0.0;
-        for (size_t k = 0; k < dim; k++)
-            g2 += sys->gravity[k] * sys->gravity[k];
-        const double g = sqrt(g2);
-        pushed += ss_contact_constraints_restitute(sys, x, v, inv_mass, 2.0 * g * dt);
-    }
+    double g2 = 0.0;
+    for (size_t k = 0; k < dim; k++)
+        g2 += sys->gravity[k] * sys->gravity[k];
+    const double threshold = 2.0 * sqrt(g2) * dt;
+    if (contact && !failed)
+        pushed += ss_contact_constraints_restitute(sys, x, v, inv_mass, threshold);
     if (self && !failed)
         pushed += ss_self_collision_constraints_pushed(sys);
+    if (colliders && !failed)
+        pushed += ss_collider_constraints_restitute(sys, x, v, threshold);
     sys->scratch.xpbd_pushed = pushed;
     double work = 0.0;
     if (pushed && sys->track_energy && !ss_array_absent(sys, SS_EXTERNAL)) {
