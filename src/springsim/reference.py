@@ -883,34 +883,35 @@ class Collider:
         )
 
 
-def _dot(a: np.ndarray, b: np.ndarray, dim: int) -> float:
+def _dot(a: npt.ArrayLike, b: npt.ArrayLike, dim: int) -> float:
     """Σ a_k b_k summed in k order, as the kernel sums."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
     total = 0.0
     for k in range(dim):
         total += float(a[k]) * float(b[k])
     return total
 
 
-def collider_locate(c: Collider, p: np.ndarray) -> tuple[bool, float, np.ndarray, np.ndarray]:
+def _collider_locate(c: Collider, p: np.ndarray) -> tuple[bool, float, np.ndarray, np.ndarray]:
     """Where point p is against collider c (colliders.c, ss_collider_locate): whether
     it is inside, the depth (m, negative outside), the nearest surface point and the unit
     normal there, into free space."""
     dim = len(p)
-    p = [float(q) for q in p]
+    pt = [float(q) for q in p]
     normal, surface = np.zeros(dim), np.zeros(dim)
     if c.kind == "plane":
         d = c.scalar
         for k in range(dim):
-            d -= float(c.vector[k]) * p[k]
+            d -= float(c.vector[k]) * pt[k]
         for k in range(dim):
-            surface[k] = p[k] + d * float(c.vector[k])
+            surface[k] = pt[k] + d * float(c.vector[k])
             normal[k] = c.vector[k]
         return d > 0.0, d, surface, normal
     if c.kind == "box":
         inside, axis, least, out2 = True, 0, np.inf, 0.0
         for k in range(dim):
             h = float(c.end[k])
-            r = p[k] - float(c.vector[k])
+            r = pt[k] - float(c.vector[k])
             gap = h - abs(r)
             clamped = min(max(r, -h), h)
             surface[k] = float(c.vector[k]) + clamped
@@ -920,9 +921,9 @@ def collider_locate(c: Collider, p: np.ndarray) -> tuple[bool, float, np.ndarray
                 inside = False
             if gap < least:
                 least, axis = gap, k
-        sign = 1.0 if p[axis] >= c.vector[axis] else -1.0
+        sign = 1.0 if pt[axis] >= c.vector[axis] else -1.0
         if inside or not out2 > 0.0:
-            surface[:] = p
+            surface[:] = pt
             normal[:] = 0.0
             surface[axis] = float(c.vector[axis]) + sign * float(c.end[axis])
             normal[axis] = sign
@@ -934,14 +935,14 @@ def collider_locate(c: Collider, p: np.ndarray) -> tuple[bool, float, np.ndarray
         ab2 = t = 0.0
         for k in range(dim):
             ab2 += (float(b[k]) - float(a[k])) * (float(b[k]) - float(a[k]))
-            t += (p[k] - float(a[k])) * (float(b[k]) - float(a[k]))
+            t += (pt[k] - float(a[k])) * (float(b[k]) - float(a[k]))
         t = min(max(t / ab2, 0.0), 1.0) if ab2 > 0.0 else 0.0
         axis_point = [float(a[k]) + t * (float(b[k]) - float(a[k])) for k in range(dim)]
     else:
         axis_point = [float(q) for q in c.vector]
     r2 = 0.0
     for k in range(dim):
-        normal[k] = p[k] - axis_point[k]
+        normal[k] = pt[k] - axis_point[k]
         r2 += normal[k] * normal[k]
     r = float(np.sqrt(r2))
     if r > 0.0:
@@ -967,13 +968,13 @@ def _collider_begin(s: State, x0: np.ndarray, w: np.ndarray, margin: float) -> l
         for i in range(len(s.x)):
             if not w[i] > 0.0:
                 continue
-            inside, _depth, surface, _normal = collider_locate(c, x0[i])
+            inside, _depth, surface, _normal = _collider_locate(c, x0[i])
             if inside:
                 for k in range(dim):
                     shift = surface[k] - x0[i, k]
                     x0[i, k] = surface[k]
                     s.x[i, k] = s.x[i, k] + shift
-            _inside, depth, _surface, normal = collider_locate(c, s.x[i])
+            _inside, depth, _surface, normal = _collider_locate(c, s.x[i])
             if not depth > -margin:
                 continue
             out.append([q, i, 0.0, _dot(s.v[i], normal, dim), 0.0])
@@ -987,7 +988,7 @@ def _collider_constraints(s: State, held: list[list[float]], x0: np.ndarray, w: 
     dim = s.dim
     for row in held:
         c, i = s.colliders[int(row[0])], int(row[1])
-        _inside, depth, _surface, n = collider_locate(c, s.x[i])
+        _inside, depth, _surface, n = _collider_locate(c, s.x[i])
         lam = row[2]
         if not depth > 0.0 and lam == 0.0:
             continue
@@ -1022,7 +1023,7 @@ def _collider_restitute(s: State, held: list[list[float]], threshold: float) -> 
         if not (row[2] > 0.0 and row[3] < 0.0):
             continue
         c, i = s.colliders[int(row[0])], int(row[1])
-        _inside, _depth, _surface, n = collider_locate(c, s.x[i])
+        _inside, _depth, _surface, n = _collider_locate(c, s.x[i])
         un = _dot(s.v[i], n, dim)
         target = c.restitution * -row[3] if -row[3] > threshold else 0.0
         du = target - un

@@ -1,7 +1,8 @@
 /* colliders.c - planes, spheres (circles in 2D), axis-aligned boxes, capsules (stadiums
  * in 2D) and triangle meshes (3D; mesh.c finds where a node is against one) that nodes
  * cannot enter, with restitution and Coulomb friction, applied after every substep of
- * every method.
+ * every method but XPBD (which projects them as constraints in its passes:
+ * collider_constraints.c).
  *
  * A free node found inside a collider after a substep's integration (at x1, depth d,
  * unit normal n into free space) is put back on the surface. If it moves inwards,
