@@ -132,6 +132,11 @@ typedef struct {
     double *gas;      /* (N, dim) N, gas forces at the end of the substep's integration */
     int32_t *hits;    /* (N, 2) what a mesh's detection found per node: face (-1 none), side */
     int sticky;       /* some collider has friction or is a mesh: start is saved */
+    /* XPBD's collider constraints (collider_constraints.c), grow-only: per contact the
+     * collider, the node, the mesh face (-1) and side; and lambda, u0, lambda_t. */
+    int32_t *held;
+    double *frames;
+    size_t num_held, held_capacity;
 } ss_collider_contacts;
 
 /* A closed body of ideal gas (pressure.c): its boundary is a closed, consistently
@@ -242,6 +247,13 @@ typedef struct {
      * otherwise (every step call starts from 0: masses, pins, springs or dt may have
      * changed since the last). */
     size_t xpbd_prepared;
+    /* XPBD solves node-node contact and self-collision as constraints (xpbd.c): set by
+     * each step call (1 for xpbd), so that the dissipation power leaves their force laws
+     * out; the constraints that pushed in the last substep, and the work of the external
+     * forces over it, J, for the energy books (integrate.c). */
+    int contact_constraints;
+    size_t xpbd_pushed;
+    double xpbd_work;
     /* The spring colouring (parallel.c): springs in colour order, no two springs of
      * a colour sharing a node, so each colour's forces can be added by many threads
      * at once and every node still sums its springs in one fixed order; XPBD's solve
@@ -597,7 +609,8 @@ int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double
                                int check);
 
 /* Acceleration from the forces on nodes that are not springs (gravity, drag,
- * external, gas, air on faces, node contact), 0 if pinned: XPBD's prediction uses it. */
+ * external, gas, air on faces), 0 if pinned: XPBD's prediction uses it (it solves
+ * node-node contact and self-collision as constraints). */
 void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a);
 
 #include "aero.h"

@@ -489,11 +489,12 @@ def add_plane(
 ) -> Plane:
     """Add a plane that nodes cannot pass: the half-space n·x >= offset is free.
 
-    After every substep, of every method, a free node found behind the plane is
-    moved onto it; if it was moving inwards, it leaves with ``restitution`` e
-    times the speed it met the plane with (its normal speed, less what climbing
-    back out costs in potential energy), and Coulomb friction reduces its
-    tangential velocity by μ times the normal velocity change (about
+    After every substep, of every method but "xpbd" (which projects colliders as
+    constraints inside its passes: docs/guide/colliders.md, "Colliders in XPBD"), a
+    free node found behind the plane is moved onto it; if it was moving inwards, it
+    leaves with ``restitution`` e times the speed it met the plane with (its normal
+    speed, less what climbing back out costs in potential energy), and Coulomb
+    friction reduces its tangential velocity by μ times the normal velocity change (about
     (1 + e)|v·n|), at most to zero. A node that friction stops stays where it
     touched the plane: static friction holds without creeping. What contacts
     take goes into :attr:`dissipated` (docs/guide/colliders.md, "How contact energy
@@ -720,7 +721,8 @@ def add_mesh_collider(
 
     The mesh is a surface of ``thickness`` h: a node belongs on the side of it that
     it started the substep on, and is kept at least h from every triangle. After
-    every substep, of every method, the segment each free node moved along is tested
+    every substep (in "xpbd": in each pass of its solve, as a constraint), the
+    segment each free node moved along is tested
     against the triangles (continuous detection: nothing passes through a static
     mesh, at any dt), and a node closer than h to a triangle, or that crossed one,
     is put back at distance h on its side, with restitution and Coulomb friction

@@ -77,6 +77,9 @@ class State:
         ρ (kg/m³, default 1.2) and C_d (default 0: no air on faces).
     contact : Contact, optional
         Node–node contact: radii, groups and law (see :class:`Contact`).
+    colliders : sequence of Collider, optional
+        Planes, spheres, boxes and capsules, in the kernel's order (see
+        :class:`Collider`); only the "xpbd" method models them here.
     """
 
     def __init__(
@@ -101,6 +104,7 @@ class State:
         air_density: float = 1.2,
         drag_coefficient: float = 0.0,
         contact: Contact | None = None,
+        colliders: Iterable[Collider] = (),
     ) -> None:
         self.x = np.array(positions, dtype=np.float64)
         n, dim = self.x.shape
@@ -136,6 +140,8 @@ class State:
         self.drag_coefficient = float(drag_coefficient)
         #: Node–node contact (radii, groups, law), or None: none.
         self.contact = contact
+        #: Colliders, in the kernel's order (xpbd's constraints).
+        self.colliders = list(colliders)
 
     @classmethod
     def from_system(cls, sim: _core.System) -> State:
@@ -165,6 +171,7 @@ class State:
             air_density=sim.air_density,
             drag_coefficient=sim.drag_coefficient,
             contact=Contact.from_system(sim) if sim._has_radii() else None,
+            colliders=[Collider.from_row(sim, row) for row in sim._colliders()],
         )
 
 
@@ -442,10 +449,11 @@ class Contact:
         return float(-log_e / np.sqrt(np.pi**2 + log_e**2))
 
 
-def contact_pairs(s: State, x: np.ndarray) -> np.ndarray:
-    """Every touching pair (i < j), (P, 2), by i then j: overlapping, allowed by the
-    groups' filter and, within a group, not joined by a spring. Every pair of nodes
-    with radii is tried (one row of distances at a time: O(K²) work, O(K) memory)."""
+def contact_pairs(s: State, x: np.ndarray, margin: float = 0.0) -> np.ndarray:
+    """Every touching pair (i < j), (P, 2), by i then j: overlapping (closer than
+    r_i + r_j + ``margin``), allowed by the groups' filter and, within a group, not
+    joined by a spring. Every pair of nodes with radii is tried (one row of distances at
+    a time: O(K²) work, O(K) memory)."""
     c = s.contact
     empty = np.zeros((0, 2), np.int64)
     if c is None:
@@ -459,6 +467,8 @@ def contact_pairs(s: State, x: np.ndarray) -> np.ndarray:
     for a in range(len(idx) - 1):
         d2 = np.sum((xs[a + 1 :] - xs[a]) ** 2, axis=1)
         reach = rs[a] + rs[a + 1 :]
+        if margin > 0.0:
+            reach = reach + margin
         for b in np.flatnonzero(d2 < reach * reach) + a + 1:
             i, j = int(idx[a]), int(idx[b])
             g, h = int(c.groups[i]), int(c.groups[j])
@@ -697,14 +707,24 @@ def _xpbd(s: State, dt: float) -> None:
     # compliance alpha = 1/k (0: rigid rod) and damping gamma = alpha c / dt,
     # Gauss-Seidel in colour order (colour_order), `iterations` times;
     # v = (x - x_start) / dt. Springs with no free end or k = 0 pull nothing.
+    # Node–node contact, then the colliders, are solved as constraints after the
+    # springs in each pass (_contact_constraints, _collider_constraints), and
+    # restitution in a velocity pass (_restitute, _collider_restitute).
     x0, v0 = s.x.copy(), s.v.copy()
     m = s.m[:, None]
     a = (m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)) / m
-    a += (aero_forces(s, x0, v0) + contact_forces(s, x0, v0)) / m  # air on faces, contact
+    a += aero_forces(s, x0, v0) / m  # air on faces
     a[s.pinned] = 0.0
     s.v = v0 + a * dt
     s.x = x0 + s.v * dt
     w = np.where(s.pinned, 0.0, 1.0 / s.m)
+    d = s.x - x0
+    moved = float(np.sqrt(np.max(np.sum(d * d, axis=1)))) if len(d) else 0.0
+    held = None
+    if s.colliders:  # first: a node that started inside one is moved onto it
+        r_max = float(s.contact.radii.max(initial=0.0)) if s.contact is not None else 0.0
+        held = _collider_begin(s, x0, w, 2.0 * moved + 2.0 * r_max)
+    contacts = _contact_begin(s, moved, dt) if s.contact is not None else None
     # Once per substep: the springs that pull, in solve order, and their constants.
     solved = []
     for k in colour_order(s.springs, len(s.x)):
@@ -730,9 +750,294 @@ def _xpbd(s: State, dt: float) -> None:
             delta = dlam * u
             s.x[i] -= w[i] * delta
             s.x[j] += w[j] * delta
+        if contacts is not None:
+            _contact_constraints(s, contacts, x0, w)
+        if held is not None:
+            _collider_constraints(s, held, x0, w)
     free = ~s.pinned
     s.v[free] = (s.x[free] - x0[free]) / dt
     _move_pinned(s, x0, v0, dt)
+    threshold = 2.0 * float(np.sqrt(s.gravity @ s.gravity)) * dt
+    if contacts is not None:
+        _restitute(s, contacts, w, threshold)
+    if held is not None:
+        _collider_restitute(s, held, threshold)
+
+
+def _contact_begin(s: State, moved: float, dt: float) -> list[list[float]]:
+    """XPBD's contact constraints of a substep: the pairs within r_i + r_j + margin at
+    the predicted positions (margin: twice the farthest predicted move, ``moved``, at
+    most the largest radius), by (i, j), each as [i, j, λ, u0, λ_t, α̃]: λ = λ_t = 0,
+    u0 the normal velocity before the solve, α̃ = 1/(k_c dt²) (0 for the stiffness from
+    the step: a hard constraint)."""
+    c = s.contact
+    assert c is not None
+    margin = min(2.0 * moved, float(c.radii.max(initial=0.0)))
+    compliance = 0.0 if c.stiffness is None else 1.0 / (c.stiffness * dt * dt)
+    out = []
+    for i, j in contact_pairs(s, s.x, margin).tolist():
+        e = s.x[j] - s.x[i]
+        dist = float(np.sqrt(e @ e))
+        u0 = float((s.v[j] - s.v[i]) @ e) / dist if dist >= MIN_DISTANCE else 0.0
+        out.append([i, j, 0.0, u0, 0.0, compliance])
+    return out
+
+
+def _contact_constraints(
+    s: State, contacts: list[list[float]], x0: np.ndarray, w: np.ndarray
+) -> None:
+    """One pass over the contacts (csrc/kernel/contact/contact.c, "Contact as
+    constraints"): C = |x_j − x_i| − (r_i + r_j) ≥ 0, Δλ = (−C − α̃λ)/(w_i + w_j + α̃)
+    with λ ≥ 0; then friction, the slip across n taken back up to μλ in all."""
+    c = s.contact
+    assert c is not None
+    mu = c.friction
+    for row in contacts:
+        i, j = int(row[0]), int(row[1])
+        wsum = w[i] + w[j]
+        if wsum == 0.0:
+            continue
+        d = s.x[j] - s.x[i]
+        l2 = d @ d
+        if l2 < MIN_SPRING_LENGTH**2:
+            continue
+        length = np.sqrt(l2)
+        n = d * (1.0 / length)
+        gap, lam = length - (c.radii[i] + c.radii[j]), row[2]
+        if gap >= 0.0 and lam == 0.0:
+            continue
+        dlam = (-gap - row[5] * lam) / (wsum + row[5])
+        if lam + dlam < 0.0:
+            dlam = -lam
+        row[2] = lam + dlam
+        s.x[i] -= w[i] * (dlam * n)
+        s.x[j] += w[j] * (dlam * n)
+        room = mu * row[2] - row[4]
+        if not (mu > 0.0 and room > 0.0):
+            continue
+        slip = (s.x[j] - x0[j]) - (s.x[i] - x0[i])
+        slip = slip - (slip @ n) * n
+        s2 = slip @ slip
+        if not s2 > 0.0:
+            continue
+        length = np.sqrt(s2)
+        dmu = min(length / wsum, room)
+        row[4] += dmu
+        g = dmu * (slip / length)
+        s.x[i] += w[i] * g
+        s.x[j] -= w[j] * g
+
+
+def _restitute(s: State, contacts: list[list[float]], w: np.ndarray, threshold: float) -> None:
+    """Restitution after the solve: each pair that pushed and was coming in (u0 < 0)
+    leaves with the separating
+    speed e·(−u0) if it came in faster than ``threshold`` (2|g|dt), else 0, by equal and
+    opposite changes of velocity weighted by w."""
+    c = s.contact
+    assert c is not None
+    for row in contacts:
+        if not (row[2] > 0.0 and row[3] < 0.0):  # pushed, and was coming in
+            continue
+        i, j = int(row[0]), int(row[1])
+        d = s.x[j] - s.x[i]
+        if d @ d < MIN_SPRING_LENGTH**2:
+            continue
+        n = d / np.sqrt(d @ d)
+        un = float((s.v[j] - s.v[i]) @ n)
+        target = c.restitution * -row[3] if -row[3] > threshold else 0.0
+        du, wsum = target - un, w[i] + w[j]
+        s.v[i] -= (w[i] / wsum) * (du * n)
+        s.v[j] += (w[j] / wsum) * (du * n)
+
+
+@dataclass
+class Collider:
+    """A collider as the kernel holds it (see ``springsim.colliders``).
+
+    ``kind`` is "plane" (``vector`` its unit normal, ``scalar`` its offset: n·x >= offset
+    is free), "sphere" (centre, radius), "box" (centre; ``end`` the half-extents),
+    "capsule" (one end, radius; ``end`` the other end) or "mesh" (not modelled here).
+    """
+
+    kind: str
+    vector: np.ndarray
+    scalar: float
+    end: np.ndarray
+    restitution: float = 0.0
+    friction: float = 0.0
+
+    KINDS = ("plane", "sphere", "box", "capsule", "mesh")
+
+    @classmethod
+    def from_row(cls, sim: _core.System, row: tuple) -> Collider:  # type: ignore[type-arg]
+        """One row of ``System._colliders()``: (id, kind, vector, scalar, e, μ)."""
+        cid, kind, vector, scalar, restitution, friction = row
+        end = sim._collider_shape(cid) if kind in (2, 3) else (0.0,) * len(vector)
+        return cls(
+            kind=cls.KINDS[kind],
+            vector=np.array(vector, dtype=np.float64),
+            scalar=float(scalar),
+            end=np.array(end, dtype=np.float64),
+            restitution=float(restitution),
+            friction=float(friction),
+        )
+
+
+def _dot(a: npt.ArrayLike, b: npt.ArrayLike, dim: int) -> float:
+    """Σ a_k b_k summed in k order, as the kernel sums."""
+    a, b = np.asarray(a, dtype=np.float64), np.asarray(b, dtype=np.float64)
+    total = 0.0
+    for k in range(dim):
+        total += float(a[k]) * float(b[k])
+    return total
+
+
+def _collider_locate(c: Collider, p: np.ndarray) -> tuple[bool, float, np.ndarray, np.ndarray]:
+    """Where point p is against collider c (colliders.c, ss_collider_locate): whether
+    it is inside, the depth (m, negative outside), the nearest surface point and the unit
+    normal there, into free space."""
+    dim = len(p)
+    pt = [float(q) for q in p]
+    normal, surface = np.zeros(dim), np.zeros(dim)
+    if c.kind == "plane":
+        d = c.scalar
+        for k in range(dim):
+            d -= float(c.vector[k]) * pt[k]
+        for k in range(dim):
+            surface[k] = pt[k] + d * float(c.vector[k])
+            normal[k] = c.vector[k]
+        return d > 0.0, d, surface, normal
+    if c.kind == "box":
+        inside, axis, least, out2 = True, 0, np.inf, 0.0
+        for k in range(dim):
+            h = float(c.end[k])
+            r = pt[k] - float(c.vector[k])
+            gap = h - abs(r)
+            clamped = min(max(r, -h), h)
+            surface[k] = float(c.vector[k]) + clamped
+            normal[k] = r - clamped
+            out2 += normal[k] * normal[k]
+            if not gap > 0.0:
+                inside = False
+            if gap < least:
+                least, axis = gap, k
+        sign = 1.0 if pt[axis] >= c.vector[axis] else -1.0
+        if inside or not out2 > 0.0:
+            surface[:] = pt
+            normal[:] = 0.0
+            surface[axis] = float(c.vector[axis]) + sign * float(c.end[axis])
+            normal[axis] = sign
+            return inside, least, surface, normal
+        out = np.sqrt(out2)
+        return False, -out, surface, normal / out
+    if c.kind == "capsule":
+        a, b = c.vector, c.end
+        ab2 = t = 0.0
+        for k in range(dim):
+            ab2 += (float(b[k]) - float(a[k])) * (float(b[k]) - float(a[k]))
+            t += (pt[k] - float(a[k])) * (float(b[k]) - float(a[k]))
+        t = min(max(t / ab2, 0.0), 1.0) if ab2 > 0.0 else 0.0
+        axis_point = [float(a[k]) + t * (float(b[k]) - float(a[k])) for k in range(dim)]
+    else:
+        axis_point = [float(q) for q in c.vector]
+    r2 = 0.0
+    for k in range(dim):
+        normal[k] = pt[k] - axis_point[k]
+        r2 += normal[k] * normal[k]
+    r = float(np.sqrt(r2))
+    if r > 0.0:
+        normal = normal / r
+    elif c.kind == "capsule":
+        raise ValueError("a node exactly on a capsule's axis is not modelled here")
+    else:
+        normal[:] = 0.0
+        normal[1] = 1.0
+    for k in range(dim):
+        surface[k] = axis_point[k] + c.scalar * normal[k]
+    return r2 < c.scalar * c.scalar, c.scalar - r, surface, normal
+
+
+def _collider_begin(s: State, x0: np.ndarray, w: np.ndarray, margin: float) -> list[list[float]]:
+    """XPBD's collider constraints of a substep (collider_constraints.c): for each
+    collider in order, each free node in index order within ``margin`` of it at the
+    prediction, as [collider, node, λ, u0, λ_t]; a node that started inside is first
+    moved onto the surface, start (x0) and prediction alike."""
+    out = []
+    dim = s.dim
+    for q, c in enumerate(s.colliders):
+        for i in range(len(s.x)):
+            if not w[i] > 0.0:
+                continue
+            inside, _depth, surface, _normal = _collider_locate(c, x0[i])
+            if inside:
+                for k in range(dim):
+                    shift = surface[k] - x0[i, k]
+                    x0[i, k] = surface[k]
+                    s.x[i, k] = s.x[i, k] + shift
+            _inside, depth, _surface, normal = _collider_locate(c, s.x[i])
+            if not depth > -margin:
+                continue
+            out.append([q, i, 0.0, _dot(s.v[i], normal, dim), 0.0])
+    return out
+
+
+def _collider_constraints(s: State, held: list[list[float]], x0: np.ndarray, w: np.ndarray) -> None:
+    """One pass over the collider contacts: depth d ≤ 0 kept by Δλ = d / w with λ ≥ 0
+    (a collider of infinite mass, a hard constraint); then friction, the slip across n
+    taken back up to μλ in all."""
+    dim = s.dim
+    for row in held:
+        c, i = s.colliders[int(row[0])], int(row[1])
+        _inside, depth, _surface, n = _collider_locate(c, s.x[i])
+        lam = row[2]
+        if not depth > 0.0 and lam == 0.0:
+            continue
+        dlam = depth / w[i]
+        if lam + dlam < 0.0:
+            dlam = -lam
+        row[2] = lam + dlam
+        for k in range(dim):
+            s.x[i, k] = s.x[i, k] + w[i] * (dlam * n[k])
+        room = c.friction * row[2] - row[4]
+        if not (c.friction > 0.0 and room > 0.0):
+            continue
+        slip = [float(s.x[i, k] - x0[i, k]) for k in range(dim)]
+        along = _dot(slip, n, dim)
+        slip = [slip[k] - along * n[k] for k in range(dim)]
+        s2 = _dot(slip, slip, dim)
+        if not s2 > 0.0:
+            continue
+        length = float(np.sqrt(s2))
+        dmu = min(length / w[i], room)
+        row[4] += dmu
+        for k in range(dim):
+            s.x[i, k] = s.x[i, k] - w[i] * (dmu * (slip[k] / length))
+
+
+def _collider_restitute(s: State, held: list[list[float]], threshold: float) -> None:
+    """Restitution after the solve: each contact that pushed and was coming in (u0 < 0)
+    leaves with the normal velocity e·(−u0) if it came in faster than ``threshold``,
+    else 0; and that impulse du brakes |v_t| by μ du, to 0 at most."""
+    dim = s.dim
+    for row in held:
+        if not (row[2] > 0.0 and row[3] < 0.0):
+            continue
+        c, i = s.colliders[int(row[0])], int(row[1])
+        _inside, _depth, _surface, n = _collider_locate(c, s.x[i])
+        un = _dot(s.v[i], n, dim)
+        target = c.restitution * -row[3] if -row[3] > threshold else 0.0
+        du = target - un
+        for k in range(dim):
+            s.v[i, k] = s.v[i, k] + du * n[k]
+        if not (c.friction > 0.0 and du > 0.0):
+            continue
+        vn = _dot(s.v[i], n, dim)
+        vt = [float(s.v[i, k]) - vn * n[k] for k in range(dim)]
+        speed = float(np.sqrt(_dot(vt, vt, dim)))
+        cap = c.friction * du
+        keep = 1.0 - cap / speed if speed > cap else 0.0
+        for k in range(dim):
+            s.v[i, k] = vn * n[k] + keep * vt[k]
 
 
 def spring_blocks(
@@ -841,6 +1146,10 @@ def step(
     if method != "xpbd" and np.isinf(s.k).any():
         rods = np.flatnonzero(np.isinf(s.k)).tolist()
         raise ValueError(f"springs {rods} are rigid rods: use method='xpbd'")
+    if method != "xpbd" and s.colliders:
+        raise ValueError("the reference models colliders in method='xpbd' only")
+    if any(c.kind == "mesh" for c in s.colliders):
+        raise ValueError("the reference models planes, spheres, boxes and capsules, not meshes")
     if steps > 0 and s.contact is not None:
         s.contact.dt = dt  # the law from the step takes this call's substep
     if steps > 0 and not drag_pins:

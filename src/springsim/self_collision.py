@@ -66,8 +66,8 @@ def enable_self_collision(
     ``contact``. With ``friction`` μ, sliding between node and triangle is resisted
     by μ k (h − d) (smoothed below 1 mm/s); what it takes goes into
     :attr:`dissipated`. Every method feels it: the force methods at every
-    evaluation, ``"implicit_euler"`` and ``"xpbd"`` as an explicit force (like
-    gravity and gas).
+    evaluation, ``"implicit_euler"`` as an explicit force (like gravity and gas);
+    ``"xpbd"`` solves it as a hard constraint d ≥ h in each pass, with friction.
 
     The guarantee (docs/guide/self-collision.md): a node meeting a triangle at relative
     speed v is stopped before it crosses if v·dt < h and v < h·√(k / m), m the

@@ -324,7 +324,11 @@ def test_node_leaving_the_surface_keeps_its_velocity(method):
     sim = one_node([0.0, -0.1, 0.0], velocity=v, gravity=(0, 0, 0))
     sim.add_plane((0, 1, 0), restitution=0.5, friction=1.0)
     sim.step(1e-3, method=method)
-    assert sim.positions[0, 1] == pytest.approx(0.0, abs=1e-15)
+    # XPBD moves a node that starts a substep inside onto the surface first, then lets
+    # it move (collider_constraints.c): it ends v_y dt above it; the others put it back
+    # on the surface at the end.
+    surface = v[1] * 1e-3 if method == "xpbd" else 0.0
+    assert sim.positions[0, 1] == pytest.approx(surface, abs=1e-15)
     assert sim.velocities[0].tolist() == pytest.approx(v, rel=1e-14)
 
 

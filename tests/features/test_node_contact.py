@@ -304,7 +304,8 @@ def test_kernel_finds_the_pairs_and_forces_of_the_brute_force_oracle(dim, seed, 
         np.testing.assert_allclose(a.positions, r.x, rtol=1e-11, atol=1e-11 * scale)
         np.testing.assert_allclose(a.velocities, r.v, rtol=1e-11, atol=1e-11 * np.abs(r.v).max())
         assert a.energy().contact == pytest.approx(contact_energy(r, r.x), rel=1e-9)
-        assert a.energy().contact > 0
+        # xpbd's constraints are hard at the stiffness from the step: no overlap is left
+        assert a.energy().contact > 0 or (method == "xpbd" and stiffness is None)
 
 
 @pytest.mark.parametrize("stiffness", [5000.0, None])

@@ -171,7 +171,11 @@ def test_a_node_below_the_bound_is_stopped_by_every_method(method):
     # Bound: v < h sqrt(k / m) = 0.1 * 100 = 10 m/s and v dt < h (v < 100 m/s).
     sim, total = node_at_triangle(5.0, method)
     assert total == 0 and sim.self_collision_crossings == 0
-    assert sim.positions[3, 2] > 0.0 and sim.velocities[3, 2] > 0.0  # it bounced back
+    if method == "xpbd":  # a hard, inelastic constraint: stopped on the layer, d = h
+        assert sim.positions[3, 2] == pytest.approx(0.1, rel=1e-9)
+        assert sim.velocities[3, 2] >= -1e-9
+    else:
+        assert sim.positions[3, 2] > 0.0 and sim.velocities[3, 2] > 0.0  # it bounced back
 
 
 def test_a_node_beyond_the_bound_can_go_through_and_is_counted():
@@ -260,7 +264,9 @@ def test_one_and_two_threads_are_bit_identical(method):
             sim = colliding_layers(60, friction=0.2, gap=0.01, speed=3.0)
             dt = 0.3 * sim.critical_dt()
             sim.step(dt, steps=250, method=method)
-            assert sim.velocities[3600:, 1].mean() > -1.5  # the sheets met and slowed
+            # the sheets met and slowed (xpbd's inelastic constraints share the momentum:
+            # -1.5 m/s each, gravity adding a little)
+            assert sim.velocities[3600:, 1].mean() > -1.6
 
             results.append(state_bytes(sim))
     finally:

@@ -108,6 +108,8 @@ double ss_dissipation_power(const ss_system *sys) {
             if (!pinned[i])
                 for (size_t k = 0; k < dim; k++)
                     power += sys->drag * (v[i * dim + k] - sys->wind[k]) * v[i * dim + k];
+    if (sys->scratch.contact_constraints) /* XPBD: contacts are constraints, not forces */
+        return power + ss_aero_power(sys);
     if (!ss_array_absent(sys, SS_RADII))
         power += ss_contact_power(sys);
     return power + ss_aero_power(sys) + ss_self_collision_power(sys);

@@ -1,7 +1,8 @@
 /* colliders.c - planes, spheres (circles in 2D), axis-aligned boxes, capsules (stadiums
  * in 2D) and triangle meshes (3D; mesh.c finds where a node is against one) that nodes
  * cannot enter, with restitution and Coulomb friction, applied after every substep of
- * every method.
+ * every method but XPBD (which projects them as constraints in its passes:
+ * collider_constraints.c).
  *
  * A free node found inside a collider after a substep's integration (at x1, depth d,
  * unit normal n into free space) is put back on the surface. If it moves inwards,
@@ -234,8 +235,9 @@ void ss_colliders_begin_substep(ss_system *sys) {
  * layer about the triangle of `hint`); if so, or if `always`, also how far inside it is
  * (m, negative outside), the nearest point of the surface and the unit normal there
  * (into free space; from a sphere's very centre, +y). */
-static int locate(const ss_collider *col, const ss_mesh_contact *hint, int dim, const double *p,
-                  int always, double *depth, double *surface, double *normal) {
+int ss_collider_locate(const ss_collider *col, const ss_mesh_contact *hint, int dim,
+                       const double *p, int always, double *depth, double *surface,
+                       double *normal) {
     int inside;
     if (col->kind == SS_MESH)
         return ss_mesh_locate(col->mesh, col->thickness, hint, p, depth, surface, normal);
@@ -281,7 +283,7 @@ static int locate(const ss_collider *col, const ss_mesh_contact *hint, int dim, 
     return inside;
 }
 
-/* locate()'s test alone, for the loop over every node (planes and spheres; the other
+/* ss_collider_locate()'s test alone, for the loop over every node (planes and spheres; the other
  * kinds locate at once). */
 static inline int touches(const ss_collider *col, int dim, const double *p) {
     double d = 0.0;
@@ -299,7 +301,7 @@ static inline int touches(const ss_collider *col, int dim, const double *p) {
     }
     if (col->kind != SS_SPHERE) {
         double depth, surface[3], normal[3];
-        return locate(col, NULL, dim, p, 0, &depth, surface, normal);
+        return ss_collider_locate(col, NULL, dim, p, 0, &depth, surface, normal);
     }
     for (int k = 0; k < dim; k++)
         d += (p[k] - col->center[k]) * (p[k] - col->center[k]);
@@ -417,14 +419,14 @@ static double respond(ss_system *sys, const ss_collider *col, const ss_mesh_cont
          * was braked), and ends on the surface. Sticking (keep = 0): where it touched. */
         const double *x0 = sys->scratch.collider_contacts.start + i * (size_t)dim;
         double d0, touch[3], anchor[3];
-        const int started_inside = locate(col, hint, dim, x0, 1, &d0, anchor, normal);
+        const int started_inside = ss_collider_locate(col, hint, dim, x0, 1, &d0, anchor, normal);
         const double h0 = started_inside || !(d0 < 0.0) ? 0.0 : -d0;
         const double f = h0 > 0.0 ? h0 / (h0 + depth) : 0.0;
         for (int k = 0; k < dim; k++) {
             touch[k] = x0[k] + f * (reached[k] - x0[k]);
             touch[k] += keep * (reached[k] - touch[k]);
         }
-        locate(col, hint, dim, touch, 1, &d0, anchor, normal);
+        ss_collider_locate(col, hint, dim, touch, 1, &d0, anchor, normal);
         if (sys->track_energy) { /* moving it there costs that, as above */
             double slid = 0.0;
             for (int k = 0; k < dim; k++)
@@ -450,7 +452,7 @@ static double put_back(ss_system *sys, const ss_collider *col, const ss_mesh_con
     double *x = SS_DOUBLES(sys, SS_POSITIONS);
     double *xi = x + i * (size_t)dim, *vi = SS_DOUBLES(sys, SS_VELOCITIES) + i * (size_t)dim;
     double depth, surface[3], normal[3] = {0.0, 0.0, 0.0}, reached[3];
-    locate(col, hint, dim, xi, 1, &depth, surface, normal);
+    ss_collider_locate(col, hint, dim, xi, 1, &depth, surface, normal);
     double vn = 0.0;
     for (int k = 0; k < dim; k++)
         vn += vi[k] * normal[k];
@@ -516,7 +518,7 @@ static double collide_mesh(ss_system *sys, const ss_collider *col, size_t i, dou
         double depth, surface[3], normal[3];
         if (pass ? !ss_mesh_find(col->mesh, col->thickness, x0, xi, &hit) : hit.face < 0)
             break;
-        locate(col, &hit, 3, xi, 1, &depth, surface, normal);
+        ss_collider_locate(col, &hit, 3, xi, 1, &depth, surface, normal);
         if (pass > 0 && depth <= slack)
             break;
         if (pass == MESH_PASSES) {
@@ -568,6 +570,8 @@ void ss_colliders_forget(ss_system *sys) {
     ss_free(sys->scratch.collider_contacts.start);
     ss_free(sys->scratch.collider_contacts.gas);
     ss_free(sys->scratch.collider_contacts.hits);
+    ss_free(sys->scratch.collider_contacts.held);
+    ss_free(sys->scratch.collider_contacts.frames);
     memset(&sys->scratch.collider_contacts, 0, sizeof sys->scratch.collider_contacts);
 }
 
@@ -577,5 +581,6 @@ size_t ss_colliders_nbytes(const ss_system *sys) {
     return (c->first ? (c->nodes + 1) * sizeof(size_t) + 2 * sys->num_springs * sizeof(int32_t)
                      : 0) +
            (c->start ? rows : 0) + (c->gas ? rows : 0) +
-           (c->hits ? 2 * c->nodes * sizeof(int32_t) : 0);
+           (c->hits ? 2 * c->nodes * sizeof(int32_t) : 0) +
+           c->held_capacity * (4 * sizeof(int32_t) + 3 * sizeof(double));
 }

@@ -81,4 +81,25 @@ int ss_mesh_find(const ss_mesh *mesh, double thickness, const double *a, const d
 int ss_mesh_locate(const ss_mesh *mesh, double thickness, const ss_mesh_contact *contact,
                    const double *p, double *depth, double *surface, double *normal);
 
+/* ---- Where a node is, and XPBD's collider constraints ------------------------- */
+
+/* Whether p is inside the collider (a mesh: inside the layer about hint's triangle); if
+ * so, or if `always`, how far inside (m, negative outside), the nearest point of the
+ * surface and the unit normal there, into free space (colliders.c). */
+int ss_collider_locate(const ss_collider *col, const ss_mesh_contact *hint, int dim,
+                       const double *p, int always, double *depth, double *surface, double *normal);
+/* XPBD (collider_constraints.c): the nodes within `margin` m of each collider at the
+ * prediction (records of `stride` doubles, (x, y, z, w, s_x, s_y, s_z, ...) per node),
+ * collider by collider, node by node; v the predicted velocities, for the restitution.
+ * A node that started the substep inside a plane, sphere, box or capsule is first moved,
+ * start and prediction alike, onto its surface. -1 when out of memory. */
+int ss_collider_constraints_begin(ss_system *sys, double *records, size_t stride, const double *v,
+                                  double margin);
+/* One pass over them in that order: the non-penetration projection and its friction. */
+void ss_collider_constraints_solve(ss_system *sys, double *records, size_t stride);
+/* After v = (x - s) / dt: restitution of those that pushed (e for an approach faster
+ * than threshold m/s, else 0); returns how many pushed. */
+size_t ss_collider_constraints_restitute(ss_system *sys, const double *x, double *v,
+                                         double threshold);
+
 #endif

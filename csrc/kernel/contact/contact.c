@@ -346,6 +346,7 @@ typedef struct {
     const int32_t *group;          /* NULL: every node in group 0 */
     const ss_contact_scratch *adj; /* the spring neighbours */
     ss_contact_scratch *found;     /* the pairs go here */
+    double margin;                 /* m: pairs closer than r_i + r_j + margin (0: touching) */
 } search;
 
 /* Nonzero when i and j may touch: the groups' filter, and no spring within a group. */
@@ -366,7 +367,7 @@ static int consider(const search *q, int32_t i, int32_t j) {
         const double d = x[(size_t)j * dim + w] - x[(size_t)i * dim + w];
         d2 += d * d;
     }
-    const double reach = r[i] + r[j];
+    const double reach = q->margin > 0.0 ? r[i] + r[j] + q->margin : r[i] + r[j];
     if (!(d2 < reach * reach) || !may_touch(q, i, j))
         return 0;
     ss_contact_scratch *t = q->found;
@@ -422,7 +423,8 @@ static int64_t dense_coordinate(double c, double lo, double inv_cell, int64_t ce
  * cells), but the second read alone decides where a node goes, and it is clamped into
  * the grid. So is the number of entries: a node counts only if the first pass counted
  * room for it (radii written meanwhile cannot overrun the entries). */
-int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *found) {
+static int find_within(const ss_system *sys, const double *x, ss_contact_scratch *found,
+                       double margin) {
     ss_contact_scratch *t = found;
     t->num_pairs = 0;
     if (ss_array_absent(sys, SS_RADII))
@@ -446,7 +448,8 @@ int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *f
         }
     if (k < 2)
         return 0;
-    const double inv_cell = 0.5 / r_max;
+    /* cells 2 r_max wide (plus the margin: a pair within reach is in neighbouring cells) */
+    const double inv_cell = margin > 0.0 ? 1.0 / (2.0 * r_max + margin) : 0.5 / r_max;
     int64_t g[3] = {1, 1, 1};
     double cells = 1.0;
     for (size_t q = 0; q < dim && finite; q++) {
@@ -464,7 +467,7 @@ int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *f
     const ss_contact_scratch *adj = adjacency(sys, t);
     if (!adj || ensure_nodes(t, k, slots))
         return -1;
-    const search ctx = {sys, x, r, group, adj, t};
+    const search ctx = {sys, x, r, group, adj, t, margin};
     entry *raw = (entry *)(void *)t->entries;
     int32_t *start = t->bucket_start;
     size_t e = 0;
@@ -524,6 +527,10 @@ int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *f
             }
     }
     return 0;
+}
+
+int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *found) {
+    return find_within(sys, x, found, 0.0);
 }
 
 /* The frames and pair forces grown to the pairs' room: -1 when out of memory. */
@@ -901,4 +908,161 @@ void ss_contact_add_diagonal(const ss_system *sys, double *diag) {
                 diag[i + w] += frame[3] * frame[w] * frame[w];
         }
     }
+}
+
+/* ---- Contact as constraints (XPBD) ----------------------------------------------
+ *
+ * XPBD (xpbd.c) does not take the law above: it projects each pair as an inequality
+ * constraint (Macklin, Mueller and Chentanez 2016; contacts and friction as in Macklin
+ * et al. 2020, "Detailed rigid body simulation with extended position based dynamics",
+ * and Mueller et al. 2020, "Small steps in physics simulation"), in the passes of its
+ * solve after the springs. The pairs: those within r_i + r_j + margin at the predicted
+ * positions, the margin 2 max |x - s| (the most a node was predicted to move in the
+ * substep, at most r_max: a pair that the corrections bring into contact is in the list),
+ * sorted by (i, j) so that the solve order is the oracle's. For pair (i, j), w = 1/m (0
+ * pinned), d = x_j - x_i, l = |d|, n = d / l, C = l - (r_i + r_j):
+ *     dlambda = (-C - a~ lambda) / (w_i + w_j + a~),  then clamped so that lambda >= 0
+ *     (a contact pushes, never pulls: dlambda = max(dlambda, -lambda)),
+ *     x_i -= w_i dlambda n,  x_j += w_j dlambda n,                        [kg m]
+ * a~ = 1 / (k_c dt^2) for the user's k_c in N/m (XPBD's compliance: the penalty law's
+ * resting overlap, unconditionally stable), 0 for the stiffness from the step (a hard
+ * constraint: no overlap left once the passes converge). Friction, positional: the
+ * relative slip of the substep, p = (x_j - s_j) - (x_i - s_i), its part across n,
+ * p_t = p - (p.n) n, is taken back by dmu = min(|p_t| / (w_i + w_j), mu lambda - lambda_t),
+ * lambda_t += dmu (Coulomb's cone: the friction correction, in all, is at most mu times
+ * the normal one), x_i += w_i dmu t, x_j -= w_j dmu t, t = p_t / |p_t|: static friction
+ * when the slip fits the cone (the node stays where it touched), sliding friction (a
+ * deceleration mu g on a level support) when it does not. Restitution, a velocity pass
+ * after v = (x - s) / dt (Macklin 2020, 3.5): each pair that pushed (lambda > 0) and was
+ * coming in before the solve, with u_n = (v_j - v_i).n now and u0 < 0 the same before
+ * the solve (the prediction's), gets the separating speed e (-u0) if it came in faster
+ * than 2 |g| dt (slower: e = 0, so that a resting contact does not jitter), by dv_i = -w_i / (w_i +
+ * w_j) du n, dv_j = +w_j / (w_i + w_j) du n, du = target - u_n: equal and opposite impulses
+ * (momentum kept), a head-on collision leaving with exactly e times its approach speed. The frames
+ * hold, per pair, (lambda, u0, lambda_t, a~). springsim.reference (_xpbd) is the same in NumPy. */
+
+static int by_pair(const void *a, const void *b) {
+    const int32_t *p = a, *q = b;
+    return p[0] != q[0] ? (p[0] > q[0]) - (p[0] < q[0]) : (p[1] > q[1]) - (p[1] < q[1]);
+}
+
+int ss_contact_constraints_begin(const ss_system *sys, const double *x, const double *v,
+                                 double margin, double dt) {
+    ss_contact *t = sys->contact;
+    t->search_failed = find_within(sys, x, &t->found, margin) || fit_frames(t);
+    if (t->search_failed)
+        return -1;
+    if (t->found.num_pairs > 1)
+        qsort(t->found.pairs, t->found.num_pairs, 2 * sizeof(int32_t), by_pair);
+    const size_t dim = (size_t)sys->dim;
+    const double compliance =
+        t->stiffness == SS_CONTACT_FROM_STEP ? 0.0 : 1.0 / (t->stiffness * dt * dt);
+    for (size_t p = 0; p < t->found.num_pairs; p++) {
+        const size_t i = (size_t)t->found.pairs[2 * p], j = (size_t)t->found.pairs[2 * p + 1];
+        double d2 = 0.0, along = 0.0;
+        for (size_t w = 0; w < dim; w++) {
+            const double d = x[j * dim + w] - x[i * dim + w];
+            d2 += d * d;
+            along += (v[j * dim + w] - v[i * dim + w]) * d;
+        }
+        const double dist = sqrt(d2);
+        double *frame = t->frames + SS_CONTACT_FRAME * p;
+        frame[0] = 0.0;
+        frame[1] = dist >= SS_MIN_SPRING_LENGTH ? along / dist : 0.0;
+        frame[2] = 0.0;
+        frame[3] = compliance;
+    }
+    return 0;
+}
+
+void ss_contact_constraints_solve(const ss_system *sys, double *records, size_t stride) {
+    const ss_contact *t = sys->contact;
+    const double *r = SS_DOUBLES(sys, SS_RADII), mu = t->friction;
+    for (size_t p = 0; p < t->found.num_pairs; p++) {
+        const size_t i = (size_t)t->found.pairs[2 * p], j = (size_t)t->found.pairs[2 * p + 1];
+        double *xi = records + i * stride, *xj = records + j * stride;
+        double *frame = t->frames + SS_CONTACT_FRAME * p;
+        const double wsum = xi[3] + xj[3];
+        if (wsum == 0.0)
+            continue;
+        const double d0 = xj[0] - xi[0], d1 = xj[1] - xi[1], d2 = xj[2] - xi[2];
+        const double l2 = (d0 * d0 + d1 * d1) + d2 * d2;
+        if (l2 < SS_MIN_SPRING_LENGTH * SS_MIN_SPRING_LENGTH)
+            continue;
+        const double length = sqrt(l2), inv = 1.0 / length;
+        const double n[3] = {d0 * inv, d1 * inv, d2 * inv};
+        const double c = length - (r[i] + r[j]), lambda = frame[0];
+        if (c >= 0.0 && lambda == 0.0)
+            continue; /* apart, and not pushed this substep */
+        double dlambda = (-c - frame[3] * lambda) / (wsum + frame[3]);
+        if (lambda + dlambda < 0.0)
+            dlambda = -lambda;
+        frame[0] = lambda + dlambda;
+        for (int k = 0; k < 3; k++) {
+            xi[k] = xi[k] - xi[3] * (dlambda * n[k]);
+            xj[k] = xj[k] + xj[3] * (dlambda * n[k]);
+        }
+        const double room = mu * frame[0] - frame[2];
+        if (!(mu > 0.0) || !(room > 0.0))
+            continue;
+        double slip[3], along = 0.0;
+        for (int k = 0; k < 3; k++) {
+            slip[k] = (xj[k] - xj[4 + k]) - (xi[k] - xi[4 + k]);
+            along += slip[k] * n[k];
+        }
+        double s2 = 0.0;
+        for (int k = 0; k < 3; k++) {
+            slip[k] = slip[k] - along * n[k];
+            s2 += slip[k] * slip[k];
+        }
+        if (!(s2 > 0.0))
+            continue;
+        const double s = sqrt(s2), full = s / wsum, dmu = full < room ? full : room;
+        frame[2] = frame[2] + dmu;
+        for (int k = 0; k < 3; k++) {
+            const double g = dmu * (slip[k] / s);
+            xi[k] = xi[k] + xi[3] * g;
+            xj[k] = xj[k] - xj[3] * g;
+        }
+    }
+}
+
+size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, double *v,
+                                        const double *inv_mass, double threshold) {
+    const ss_contact *t = sys->contact;
+    const size_t dim = (size_t)sys->dim;
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const double e = t->restitution;
+    size_t pushed = 0;
+    for (size_t p = 0; p < t->found.num_pairs; p++) {
+        const double *frame = t->frames + SS_CONTACT_FRAME * p;
+        if (!(frame[0] > 0.0))
+            continue;
+        pushed++;
+        const size_t i = (size_t)t->found.pairs[2 * p], j = (size_t)t->found.pairs[2 * p + 1];
+        const double wi = pinned[i] ? 0.0 : inv_mass[i], wj = pinned[j] ? 0.0 : inv_mass[j];
+        double n[3] = {0.0, 0.0, 0.0}, d2 = 0.0;
+        for (size_t w = 0; w < dim; w++) {
+            n[w] = x[j * dim + w] - x[i * dim + w];
+            d2 += n[w] * n[w];
+        }
+        if (d2 < SS_MIN_SPRING_LENGTH * SS_MIN_SPRING_LENGTH)
+            continue;
+        const double length = sqrt(d2);
+        double un = 0.0;
+        for (size_t w = 0; w < dim; w++) {
+            n[w] = n[w] / length;
+            un += (v[j * dim + w] - v[i * dim + w]) * n[w];
+        }
+        const double u0 = frame[1];
+        if (!(u0 < 0.0))
+            continue; /* it was not coming in: the solve's velocity stands */
+        const double target = -u0 > threshold ? e * -u0 : 0.0;
+        const double du = target - un, wsum = wi + wj;
+        for (size_t w = 0; w < dim; w++) {
+            v[i * dim + w] = v[i * dim + w] - (wi / wsum) * (du * n[w]);
+            v[j * dim + w] = v[j * dim + w] + (wj / wsum) * (du * n[w]);
+        }
+    }
+    return pushed;
 }

@@ -148,4 +148,20 @@ double ss_contact_power(const ss_system *sys);
  * scales with dt, at a w_c dt chosen stable (contact.c). */
 void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own);
 
+/* ---- Contact as constraints (XPBD; contact.c, "Contact as constraints") ------- */
+
+/* Find the pairs within r_i + r_j + margin (m) at the predicted positions x, sorted by
+ * (i, j), and start their constraints for a substep of dt: lambda = lambda_t = 0, the
+ * normal velocity before the solve from v, the compliance 1 / (k_c dt^2) (0 for the
+ * stiffness from the step). -1 when out of memory (no pair is then solved). */
+int ss_contact_constraints_begin(const ss_system *sys, const double *x, const double *v,
+                                 double margin, double dt);
+/* One pass over the pairs in that order: the non-penetration projection and its
+ * friction on records of `stride` doubles, (x, y, z, w, s_x, s_y, s_z, ...) per node. */
+void ss_contact_constraints_solve(const ss_system *sys, double *records, size_t stride);
+/* After the solve, v = (x - s) / dt: restitution on the pairs that pushed (e for an
+ * approach faster than threshold m/s, else 0), pair by pair; returns how many pushed. */
+size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, double *v,
+                                        const double *inv_mass, double threshold);
+
 #endif

@@ -961,3 +961,124 @@ void ss_closest_weights(const double *p, const double *a, const double *b, const
         w[0] = 1.0; /* degenerate (or non-finite): its first vertex */
     }
 }
+
+/* ---- Self-collision as constraints (XPBD) -----------------------------------------
+ *
+ * XPBD (xpbd.c) projects each candidate pair, node p and triangle (a, b, c), as an
+ * inequality constraint in the passes of its solve, after the springs and node-node
+ * contact, in list order: with the closest point q = sum w_k x_k (weights from
+ * ss_closest_weights at the current positions), d = |p - q|, n = (p - q) / d (the
+ * triangle's normal when d = 0), C = d - h and the generalised inverse mass
+ * W = w_p + w_a^2 w_A + w_b^2 w_B + w_c^2 w_C (w_X = 1/m, 0 pinned):
+ *     dlambda = -C / W, clamped so that lambda >= 0 (it pushes, never pulls),
+ *     p += w_p dlambda n,  x_k -= w_k w_X dlambda n:
+ * compliance 0 (a hard layer of the thickness: the stiffness is the force methods'
+ * only), momentum kept (the corrections times the masses sum to zero). Friction as for
+ * node-node contact: the slip of p against the triangle's point under it over the
+ * substep, its part across n, taken back up to mu times the normal correction in all.
+ * No restitution (self-collision has none). Per candidate, the scratch keeps (lambda,
+ * lambda_t) in the first two of its 6 doubles. */
+
+int ss_self_collision_constraints_begin(const ss_system *sys, const double *x) {
+    ss_self_collision_search(sys, x);
+    ss_self_collision *sc = sys->self_collision;
+    if (sc->search_failed)
+        return -1;
+    for (size_t c = 0; c < sc->count; c++)
+        sc->results[6 * c] = sc->results[6 * c + 1] = 0.0;
+    return 0;
+}
+
+void ss_self_collision_constraints_solve(const ss_system *sys, double *records, size_t stride) {
+    ss_self_collision *sc = sys->self_collision;
+    if (sc->search_failed)
+        return;
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    const double h = sc->thickness, mu = sc->friction;
+    for (size_t c = 0; c < sc->count; c++) {
+        const int32_t *pair = sc->pairs + 2 * c;
+        const int32_t *tri = faces + 3 * (size_t)pair[1];
+        double *p = records + (size_t)pair[0] * stride;
+        double *v[3] = {records + (size_t)tri[0] * stride, records + (size_t)tri[1] * stride,
+                        records + (size_t)tri[2] * stride};
+        double *state = sc->results + 6 * c;
+        double e1[3], e2[3], N[3];
+        for (int q = 0; q < 3; q++) {
+            e1[q] = v[1][q] - v[0][q];
+            e2[q] = v[2][q] - v[0][q];
+        }
+        N[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        N[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        N[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        const double nn = N[0] * N[0] + N[1] * N[1] + N[2] * N[2];
+        const double s =
+            N[0] * (p[0] - v[0][0]) + N[1] * (p[1] - v[0][1]) + N[2] * (p[2] - v[0][2]);
+        if (state[0] == 0.0 && s * s > (1.0 + SS_PLANE_SLACK) * h * h * nn)
+            continue; /* farther than h from the plane, and not pushed this substep */
+        double w[3], n[3], d2 = 0.0;
+        ss_closest_weights(p, v[0], v[1], v[2], w);
+        for (int q = 0; q < 3; q++) {
+            n[q] = p[q] - (w[0] * v[0][q] + w[1] * v[1][q] + w[2] * v[2][q]);
+            d2 += n[q] * n[q];
+        }
+        if (state[0] == 0.0 && !(d2 < h * h))
+            continue;
+        double d = sqrt(d2);
+        const double C = d - h;
+        if (d == 0.0) {
+            d = sqrt(nn);
+            if (!(d > 0.0))
+                continue;
+            for (int q = 0; q < 3; q++)
+                n[q] = N[q];
+        }
+        for (int q = 0; q < 3; q++)
+            n[q] /= d;
+        const double W =
+            p[3] + ((w[0] * w[0] * v[0][3] + w[1] * w[1] * v[1][3]) + w[2] * w[2] * v[2][3]);
+        if (!(W > 0.0))
+            continue;
+        double dlambda = -C / W;
+        if (state[0] + dlambda < 0.0)
+            dlambda = -state[0];
+        state[0] = state[0] + dlambda;
+        for (int q = 0; q < 3; q++) {
+            const double g = dlambda * n[q];
+            p[q] = p[q] + p[3] * g;
+            for (int k = 0; k < 3; k++)
+                v[k][q] = v[k][q] - (w[k] * v[k][3]) * g;
+        }
+        const double room = mu * state[0] - state[1];
+        if (!(mu > 0.0) || !(room > 0.0))
+            continue;
+        double slip[3], along = 0.0, s2 = 0.0;
+        for (int q = 0; q < 3; q++) {
+            slip[q] = (p[q] - p[4 + q]) -
+                      (w[0] * (v[0][q] - v[0][4 + q]) + w[1] * (v[1][q] - v[1][4 + q]) +
+                       w[2] * (v[2][q] - v[2][4 + q]));
+            along += slip[q] * n[q];
+        }
+        for (int q = 0; q < 3; q++) {
+            slip[q] = slip[q] - along * n[q];
+            s2 += slip[q] * slip[q];
+        }
+        if (!(s2 > 0.0))
+            continue;
+        const double length = sqrt(s2), full = length / W, dmu = full < room ? full : room;
+        state[1] = state[1] + dmu;
+        for (int q = 0; q < 3; q++) {
+            const double g = dmu * (slip[q] / length);
+            p[q] = p[q] - p[3] * g;
+            for (int k = 0; k < 3; k++)
+                v[k][q] = v[k][q] + (w[k] * v[k][3]) * g;
+        }
+    }
+}
+
+size_t ss_self_collision_constraints_pushed(const ss_system *sys) {
+    const ss_self_collision *sc = sys->self_collision;
+    size_t pushed = 0;
+    for (size_t c = 0; !sc->search_failed && c < sc->count; c++)
+        pushed += sc->results[6 * c] > 0.0;
+    return pushed;
+}

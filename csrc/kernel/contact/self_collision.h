@@ -52,4 +52,15 @@ void ss_self_collision_free(ss_system *sys);
 /* Bytes held, candidates and grid included. */
 size_t ss_self_collision_nbytes(const ss_system *sys);
 
+/* ---- Self-collision as constraints (XPBD; self_collision.c) ------------------- */
+
+/* Make the candidate list valid for the predicted positions x (N, 3) and start the
+ * constraints of a substep (lambda = lambda_t = 0); -1 when out of memory. */
+int ss_self_collision_constraints_begin(const ss_system *sys, const double *x);
+/* One pass over the candidates in list order: the thickness as a hard layer, with
+ * friction, on records of `stride` doubles, (x, y, z, w, s_x, s_y, s_z, ...) per node. */
+void ss_self_collision_constraints_solve(const ss_system *sys, double *records, size_t stride);
+/* How many candidates pushed in the last solve. */
+size_t ss_self_collision_constraints_pushed(const ss_system *sys);
+
 #endif

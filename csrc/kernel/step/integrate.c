@@ -145,6 +145,14 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     }
     sys->scratch.known_finite = 0;
     ss_colliders_begin_substep(sys);
+    /* XPBD's contact constraints: in a substep where any pushed, the books take the
+     * energy the substep lost, the external forces' work counted in, never less than 0
+     * (xpbd.c). */
+    const int xpbd_books =
+        method == SS_XPBD && sys->track_energy &&
+        (!ss_array_absent(sys, SS_RADII) || ss_self_collision_active(sys) || sys->num_colliders);
+    const double xpbd_before = xpbd_books ? total_energy(sys) : 0.0;
+    const double booked_before = sys->state.dissipated;
     switch (method) {
     case SS_EULER:
         step_euler(sys, dt, scratch);
@@ -182,6 +190,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         sys->state.dissipated += damped;
         sys->scratch.power = power;
     }
+
     /* The strain limit moves nodes: what it takes (or gives) is the change of the whole
      * energy across it. Contacts count what they dissipate themselves (colliders.c). */
     const int limited = sys->max_strain >= 0.0, corrected = limited || sys->num_colliders;
@@ -194,7 +203,15 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     ss_constraints_limit_strain(sys);
     if (sys->track_energy && limited)
         sys->state.dissipated += before - total_energy(sys);
-    ss_colliders_apply(sys, damped);
+    if (method != SS_XPBD) /* XPBD solved the colliders as constraints (xpbd.c) */
+        ss_colliders_apply(sys, damped);
+    if (xpbd_books && sys->scratch.xpbd_pushed) {
+        /* the energy the substep lost, in place of what damping, drag, the strain limit
+         * and the colliders booked by their own rules (which assume no other contact
+         * moved the nodes) */
+        const double lost = xpbd_before + sys->scratch.xpbd_work - total_energy(sys);
+        sys->state.dissipated = booked_before + (lost > 0.0 ? lost : 0.0);
+    }
     /* A collider that pushed a node back out may have stretched a spring the limiter
      * had just shortened: then the limit is not met this substep, and the step says so. */
     if (limited && sys->num_colliders && sys->strain_unmet == unmet_before &&
@@ -409,6 +426,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         ss_constraints_release_pins(sys);
         return st;
     }
+    sys->scratch.contact_constraints = method == SS_XPBD; /* before any dissipation power */
     if (sys->track_energy)
         sys->scratch.power = ss_dissipation_power(sys);
     if (method != SS_VERLET)

@@ -20,6 +20,13 @@
  *         dlambda = (((L - l) - a~ lambda) - gamma moved) r,  lambda += dlambda,
  *         delta = dlambda u,  x_i -= w_i delta,  x_j += w_j delta.
  *  4. v = (x - s) / dt for the free nodes; pinned nodes keep v (they moved by v dt).
+ *  5. Restitution of the node-node and collider contacts that pushed, on v.
+ * Contacts: node-node contact, self-collision and the colliders are not forces (or,
+ * for colliders, a rule after the substep) here but constraints, searched once per
+ * substep at the prediction and projected one after another after the springs in each
+ * pass of step 3, the colliders last (contact.c, "Contact as constraints";
+ * self_collision.c; collider_constraints.c);
+ * serial and in a fixed order, so bit-identical for any thread count.
  * Unconditionally stable; more iterations approach the exact constraint. A 2D system is
  * solved as a 3D one with z = 0: every z stays +0 and adds +0 to the sums above.
  * Step 2 runs once per step call and again after a spring tears (its k becomes 0):
@@ -294,6 +301,43 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
         r[3] = pinned[i] ? 0.0 : inv_mass[i];
     }
 
+    /* The contacts at the prediction: node-node pairs within reach (the margin: twice the
+     * farthest predicted move, at most r_max) and self-collision's candidates. Searched
+     * in x, which holds the prediction until step 4 overwrites it. */
+    const int contact = !ss_array_absent(sys, SS_RADII);
+    const int self = ss_self_collision_active(sys);
+    const int colliders = sys->num_colliders > 0;
+    int failed = 0;
+    if (contact || self || colliders) {
+        double moved2 = 0.0, r_max = 0.0;
+        for (size_t i = 0; i < n; i++) {
+            const double *r = p.node + i * SS_RECORD;
+            double d2 = 0.0;
+            for (size_t k = 0; k < dim; k++)
+                d2 += (r[k] - r[4 + k]) * (r[k] - r[4 + k]);
+            moved2 = d2 > moved2 ? d2 : moved2;
+        }
+        if (contact) {
+            const double *radii = SS_DOUBLES(sys, SS_RADII);
+            for (size_t i = 0; i < n; i++)
+                r_max = radii[i] > r_max ? radii[i] : r_max;
+        }
+        const double margin = 2.0 * sqrt(moved2);
+        /* The colliders' contacts first: a node that started inside one is moved onto it,
+         * start and prediction alike, before the other searches. Within twice the
+         * farthest move, and twice the largest radius (a neighbour's push), of one. */
+        if (colliders)
+            failed |=
+                ss_collider_constraints_begin(sys, p.node, SS_RECORD, v, margin + 2.0 * r_max);
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < dim; k++)
+                x[i * dim + k] = p.node[i * SS_RECORD + k];
+        if (contact)
+            failed |= ss_contact_constraints_begin(sys, x, v, margin < r_max ? margin : r_max, dt);
+        if (self)
+            failed |= ss_self_collision_constraints_begin(sys, x);
+    }
+
     /* 2. Once per step call (each call starts at 0), and again after a spring tears. */
     if (sys->scratch.xpbd_prepared != sys->num_cut + 1) {
         prepare(sys, dt, &p);
@@ -310,9 +354,16 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
 #endif
     const size_t colours = sys->scratch.num_colours;
     const size_t overflow = colours > SS_SERIAL_COLOUR ? SS_SERIAL_COLOUR : SIZE_MAX;
-    for (int pass = 0; pass < sys->iterations; pass++)
+    for (int pass = 0; pass < sys->iterations; pass++) {
         for (size_t c = 0; c < colours; c++)
             (c == overflow ? solve_portable : colour)(&xv, p.start[c], p.start[c + 1]);
+        if (contact && !failed) /* then the contacts, one after another (contact.c) */
+            ss_contact_constraints_solve(sys, p.node, SS_RECORD);
+        if (self && !failed)
+            ss_self_collision_constraints_solve(sys, p.node, SS_RECORD);
+        if (colliders && !failed) /* last: a collider has the final say in each pass */
+            ss_collider_constraints_solve(sys, p.node, SS_RECORD);
+    }
 
     /* 4. Back to x, and v from the motion. */
     for (size_t i = 0; i < n; i++) {
@@ -324,4 +375,32 @@ void ss_xpbd_step(ss_system *sys, double dt, double *scratch) {
                 v[ik] = (r[k] - r[4 + k]) / dt;
         }
     }
+
+    /* 5. Restitution of the node-node contacts, then the colliders', that pushed
+     * (contact.c, collider_constraints.c), below 2 |g| dt
+     * none; the external forces' work over the substep, for the books (integrate.c). */
+    size_t pushed = 0;
+    double g2 = 0.0;
+    for (size_t k = 0; k < dim; k++)
+        g2 += sys->gravity[k] * sys->gravity[k];
+    const double threshold = 2.0 * sqrt(g2) * dt;
+    if (contact && !failed)
+        pushed += ss_contact_constraints_restitute(sys, x, v, inv_mass, threshold);
+    if (self && !failed)
+        pushed += ss_self_collision_constraints_pushed(sys);
+    if (colliders && !failed)
+        pushed += ss_collider_constraints_restitute(sys, x, v, threshold);
+    sys->scratch.xpbd_pushed = pushed;
+    double work = 0.0;
+    if (pushed && sys->track_energy && !ss_array_absent(sys, SS_EXTERNAL)) {
+        const double *f = SS_DOUBLES(sys, SS_EXTERNAL);
+        for (size_t i = 0; i < n; i++)
+            for (size_t k = 0; k < dim && !pinned[i]; k++)
+                work +=
+                    f[i * dim + k] * (p.node[i * SS_RECORD + k] - p.node[i * SS_RECORD + 4 + k]);
+    }
+    sys->scratch.xpbd_work = work;
+    if (failed) /* out of memory for the contacts: the step fails and rolls back */
+        for (size_t k = 0; k < n * dim; k++)
+            x[k] = NAN;
 }
