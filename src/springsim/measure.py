@@ -384,7 +384,12 @@ def log_decrement(t: npt.ArrayLike, x: npt.ArrayLike, level: float | None = None
         raise ValueError(
             f"log_decrement needs two successive amplitudes: x has {len(amplitudes)} "
             f"{what}. Record a longer run"
-            + ("" if level is None else ", or check the level is the equilibrium")
+            + (
+                ", or give level= the equilibrium (a heavily damped record's mean lies "
+                "off it, and it may cross the mean only once or twice)"
+                if level is None
+                else ", or check the level is the equilibrium"
+            )
         )
     return float(np.mean(np.log(amplitudes[:-1] / amplitudes[1:])))
 
