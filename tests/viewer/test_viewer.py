@@ -257,11 +257,10 @@ def test_set_changes_speed_and_colour(viewer, rope):
         ({"type": "set", "name": "color_by", "value": "speed"}, ValueError, "color_by must be"),
         ({"type": "slider", "name": "drag", "value": float("nan")}, ValueError, "finite"),
         # hostile or broken front ends: every field is checked before any is used
-        ({"type": "ack", "frame": float("inf")}, TypeError, "frame must be an int"),
-        ({"type": "ack", "frame": 1e300}, TypeError, "frame must be an int"),
-        ({"type": "ack", "frame": 10**300}, ValueError, "frame must be in"),
-        ({"type": "ack", "frame": -1}, ValueError, "frame must be in"),
-        ({"type": "ack", "frame": 99}, ValueError, "frame 99 was never sent"),
+        ({"type": "ack", "frame": 3}, ValueError, "unknown viewer message type 'ack'"),
+        ({"type": "hold", "frame": float("inf")}, ValueError, "'hold' has unknown keys frame"),
+        ({"type": "resume", "lag": float("nan")}, ValueError, "'resume' has unknown keys lag"),
+        ({"type": "alive", "until": 1e300}, ValueError, "'alive' has unknown keys until"),
         ({"type": "grab", "node": -1}, ValueError, "node must be in"),
         ({"type": "grab", "node": 1, "extra": 0}, ValueError, "unknown keys extra"),
         ({"type": 3}, ValueError, "unknown viewer message type 3"),
@@ -283,16 +282,18 @@ def test_bad_messages_raise_and_change_nothing(viewer, rope, message, error, mat
 
 def test_a_hostile_message_is_answered_with_an_error_and_changes_nothing(viewer, rope):
     """Through the comm's handler, as the browser's messages arrive: no exception
-    escapes it (an ack of frame Infinity raised OverflowError), and an ack from the far
-    future does not turn off the wait for the browser's acknowledgements."""
+    escapes it, and a "hold" or "resume" with junk in it neither holds nor resumes."""
     tap = Tap(viewer)
     viewer._on_msg(viewer, {"type": "hello"}, [])
-    for frame in (float("inf"), 1e300, 10**300, viewer._frame + 5):
-        viewer._on_msg(viewer, {"type": "ack", "frame": frame}, [])
-        assert "frame" in tap.last("error")[0]["message"]
-    assert viewer._acked == 0
-    viewer._on_msg(viewer, {"type": "ack", "frame": viewer._frame}, [])
-    assert viewer._acked == viewer._frame
+    for junk in (float("inf"), 1e300, 10**300, "x", None):
+        viewer._on_msg(viewer, {"type": "hold", "lag": junk}, [])
+        assert "unknown keys lag" in tap.last("error")[0]["message"]
+        assert not viewer._held
+    viewer._on_msg(viewer, {"type": "hold"}, [])
+    viewer._on_msg(viewer, {"type": "resume", "now": True}, [])
+    assert viewer._held  # still held: the bad resume was refused
+    viewer._on_msg(viewer, {"type": "resume"}, [])
+    assert not viewer._held
 
 
 def test_a_failed_step_pauses_and_reports(rope):
@@ -460,34 +461,95 @@ def test_viewer_docstring_examples(name):
     assert result.attempted > 0 and result.failed == 0
 
 
-def test_a_browser_paces_the_frames(rope, monkeypatch):
-    # once a front end has spoken, the thread stays at most 2 K frames ahead of the
-    # newest frame it acknowledged, where the front end acknowledges every K-th frame
-    # (K = ack_every, sent in the state message; without a front end it would go on
-    # after _ACK_TIMEOUT)
-    from springsim.viewer import widget
+def frames_sent(tap):
+    """(frame number, kernel's send time, simulated time) of each frame sent."""
+    return [(c["frame"], c["sent"], c["time"]) for c, _ in list(tap.sent) if c["type"] == "frame"]
 
-    monkeypatch.setattr(widget, "_ACK_TIMEOUT", 30.0)
-    viewer = ss.view(rope, dt=1e-3, substeps=5, fps=20)
+
+def wait_until(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_frames_go_on_without_acknowledgements_at_most_fps_at_the_speed_asked(rope):
+    # no front end answers: frames are never waited for. dt = 1 ms and speed 0.028 at
+    # 20 frames/s round to 1 step a frame, which the speed alone would pace every
+    # 1e-3 / 0.028 = 35.7 ms (28 frames/s): the cap keeps them 1/20 s apart
+    v = ss.view(rope, dt=1e-3, speed=0.028, fps=20)
+    assert v.substeps == 1
+    tap = Tap(v)
+    v.play()
+    time.sleep(1.0)
+    v.pause()
+    v.close()
+    sent = frames_sent(tap)
+    (n0, s0, t0), (n1, s1, t1) = sent[0], sent[-1]
+    assert n1 - n0 == len(sent) - 1 >= 5  # it played, every frame sent
+    # each frame is sent at or after its slot of 1/20 s from the first: n frames take
+    # at least (n - 1) / 20 s (the first frame may be late by its own stepping, 1 ms)
+    assert (len(sent) - 1) / 20 <= s1 - s0 + 2e-3
+    # one step a frame: 1 ms of simulated time each, i.e. 0.02 simulated s per wall s
+    assert t1 - t0 == pytest.approx(1e-3 * (len(sent) - 1), rel=1e-9)
+
+    # and a speed the frame rate allows is kept: 8 steps of 1 ms every 1/60 s asked
+    # for 0.5 (8 × 1e-3 × 60 = 0.48 played): never faster than asked, at most one
+    # frame early over the span; not slower than a fifth of it (a shared machine)
+    rope2 = rope.copy()
+    v = ss.view(rope2, dt=1e-3, speed=0.5)
+    tap = Tap(v)
+    v.play()
+    time.sleep(1.0)
+    v.pause()
+    v.close()
+    sent = frames_sent(tap)
+    (_, s0, t0), (_, s1, t1) = sent[0], sent[-1]
+    assert (len(sent) - 1) / 60 <= s1 - s0 + 2e-3  # at most 60 frames a second
+    assert 0.1 < (t1 - t0) / (s1 - s0) <= 0.5 + 0.008 / (s1 - s0)
+
+
+def test_hold_stops_the_stepping_and_the_frames_and_resume_restarts_them(rope):
+    viewer = ss.view(rope, dt=1e-3, substeps=5, fps=30)
     tap = Tap(viewer)
     viewer._handle({"type": "hello"})
-    every = tap.last("state")[0]["ack_every"]
-    assert every == protocol.ack_every(20) == 5  # 20 frames/s, 4 acknowledgements/s
     viewer._handle({"type": "play"})
-    frames = lambda: [c["frame"] for c, _ in tap.sent if c["type"] == "frame"]  # noqa: E731
-    deadline = time.monotonic() + 10
-    while len(frames()) < 2 * every and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.3)
-    # the hello's frame and nine more: ten unacknowledged, then it waits
-    assert frames() == list(range(1, 2 * every + 1))
-    viewer._handle({"type": "ack", "frame": every})
-    while len(frames()) < 3 * every and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.3)
+    wait_until(lambda: len(frames_sent(tap)) >= 5)
+    viewer._handle({"type": "hold"})  # under the lock: no frame is being stepped now
+    held = (len(frames_sent(tap)), rope.time)
+    time.sleep(0.4)  # 12 frames' time
+    assert (len(frames_sent(tap)), rope.time) == held and viewer.playing
+    viewer._handle({"type": "resume"})
+    wait_until(lambda: len(frames_sent(tap)) >= held[0] + 5)
     viewer._handle({"type": "pause"})
     viewer.close()
-    assert frames() == list(range(1, 3 * every + 1))
+    numbers = [n for n, _, _ in frames_sent(tap)]
+    assert numbers == list(range(1, len(numbers) + 1))  # none lost, none skipped
+    assert rope.time > held[1]
+
+
+def test_a_front_end_that_goes_silent_stops_the_stepping(rope, monkeypatch):
+    # a page that spoke and then says nothing (not even "alive") for ALIVE_TIMEOUT
+    # seconds is gone: the thread stops stepping, and any message wakes it
+    monkeypatch.setattr(protocol, "ALIVE_TIMEOUT", 0.3)
+    viewer = ss.view(rope, dt=1e-3, substeps=5, fps=30)
+    tap = Tap(viewer)
+    viewer._handle({"type": "hello"})
+    viewer._handle({"type": "play"})
+    time.sleep(0.6)  # silent past 0.3 s: stopped (by about 0.3 s plus a frame)
+    stopped = (len(frames_sent(tap)), rope.time)
+    assert stopped[0] >= 3  # it played first
+    time.sleep(0.3)
+    assert (len(frames_sent(tap)), rope.time) == stopped and viewer.playing
+    viewer._handle({"type": "alive"})
+    wait_until(lambda: len(frames_sent(tap)) >= stopped[0] + 3)
+    time.sleep(0.5)  # silent again: stopped again
+    again = rope.time
+    time.sleep(0.3)
+    assert rope.time == again
+    viewer.play()  # from Python: plays again for ALIVE_TIMEOUT
+    wait_until(lambda: rope.time > again)
+    viewer.close()
 
 
 def test_a_history_saves_as_html(tmp_path):
