@@ -528,6 +528,36 @@ def test_hold_stops_the_stepping_and_the_frames_and_resume_restarts_them(rope):
     assert rope.time > held[1]
 
 
+def test_a_hold_cuts_the_frame_rate_and_each_frame_covers_more_steps(rope):
+    # a front end that could not keep up: the kernel sends RATE_CUT as many frames a
+    # second after it, each of substeps × fps / rate steps (the speed stays), and
+    # the rate grows back by fps / RATE_RECOVERY a second
+    from springsim.viewer.widget import RATE_CUT, RATE_RECOVERY
+
+    viewer = ss.view(rope, dt=1e-3, substeps=4, fps=30)
+    tap = Tap(viewer)
+    viewer._handle({"type": "hello"})
+    viewer._handle({"type": "play"})
+    wait_until(lambda: len(frames_sent(tap)) >= 3)
+    viewer._handle({"type": "hold"})
+    viewer._handle({"type": "hold"})  # a second hold before a resume cuts nothing more
+    assert viewer._rate == RATE_CUT * 30 == 24
+    count = len(frames_sent(tap))
+    viewer._handle({"type": "resume"})
+    wait_until(lambda: len(frames_sent(tap)) >= count + 10)
+    viewer._handle({"type": "pause"})
+    viewer.close()
+    after = frames_sent(tap)[count:]
+    # 10 frames (about 0.4 s) after: the rate grew by at most 30 × 0.5 / 60 = 0.25 a
+    # second of play, so it stays in [24, 26.7), where round(4 × 30 / rate) = 5 steps
+    assert 24 <= viewer._rate < 4 * 30 / 4.5 and RATE_RECOVERY == 60
+    steps = np.diff([t for _, _, t in after[:10]]) / 1e-3
+    assert np.allclose(steps, 5, atol=1e-6), steps
+    # and 5 steps every 1/24 s (not 1/30): at most 24 frames a second
+    sends = [s for _, s, _ in after[:10]]
+    assert 9 / 24 <= sends[-1] - sends[0] + 2e-3
+
+
 def test_a_front_end_that_goes_silent_stops_the_stepping(rope, monkeypatch):
     # a page that spoke and then says nothing (not even "alive") for ALIVE_TIMEOUT
     # seconds is gone: the thread stops stepping, and any message wakes it

@@ -530,3 +530,37 @@ def test_a_saved_page_draws_the_arrows(browser, tmp_path):
         browser.execute_script("return document.querySelector('select[data-name=arrows]').value")
         == "velocity"
     )
+
+
+def test_a_page_that_falls_behind_holds_the_frames_then_resumes(browser, page):
+    # Block the page's main thread for 1 s: the frames the kernel sends meanwhile
+    # (60 a second, never acknowledged) wait in the socket, and the first processed
+    # after has a lag of about 1 s > HOLD_LAG = 0.25 s: the page says "hold" (the kernel
+    # stops stepping and sending), then "resume" once caught up.
+    rope = ss.string(8, length=1.0, mass=0.08, stiffness=80.0, damping=0.05, dim=2)
+    viewer, _ = page(rope, dt=1e-3, substeps=5)
+    received = []  # (type, kernel's frames sent, simulated time) as each message is acted on
+    handle = viewer._handle
+
+    def recording(message, buffers=None):
+        handle(message, buffers)
+        with viewer.lock:
+            received.append((message.get("type"), viewer._frame, rope.time))
+
+    viewer._handle = recording
+    viewer.play()
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") > 10)
+    time.sleep(0.5)
+    before = browser.execute_script(f"return {VIEW}.state().sent")
+    assert "hold" not in before  # a page that keeps up never holds
+    browser.execute_script("const end = performance.now() + 1000; while (performance.now() < end);")
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().sent.resume || 0") >= 1)
+    viewer.pause()
+    kinds = [kind for kind, _, _ in received]
+    assert kinds.count("hold") >= 1 and kinds.count("resume") >= 1, kinds
+    held = kinds.index("hold")
+    resumed = kinds.index("resume", held)
+    # nothing was stepped or sent between the hold and the resume
+    assert received[held][1:] == received[resumed][1:], received
+    state = browser.execute_script(f"return {VIEW}.state()")
+    assert state["lag"] < 0.25 and not state["held"]

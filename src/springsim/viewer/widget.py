@@ -29,6 +29,11 @@ from springsim.viewer.standalone import Frame, check_speed, front_end, write_htm
 
 #: The mime type of a widget's view in a notebook output.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+#: A front end's "hold" cuts the frame rate by this factor (it could not take them)...
+RATE_CUT = 0.8
+#: ...and the rate grows back by fps / RATE_RECOVERY per second of play, up to fps: a
+#: link that takes fewer frames than fps is held once in many seconds, not each second.
+RATE_RECOVERY = 60.0
 
 
 class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped (Any)
@@ -117,6 +122,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         # end that falls behind says "hold", then "resume" (protocol.HOLD_LAG); one
         # that has spoken and then is silent for protocol.ALIVE_TIMEOUT s is gone
         self._held = False
+        self._rate = self._fps  # frames a second sent now: fps, less after a hold
         self._browser = False  # whether a front end has spoken
         self._heard = time.monotonic()  # when it last did (or play() was called)
         self._scene_key: tuple[Any, ...] = ()
@@ -186,7 +192,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     @property
     def substeps(self) -> int:
-        """Steps of ``dt`` per frame (1 to 100000): ``speed / (fps dt)``, rounded.
+        """Steps of ``dt`` per frame at ``fps`` frames a second (1 to 100000):
+        ``speed / (fps dt)``, rounded (frames sent more slowly cover more steps each).
         Setting it sets ``speed`` to ``substeps × dt × fps``."""
         return self._substeps
 
@@ -350,7 +357,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     @property
     def fps(self) -> float:
-        """Frames per second the thread has sent lately (stepping, encoding, sending)."""
+        """Frames per second the thread has sent lately (stepping, encoding, sending):
+        at most the ``fps`` asked, fewer while a front end cannot take them (each
+        "hold" it sends cuts the rate by :data:`RATE_CUT`; it grows back to ``fps`` by
+        ``fps / RATE_RECOVERY`` a second, each frame then covering more steps)."""
         if len(self._rates) < 2:
             return 0.0
         return (len(self._rates) - 1) / (self._rates[-1] - self._rates[0])
@@ -550,6 +560,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         kind = message["type"]
         with self._lock:
             if kind in ("hold", "resume", "alive"):  # the stream's pace: no reply
+                if kind == "hold" and not self._held:
+                    self._rate = max(1.0, RATE_CUT * self._rate)
                 if kind != "alive":
                     self._held = kind == "hold"
                 self._wake.notify_all()
@@ -558,6 +570,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 raise RuntimeError("this viewer is closed")
             if kind == "hello":
                 self._held = False  # a new page: whatever an old one asked is void
+                self._rate = self._fps
                 self._scene_key = ()
                 self._send_state()
                 self._emit(*self._trace.message())
@@ -668,8 +681,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                     next_frame = time.perf_counter()
                 if self._closed:
                     return
-                # the steps of a frame, cut to what the kernel takes in a frame's time
-                steps = _steps_per_frame(self._substeps, self._step_cost, 1.0 / self._fps)
+                # the steps of a frame (more when frames are fewer than fps a second, so
+                # that the speed stays), cut to what the kernel takes in a frame's time
+                wanted = round(self._substeps * self._fps / self._rate)
+                steps = _steps_per_frame(wanted, self._step_cost, 1.0 / self._rate)
                 began = time.perf_counter()
                 self._advance(steps)
                 cost = (time.perf_counter() - began) / steps
@@ -677,9 +692,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                     cost if not self._step_cost else 0.8 * self._step_cost + 0.2 * cost
                 )
                 # paced in simulated time, a frame of `steps` steps every steps dt / speed
-                # s, and never more than fps frames a second (the front end does not
-                # acknowledge them: protocol.HOLD_LAG)
-                period = max(steps * self._dt / self._speed, 1.0 / self._fps)
+                # s, and never more than fps frames a second, nor more than the rate a
+                # hold cut it to (the front end does not acknowledge: protocol.HOLD_LAG)
+                period = max(steps * self._dt / self._speed, 1.0 / self._rate)
+                self._rate = min(self._fps, self._rate + self._fps * period / RATE_RECOVERY)
                 self._played.append((time.perf_counter(), float(self._sim.time)))
                 self._send_frame()
             self._rates.append(time.perf_counter())
