@@ -15,7 +15,8 @@ numbers in JSON):
   (springs torn, nodes added, a collider moved, radii set: :func:`scene_key`).
 - ``{"type": "frame", "frame", "time", "sent", "energy", "color_by", "range", "arrows"}`` with
   buffers ``[positions float32 (N, dim), pinned uint8 (N,)]``, then, when colouring by
-  tension or strain, ``values float32 (M,)``, then with arrows their origins and
+  tension, strain or body, ``values float32 (M,)`` (a body's label per spring, with
+  ``range`` ``[0, the largest]``), then with arrows their origins and
   vectors as drawn (:func:`frame`): one drawn state. ``range`` ``[lo, hi]`` is the
   colour scale (:func:`color_range`): ``lo`` blue, the middle grey, ``hi`` red.
   ``sent`` is the kernel's ``time.monotonic()`` when the viewer sent it, s (the front
@@ -78,8 +79,9 @@ ACTIONS: Final[dict[str, tuple[str, ...]]] = {
 }
 #: What a "set" message may set (the widget's fields and menu).
 SETTABLE: Final = ("dt", "substeps", "speed", "color_by", "arrows", "arrows_per", "energy_bars")
-#: What a frame can be coloured by (None: plain springs).
-COLOR_BY: Final = (None, "tension", "strain")
+#: What a frame can be coloured by (None: plain springs; "body": each connected piece
+#: in its own colour, the front end's TAB10 palette).
+COLOR_BY: Final = (None, "tension", "strain", "body")
 
 
 def scene(sim: Any) -> tuple[dict[str, Any], list[bytes]]:
@@ -208,7 +210,21 @@ def scene_key(sim: Any) -> tuple[Any, ...]:
 
 
 def spring_values(sim: Any, color_by: str | None) -> np.ndarray | None:
-    """Per-spring tension (N) or strain (length / rest length − 1), or None."""
+    """Per-spring tension (N), strain (length / rest length − 1) or body (the label
+    :meth:`springsim.System.bodies` gives the spring's nodes, as a float), or None.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> sim = ss.System(dim=2)
+    >>> _ = sim.add_nodes([[0, 0], [1, 0], [5, 0], [6, 0], [7, 0]])
+    >>> _ = sim.add_springs([[3, 4], [0, 1], [2, 3]], stiffness=1.0)
+    >>> spring_values(sim, "body").tolist()
+    [1.0, 0.0, 1.0]
+    """
+    if color_by == "body":
+        labels = sim.bodies()
+        return np.asarray(labels[np.asarray(sim.springs)[:, 0]], dtype=np.float64)
     if color_by == "tension":
         return np.asarray(sim.spring_tensions(), dtype=np.float64)
     if color_by == "strain":
@@ -382,7 +398,10 @@ def frame(
     buffers = [positions.tobytes(), pinned.tobytes()]
     values = spring_values(sim, color_by)
     if values is not None:
-        content["range"] = color_range(values, color_floor(sim, color_by), fixed_range)
+        if color_by == "body":  # labels: the range is theirs
+            content["range"] = [0.0, float(values.max()) if len(values) else 0.0]
+        else:
+            content["range"] = color_range(values, color_floor(sim, color_by), fixed_range)
         buffers.append(np.ascontiguousarray(values, dtype=np.float32).tobytes())
     if arrows is not None:
         kind, per, scale, origins, drawn = arrows

@@ -253,13 +253,18 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     @property
     def color_by(self) -> str | None:
-        """None, ``"tension"`` or ``"strain"``: what the springs are coloured by."""
+        """None, ``"tension"``, ``"strain"`` or ``"body"``: what the springs are
+        coloured by (``"body"``: each body of :meth:`springsim.System.bodies` in its
+        own colour of matplotlib's tab10, springs and nodes; ``color_range`` is then
+        unused)."""
         return self._color_by
 
     @color_by.setter
     def color_by(self, value: str | None) -> None:
         if value not in protocol.COLOR_BY:
-            raise ValueError(f"color_by must be None, 'tension' or 'strain', not {value!r}")
+            raise ValueError(
+                f"color_by must be None, 'tension', 'strain' or 'body', not {value!r}"
+            )
         self._color_by = value
 
     @property
@@ -695,12 +700,16 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 # s, and never more than fps frames a second, nor more than the rate a
                 # hold cut it to (the front end does not acknowledge: protocol.HOLD_LAG)
                 period = max(steps * self._dt / self._speed, 1.0 / self._rate)
+                gap = 1.0 / self._rate  # the least time to the next frame
                 self._rate = min(self._fps, self._rate + self._fps * period / RATE_RECOVERY)
                 self._played.append((time.perf_counter(), float(self._sim.time)))
                 self._send_frame()
-            self._rates.append(time.perf_counter())
-            next_frame = max(next_frame + period, time.perf_counter() - period)
-            time.sleep(max(0.0, next_frame - time.perf_counter()))
+            sent = time.perf_counter()
+            self._rates.append(sent)
+            # a late frame is caught up (by at most one period), but never by sending
+            # two frames closer than 1 / rate
+            next_frame = max(next_frame + period, sent - period)
+            time.sleep(max(0.0, max(next_frame, sent + gap) - time.perf_counter()))
 
     # ------------------------------------------------------------ sending
 

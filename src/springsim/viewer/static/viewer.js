@@ -25,6 +25,9 @@ const TERMS = [
   ["pressure", "#8c564b"], ["contact", "#e377c2"], ["total", "#111111"], ["books", "#ff7f0e"],
 ];
 const HISTORY = 2000; // protocol.TRACE_LENGTH
+// color_by "body": body k in TAB10[k % 10], matplotlib's tab10 (the plots' colours)
+const TAB10 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+               "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
 // The lag rule (protocol.HOLD_LAG, RESUME_LAG, ALIVE_EVERY), in seconds: a frame's lag is
 // (this clock when it is processed - its "sent", the kernel's clock) minus the smallest
 // such difference seen (the clocks' offset and the quickest delivery cancel).
@@ -210,8 +213,29 @@ function drawFaces(ctx, S, xs, ys, ds, cam) {
   }
 }
 
+// Each node's body label, from the springs' (color_by "body": a spring's value is the
+// label of its nodes); -1 for a node no spring joins (drawn in the plain colour).
+function nodeBodies(S) {
+  const labels = new Int32Array(S.nodes).fill(-1), E = S.springs;
+  for (let i = 0; i < E.length / 2; i++) labels[E[2 * i]] = labels[E[2 * i + 1]] = S.values[i];
+  return labels;
+}
+
 function drawSprings(ctx, S, xs, ys) {
   const E = S.springs, m = E.length / 2;
+  if (S.values && S.colorBy === "body") {
+    const paths = TAB10.map(() => new Path2D());
+    for (let i = 0; i < m; i++) {
+      const k = S.values[i];
+      if (!(k >= 0)) continue;
+      paths[k % TAB10.length].moveTo(xs[E[2 * i]], ys[E[2 * i]]);
+      paths[k % TAB10.length].lineTo(xs[E[2 * i + 1]], ys[E[2 * i + 1]]);
+    }
+    ctx.lineWidth = 2;
+    paths.forEach((path, k) => { ctx.strokeStyle = TAB10[k]; ctx.stroke(path); });
+    ctx.lineWidth = 1;
+    return;
+  }
   if (S.values && S.range) {
     // the scale [lo, hi] of the frame (protocol.color_range): lo blue, hi red, in 21
     // levels, k = round(clip((v - lo) / (hi - lo)) (levels - 1)) (protocol.color_index)
@@ -242,7 +266,7 @@ function drawSprings(ctx, S, xs, ys) {
 }
 
 function drawColorbar(ctx, S, W, H) {
-  if (!S.values || !S.range) return;
+  if (!S.values || !S.range || S.colorBy === "body") return;
   const x = W - 22, y0 = 30, h = H - 60, [lo, top] = S.range;
   for (let i = 0; i < h; i++) {
     ctx.fillStyle = diverging(1 - (2 * i) / h);
@@ -295,11 +319,18 @@ function drawScene(ctx, cam, S, W, H, G, dpr) {
   // nodes as dots while they can be told apart; on a fine mesh its faces show it
   const r = n <= 200 ? 4 : n <= 2000 && !S.faces.length ? 2 : 0;
   if (r) {
-    ctx.fillStyle = NODE;
-    ctx.beginPath();
-    for (let i = 0; i < n; i++)
-      if (!S.pinned[i]) { ctx.moveTo(xs[i] + r, ys[i]); ctx.arc(xs[i], ys[i], r, 0, 2 * Math.PI); }
-    ctx.fill();
+    // by body: one fill per palette colour (k), the nodes no spring joins plain (-1)
+    const bodies = S.values && S.colorBy === "body" ? nodeBodies(S) : null;
+    for (let k = -1; k < (bodies ? TAB10.length : 0); k++) {
+      ctx.fillStyle = k < 0 ? NODE : TAB10[k];
+      ctx.beginPath();
+      for (let i = 0; i < n; i++)
+        if (!S.pinned[i] && (!bodies || (bodies[i] < 0 ? -1 : bodies[i] % TAB10.length) === k)) {
+          ctx.moveTo(xs[i] + r, ys[i]);
+          ctx.arc(xs[i], ys[i], r, 0, 2 * Math.PI);
+        }
+      ctx.fill();
+    }
   }
   drawArrows(ctx, S, P);
   ctx.fillStyle = PIN;
@@ -441,7 +472,7 @@ function render({ model, el }) {
     fields[name] = element("input", { "data-name": name, type: "number", style: "width: 6em" }, bar);
   }
   const select = element("select", { "data-name": "color_by" }, bar);
-  for (const [value, label] of [["", "plain"], ["tension", "tension"], ["strain", "strain"]])
+  for (const [value, label] of [["", "plain"], ["tension", "tension"], ["strain", "strain"], ["body", "body"]])
     element("option", { value }, select, label);
   const arrowSelect = element("select", { "data-name": "arrows" }, bar);
   for (const [value, label] of [["", "no arrows"], ["velocity", "velocity"], ["force", "force"]])
