@@ -262,9 +262,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
     @color_by.setter
     def color_by(self, value: str | None) -> None:
         if value not in protocol.COLOR_BY:
-            raise ValueError(
-                f"color_by must be None, 'tension', 'strain' or 'body', not {value!r}"
-            )
+            raise ValueError(f"color_by must be None, 'tension', 'strain' or 'body', not {value!r}")
         self._color_by = value
 
     @property
@@ -706,10 +704,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 self._send_frame()
             sent = time.perf_counter()
             self._rates.append(sent)
-            # a late frame is caught up (by at most one period), but never by sending
-            # two frames closer than 1 / rate
+            # a late frame is caught up (by at most one period), but the frames' steps
+            # never start closer than 1 / rate: at most rate frames a second
             next_frame = max(next_frame + period, sent - period)
-            time.sleep(max(0.0, max(next_frame, sent + gap) - time.perf_counter()))
+            time.sleep(max(0.0, max(next_frame, began + gap) - time.perf_counter()))
 
     # ------------------------------------------------------------ sending
 
