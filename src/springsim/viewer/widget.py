@@ -582,6 +582,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 self._playing = kind == "play"
                 if self._playing:
                     self._heard = time.monotonic()  # from Python too: play for a while
+                    self._held = False  # a page still behind holds again at its next frame
                     self.error = None
                     self._played.clear()
                     self._start_thread()
