@@ -257,11 +257,10 @@ def test_set_changes_speed_and_colour(viewer, rope):
         ({"type": "set", "name": "color_by", "value": "speed"}, ValueError, "color_by must be"),
         ({"type": "slider", "name": "drag", "value": float("nan")}, ValueError, "finite"),
         # hostile or broken front ends: every field is checked before any is used
-        ({"type": "ack", "frame": float("inf")}, TypeError, "frame must be an int"),
-        ({"type": "ack", "frame": 1e300}, TypeError, "frame must be an int"),
-        ({"type": "ack", "frame": 10**300}, ValueError, "frame must be in"),
-        ({"type": "ack", "frame": -1}, ValueError, "frame must be in"),
-        ({"type": "ack", "frame": 99}, ValueError, "frame 99 was never sent"),
+        ({"type": "ack", "frame": 3}, ValueError, "unknown viewer message type 'ack'"),
+        ({"type": "hold", "frame": float("inf")}, ValueError, "'hold' has unknown keys frame"),
+        ({"type": "resume", "lag": float("nan")}, ValueError, "'resume' has unknown keys lag"),
+        ({"type": "alive", "until": 1e300}, ValueError, "'alive' has unknown keys until"),
         ({"type": "grab", "node": -1}, ValueError, "node must be in"),
         ({"type": "grab", "node": 1, "extra": 0}, ValueError, "unknown keys extra"),
         ({"type": 3}, ValueError, "unknown viewer message type 3"),
@@ -283,16 +282,18 @@ def test_bad_messages_raise_and_change_nothing(viewer, rope, message, error, mat
 
 def test_a_hostile_message_is_answered_with_an_error_and_changes_nothing(viewer, rope):
     """Through the comm's handler, as the browser's messages arrive: no exception
-    escapes it (an ack of frame Infinity raised OverflowError), and an ack from the far
-    future does not turn off the wait for the browser's acknowledgements."""
+    escapes it, and a "hold" or "resume" with junk in it neither holds nor resumes."""
     tap = Tap(viewer)
     viewer._on_msg(viewer, {"type": "hello"}, [])
-    for frame in (float("inf"), 1e300, 10**300, viewer._frame + 5):
-        viewer._on_msg(viewer, {"type": "ack", "frame": frame}, [])
-        assert "frame" in tap.last("error")[0]["message"]
-    assert viewer._acked == 0
-    viewer._on_msg(viewer, {"type": "ack", "frame": viewer._frame}, [])
-    assert viewer._acked == viewer._frame
+    for junk in (float("inf"), 1e300, 10**300, "x", None):
+        viewer._on_msg(viewer, {"type": "hold", "lag": junk}, [])
+        assert "unknown keys lag" in tap.last("error")[0]["message"]
+        assert not viewer._held
+    viewer._on_msg(viewer, {"type": "hold"}, [])
+    viewer._on_msg(viewer, {"type": "resume", "now": True}, [])
+    assert viewer._held  # still held: the bad resume was refused
+    viewer._on_msg(viewer, {"type": "resume"}, [])
+    assert not viewer._held
 
 
 def test_a_failed_step_pauses_and_reports(rope):
@@ -460,34 +461,132 @@ def test_viewer_docstring_examples(name):
     assert result.attempted > 0 and result.failed == 0
 
 
-def test_a_browser_paces_the_frames(rope, monkeypatch):
-    # once a front end has spoken, the thread stays at most 2 K frames ahead of the
-    # newest frame it acknowledged, where the front end acknowledges every K-th frame
-    # (K = ack_every, sent in the state message; without a front end it would go on
-    # after _ACK_TIMEOUT)
-    from springsim.viewer import widget
+def frames_sent(tap):
+    """(frame number, kernel's send time, simulated time) of each frame sent."""
+    return [(c["frame"], c["sent"], c["time"]) for c, _ in list(tap.sent) if c["type"] == "frame"]
 
-    monkeypatch.setattr(widget, "_ACK_TIMEOUT", 30.0)
-    viewer = ss.view(rope, dt=1e-3, substeps=5, fps=20)
+
+def wait_until(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "timed out"
+        time.sleep(0.01)
+
+
+def test_frames_go_on_without_acknowledgements_at_most_fps_at_the_speed_asked(rope):
+    # no front end answers: frames are never waited for. dt = 1 ms and speed 0.028 at
+    # 20 frames/s round to 1 step a frame, which the speed alone would pace every
+    # 1e-3 / 0.028 = 35.7 ms (28 frames/s): the cap keeps them 1/20 s apart
+    v = ss.view(rope, dt=1e-3, speed=0.028, fps=20)
+    assert v.substeps == 1
+    tap = Tap(v)
+    v.play()
+    time.sleep(1.0)
+    v.pause()
+    v.close()
+    sent = frames_sent(tap)
+    (n0, s0, t0), (n1, s1, t1) = sent[0], sent[-1]
+    assert n1 - n0 == len(sent) - 1 >= 5  # it played, every frame sent
+    # the frames' steps start at least 1/20 s apart (a late frame is not caught up by
+    # a burst): n frames are sent over at least (n - 1) / 20 s, less the first one's
+    # stepping (1 step of an 8-node rope: microseconds; 2 ms allowed)
+    assert (len(sent) - 1) / 20 <= s1 - s0 + 2e-3
+    # one step a frame: 1 ms of simulated time each, i.e. 0.02 simulated s per wall s
+    assert t1 - t0 == pytest.approx(1e-3 * (len(sent) - 1), rel=1e-9)
+
+    # and a speed the frame rate allows is kept: 8 steps of 1 ms every 1/60 s asked
+    # for 0.5 (8 × 1e-3 × 60 = 0.48 played): never faster than asked, at most one
+    # frame early over the span; not slower than a fifth of it (a shared machine)
+    rope2 = rope.copy()
+    v = ss.view(rope2, dt=1e-3, speed=0.5)
+    tap = Tap(v)
+    v.play()
+    time.sleep(1.0)
+    v.pause()
+    v.close()
+    sent = frames_sent(tap)
+    (_, s0, t0), (_, s1, t1) = sent[0], sent[-1]
+    assert (len(sent) - 1) / 60 <= s1 - s0 + 2e-3  # at most 60 a second (as above)
+    assert 0.1 < (t1 - t0) / (s1 - s0) <= 0.5 + 0.008 / (s1 - s0)
+
+
+def test_hold_stops_the_stepping_and_the_frames_and_resume_restarts_them(rope):
+    viewer = ss.view(rope, dt=1e-3, substeps=5, fps=30)
     tap = Tap(viewer)
     viewer._handle({"type": "hello"})
-    every = tap.last("state")[0]["ack_every"]
-    assert every == protocol.ack_every(20) == 5  # 20 frames/s, 4 acknowledgements/s
     viewer._handle({"type": "play"})
-    frames = lambda: [c["frame"] for c, _ in tap.sent if c["type"] == "frame"]  # noqa: E731
-    deadline = time.monotonic() + 10
-    while len(frames()) < 2 * every and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.3)
-    # the hello's frame and nine more: ten unacknowledged, then it waits
-    assert frames() == list(range(1, 2 * every + 1))
-    viewer._handle({"type": "ack", "frame": every})
-    while len(frames()) < 3 * every and time.monotonic() < deadline:
-        time.sleep(0.01)
-    time.sleep(0.3)
+    wait_until(lambda: len(frames_sent(tap)) >= 5)
+    viewer._handle({"type": "hold"})  # under the lock: no frame is being stepped now
+    held = (len(frames_sent(tap)), rope.time)
+    time.sleep(0.4)  # 12 frames' time
+    assert (len(frames_sent(tap)), rope.time) == held and viewer.playing
+    viewer._handle({"type": "resume"})
+    wait_until(lambda: len(frames_sent(tap)) >= held[0] + 5)
+    viewer._handle({"type": "hold"})
+    again = (len(frames_sent(tap)), rope.time)
+    time.sleep(0.2)
+    assert (len(frames_sent(tap)), rope.time) == again
+    viewer.play()  # play (from Python or a page) clears a hold: a page still behind
+    wait_until(lambda: len(frames_sent(tap)) >= again[0] + 5)  # holds again by itself
     viewer._handle({"type": "pause"})
     viewer.close()
-    assert frames() == list(range(1, 3 * every + 1))
+    numbers = [n for n, _, _ in frames_sent(tap)]
+    assert numbers == list(range(1, len(numbers) + 1))  # none lost, none skipped
+    assert rope.time > again[1] > held[1]
+
+
+def test_a_hold_cuts_the_frame_rate_and_each_frame_covers_more_steps(rope):
+    # a front end that could not keep up: the kernel sends RATE_CUT as many frames a
+    # second after it, each of substeps × fps / rate steps (the speed stays), and
+    # the rate grows back by fps / RATE_RECOVERY a second
+    from springsim.viewer.widget import RATE_CUT, RATE_RECOVERY
+
+    viewer = ss.view(rope, dt=1e-3, substeps=4, fps=30)
+    tap = Tap(viewer)
+    viewer._handle({"type": "hello"})
+    viewer._handle({"type": "play"})
+    wait_until(lambda: len(frames_sent(tap)) >= 3)
+    viewer._handle({"type": "hold"})
+    viewer._handle({"type": "hold"})  # a second hold before a resume cuts nothing more
+    assert viewer._rate == RATE_CUT * 30 == 24
+    count = len(frames_sent(tap))
+    viewer._handle({"type": "resume"})
+    wait_until(lambda: len(frames_sent(tap)) >= count + 10)
+    viewer._handle({"type": "pause"})
+    viewer.close()
+    after = frames_sent(tap)[count:]
+    # 10 frames (about 0.4 s) after: the rate grew by at most 30 × 0.5 / 60 = 0.25 a
+    # second of play, so it stays in [24, 26.7), where round(4 × 30 / rate) = 5 steps
+    assert 24 <= viewer._rate < 4 * 30 / 4.5 and RATE_RECOVERY == 60
+    steps = np.diff([t for _, _, t in after[:10]]) / 1e-3
+    assert np.allclose(steps, 5, atol=1e-6), steps
+    # and 5 steps at least 1/24.25 s apart (the rate grew by at most 0.25 a second)
+    sends = [s for _, s, _ in after[:10]]
+    assert 9 / 24.25 <= sends[-1] - sends[0] + 2e-3
+
+
+def test_a_front_end_that_goes_silent_stops_the_stepping(rope, monkeypatch):
+    # a page that spoke and then says nothing (not even "alive") for ALIVE_TIMEOUT
+    # seconds is gone: the thread stops stepping, and any message wakes it
+    monkeypatch.setattr(protocol, "ALIVE_TIMEOUT", 0.3)
+    viewer = ss.view(rope, dt=1e-3, substeps=5, fps=30)
+    tap = Tap(viewer)
+    viewer._handle({"type": "hello"})
+    viewer._handle({"type": "play"})
+    time.sleep(0.6)  # silent past 0.3 s: stopped (by about 0.3 s plus a frame)
+    stopped = (len(frames_sent(tap)), rope.time)
+    assert stopped[0] >= 3  # it played first
+    time.sleep(0.3)
+    assert (len(frames_sent(tap)), rope.time) == stopped and viewer.playing
+    viewer._handle({"type": "alive"})
+    wait_until(lambda: len(frames_sent(tap)) >= stopped[0] + 3)
+    time.sleep(0.5)  # silent again: stopped again
+    again = rope.time
+    time.sleep(0.3)
+    assert rope.time == again
+    viewer.play()  # from Python: plays again for ALIVE_TIMEOUT
+    wait_until(lambda: rope.time > again)
+    viewer.close()
 
 
 def test_a_history_saves_as_html(tmp_path):
@@ -922,3 +1021,50 @@ def test_save_html_keeps_the_arrows(tmp_path):
     v.close()
     strains = np.frombuffer(base64.b64decode(both["values"]), "<f4").reshape(2, 5)
     assert np.allclose(strains[-1], rope.spring_lengths() / rope.rest_lengths - 1, atol=1e-7)
+
+
+def two_balls():
+    """Two 2D balls about to collide: bodies 0 (left) and 1 (right)."""
+    ball = dict(radius=0.2, nodes=12, mass=0.1, stiffness=200.0, dim=2)
+    left = ss.ball(center=(-0.25, 0.0), **ball)
+    right = ss.ball(center=(0.25, 0.0), **ball)
+    left.add(right)
+    return left
+
+
+def test_colour_by_body_sends_each_springs_body(tmp_path):
+    sim = two_balls()
+    # the labels computed here from the springs alone (union-find over the edges),
+    # not from sim.bodies(): the left ball's nodes come first, so it is body 0
+    parent = list(range(sim.num_nodes))
+
+    def root(i):
+        while parent[i] != i:
+            i = parent[i]
+        return i
+
+    for a, b in sim.springs:
+        parent[root(a)] = root(b)
+    roots = sorted(
+        {root(i) for i in range(sim.num_nodes)},
+        key=lambda r: min(i for i in range(sim.num_nodes) if root(i) == r),
+    )
+    expected = np.array([roots.index(root(a)) for a, _ in sim.springs], dtype=np.float32)
+    assert set(expected.tolist()) == {0.0, 1.0}
+
+    viewer = ss.view(sim, dt=1e-4, substeps=10)
+    tap = Tap(viewer)
+    viewer._handle({"type": "set", "name": "color_by", "value": "body"})
+    assert tap.last("state")[0]["color_by"] == "body"
+    viewer.step()
+    content, buffers = tap.last("frame")
+    assert content["color_by"] == "body" and content["range"] == [0.0, 1.0]
+    assert np.array_equal(np.frombuffer(buffers[2], np.float32), expected)
+    # kept by save_html: each recorded frame carries the same labels
+    data = embedded(viewer.save_html(tmp_path / "balls.html"))
+    viewer.close()
+    assert data["color_by"] == "body"
+    saved = np.frombuffer(base64.b64decode(data["values"]), np.float32).reshape(-1, len(expected))
+    assert (saved == expected).all()
+    with pytest.raises(ValueError, match="'tension', 'strain' or 'body'"):
+        ss.view(sim, color_by="bodies")

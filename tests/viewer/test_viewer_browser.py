@@ -530,3 +530,71 @@ def test_a_saved_page_draws_the_arrows(browser, tmp_path):
         browser.execute_script("return document.querySelector('select[data-name=arrows]').value")
         == "velocity"
     )
+
+
+def test_a_page_that_falls_behind_holds_the_frames_then_resumes(browser, page):
+    # Block the page's main thread for 1 s: the frames the kernel sends meanwhile
+    # (60 a second, never acknowledged) wait in the socket, and the first processed
+    # after has a lag of about 1 s > HOLD_LAG = 0.25 s: the page says "hold" (the kernel
+    # stops stepping and sending), then "resume" once caught up.
+    rope = ss.string(8, length=1.0, mass=0.08, stiffness=80.0, damping=0.05, dim=2)
+    viewer, _ = page(rope, dt=1e-3, substeps=5)
+    received = []  # (type, kernel's frames sent, simulated time) as each message is acted on
+    handle = viewer._handle
+
+    def recording(message, buffers=None):
+        handle(message, buffers)
+        with viewer.lock:
+            received.append((message.get("type"), viewer._frame, rope.time))
+
+    viewer._handle = recording
+    viewer.play()
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") > 10)
+    time.sleep(0.5)
+    before = browser.execute_script(f"return {VIEW}.state().sent")
+    assert "hold" not in before  # a page that keeps up never holds
+    browser.execute_script("const end = performance.now() + 1000; while (performance.now() < end);")
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().sent.resume || 0") >= 1)
+    viewer.pause()
+    kinds = [kind for kind, _, _ in received]
+    assert kinds.count("hold") >= 1 and kinds.count("resume") >= 1, kinds
+    held = kinds.index("hold")
+    resumed = kinds.index("resume", held)
+    # nothing was stepped or sent between the hold and the resume
+    assert received[held][1:] == received[resumed][1:], received
+    state = browser.execute_script(f"return {VIEW}.state()")
+    assert state["lag"] < 0.25 and not state["held"]
+
+
+TAB10 = [(0x1F, 0x77, 0xB4), (0xFF, 0x7F, 0x0E)]  # matplotlib's tab10: C0, C1
+
+
+def test_colour_by_body_from_the_menu_draws_each_body_in_its_colour(browser, page):
+    # two ropes in one system, no gravity: bodies 0 (above) and 1 (below). Chosen in
+    # the colour menu, each rope's springs and nodes are drawn in its tab10 colour
+    from selenium.webdriver.support.ui import Select
+
+    above = ss.string(4, length=1.0, mass=0.04, stiffness=40.0, dim=2, direction=(1, 0))
+    below = ss.string(4, length=1.0, mass=0.04, stiffness=40.0, dim=2, direction=(1, 0))
+    below.positions = below.positions + [0.0, -0.5]
+    above.add(below)
+    above.pinned = False
+    above.gravity = 0
+    viewer, _bridge = page(above, dt=1e-3, substeps=1)
+    menu = browser.find_element(By.CSS_SELECTOR, "select[data-name=color_by]")
+    Select(menu).select_by_value("body")
+    wait(lambda: viewer.color_by == "body")
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().drawn") >= 2)
+    time.sleep(0.2)  # the frame coloured by body drawn
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    where = projected(camera, above.positions)
+    image = pixels(browser)
+    for a, b in above.springs:
+        body = 0 if a < 4 else 1  # the first rope's nodes are 0-3
+        # the pixel row of the line's centre (a 2 px line covers it fully: no blend)
+        x, y = np.floor((where[a] + where[b]) / 2).astype(int)
+        assert tuple(image[y, x]) == TAB10[body], (a, b, image[y, x])
+    for i in range(above.num_nodes):
+        body = 0 if i < 4 else 1
+        x, y = np.floor(where[i]).astype(int)  # a node's disc of radius 4 px
+        assert tuple(image[y, x]) == TAB10[body], (i, image[y, x])

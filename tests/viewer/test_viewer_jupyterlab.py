@@ -6,8 +6,9 @@ opens a notebook in it and runs it: the widget goes through JupyterLab's widget 
 and anywidget's extension, and the kernel is a real ipykernel. The checks: the nodes
 are drawn where the kernel's positions project to; a mouse drag moves the node in the
 kernel's ``sim.positions`` (read back by running a cell); play advances the kernel's
-clock, and the kernel indicator blinks busy only at each acknowledgement (every
-``ack_every`` frames), not at each frame; the server is stopped at the end.
+clock, and the kernel indicator does not blink while it plays (frames are not
+acknowledged: the page speaks only when it falls behind, or after
+``protocol.ALIVE_EVERY`` s of silence); the server is stopped at the end.
 
 Skipped, saying why, only where no chromium and chromedriver are installed.
 """
@@ -41,10 +42,9 @@ if find_chromium() is None:
 from selenium.webdriver.common.action_chains import ActionChains  # noqa: E402
 from selenium.webdriver.common.by import By  # noqa: E402
 
-from springsim.viewer.protocol import ACKS_PER_SECOND, ack_every  # noqa: E402
+from springsim.viewer.protocol import ALIVE_EVERY  # noqa: E402
 
 NODE = 5
-ACK_EVERY = ack_every(60.0)  # the viewer's default fps
 
 #: The notebook: a rope with no gravity (nothing moves but what the mouse moves) in a
 #: viewer; then a cell that writes the kernel's view of the system to state.json.
@@ -139,28 +139,25 @@ def test_the_viewer_runs_and_drags_in_a_real_jupyterlab(lab, browser):
     wait(lambda: not kernel_state(browser, root)["pinned"][NODE], what="the node let go")
     # play: the kernel's clock advances while the notebook is open
     browser.find_element(By.CSS_SELECTOR, "button[data-action=play]").click()
-    # while it plays, the kernel indicator blinks busy once per acknowledgement (every
-    # message to the kernel is published busy, then idle), about ACKS_PER_SECOND = 4
-    # times a second, not once per frame drawn (it was 23 a second here); count its
-    # status changes over 2 s, through JupyterLab's own kernel object
+    # while it plays, the kernel indicator does not blink: every message to the kernel
+    # is published busy, then idle, and the page sends none while it keeps up. Its
+    # last message is the play click; it says "alive" only ALIVE_EVERY = 10 s after
+    # it, and the window counted here ends 0.5 + 2 = 2.5 s after the click: so no
+    # message, no status change (acknowledging every 15th frame blinked it 8 times in
+    # these 2 s, every frame 46 times). Counted through JupyterLab's own kernel object.
+    clicked = time.monotonic()
     wait(lambda: browser.execute_script(f"return {VIEW}.state().playing"), what="playing")
     time.sleep(0.5)
     browser.execute_script(COUNT_STATUS)
-    first, began = browser.execute_script(f"return {VIEW}.state()"), time.monotonic()
+    first = browser.execute_script(f"return {VIEW}.state()")
     time.sleep(2.0)
     statuses = browser.execute_script("return window.springsimStatus")
-    last, seconds = browser.execute_script(f"return {VIEW}.state()"), time.monotonic() - began
-    busy = sum(1 for _, status in statuses if status == "busy")
-    acks = last["acks"] - first["acks"]
+    last = browser.execute_script(f"return {VIEW}.state()")
+    assert time.monotonic() - clicked < ALIVE_EVERY  # no "alive" was due
     drawn = last["drawn"] - first["drawn"]
-    # one busy per acknowledgement sent (± the one in flight at either end), and
-    # acknowledgements every ack_every = 15 frames (± one at either end)
-    assert abs(busy - acks) <= 2, (busy, acks, statuses)
-    assert acks <= drawn / ACK_EVERY + 2 and busy <= ACKS_PER_SECOND * seconds + 2, (
-        busy,
-        drawn,
-    )
-    assert drawn > 2 * ACK_EVERY  # it played, and so was acknowledged
+    assert last["sent"] == first["sent"], (first["sent"], last["sent"])  # no message sent
+    assert statuses == [], statuses
+    assert drawn > 30  # it played (60 frames a second sent: at least half drawn)
     t0 = kernel_state(browser, root)["time"]
     wait(lambda: kernel_state(browser, root)["time"] > t0 + 0.05, what="the clock to run")
     browser.find_element(By.CSS_SELECTOR, "button[data-action=pause]").click()

@@ -58,9 +58,11 @@ def view(
     sliders : sequence of str
         Parameters to put on sliders: ``"gravity"``, ``"wind"``, ``"drag"``,
         ``"damping"``, ``"stiffness"`` (see :mod:`springsim.viewer.controls`).
-    color_by : {None, "tension", "strain"}
+    color_by : {None, "tension", "strain", "body"}
         Colour the springs by their tension or strain, with a colour bar: blue
-        compressed, grey unstrained, red stretched.
+        compressed, grey unstrained, red stretched; or each body
+        (:meth:`springsim.System.bodies`: the pieces springs join) in its own colour,
+        its springs and nodes (matplotlib's tab10, cycled past 10 bodies).
     color_range : (float, float), optional
         The colour scale ``(lo, hi)`` (N or strain): blue at ``lo``, grey in the
         middle, red at ``hi``. Default: symmetric about zero, as wide as the largest

@@ -13,16 +13,20 @@ numbers in JSON):
   every collider (:func:`collider_bounds`), which the first framing takes in with
   the nodes; sent when the front end says hello and whenever one of them changes
   (springs torn, nodes added, a collider moved, radii set: :func:`scene_key`).
-- ``{"type": "frame", "frame", "time", "energy", "color_by", "range", "arrows"}`` with
+- ``{"type": "frame", "frame", "time", "sent", "energy", "color_by", "range", "arrows"}`` with
   buffers ``[positions float32 (N, dim), pinned uint8 (N,)]``, then, when colouring by
-  tension or strain, ``values float32 (M,)``, then with arrows their origins and
+  tension, strain or body, ``values float32 (M,)`` (a body's label per spring, with
+  ``range`` ``[0, the largest]``), then with arrows their origins and
   vectors as drawn (:func:`frame`): one drawn state. ``range`` ``[lo, hi]`` is the
   colour scale (:func:`color_range`): ``lo`` blue, the middle grey, ``hi`` red.
+  ``sent`` is the kernel's ``time.monotonic()`` when the viewer sent it, s (the front
+  end's lag, see below; absent in a saved page's frames).
 - ``{"type": "state", "playing", "dt", "substeps", "speed", "color_by", "color_range",
-  "arrows", "arrows_per", "arrow_scale", "energy_bars", "ack_every", "sliders",
-  "error"}``: the controls, sent when one changes;
-  ``ack_every`` (:func:`ack_every`) is how often the front end acknowledges. While playing, frames
-  also carry ``achieved_speed`` (simulated s per wall s over the last 30 frames).
+  "arrows", "arrows_per", "arrow_scale", "energy_bars", "alive_every", "sliders",
+  "error"}``: the controls, sent when one changes; ``alive_every``
+  (:data:`ALIVE_EVERY`) is how often a front end that receives frames says it is
+  still there. While playing, frames also carry ``achieved_speed`` (simulated s per
+  wall s over the last 30 frames).
 - ``{"type": "trace", "terms", "samples"}`` with the buffer ``float64 (samples, 1 +
   len(terms))``: the energy trace kept in Python (:class:`Trace`: time, then each of
   :data:`TRACE_TERMS`, the last :data:`TRACE_LENGTH` frames), sent when a front end
@@ -30,16 +34,24 @@ numbers in JSON):
 - ``{"type": "error", "message"}``: a step failed (the viewer pauses).
 
 Browser -> Python: ``{"type": t, ...}`` with ``t`` one of :data:`ACTIONS` (see
-:func:`parse`). ``{"type": "ack", "frame"}`` says the newest frame drawn, sent once
-``ack_every`` frames after the last one acknowledged: every message to the kernel
-makes ipykernel publish busy then idle (the notebook's kernel indicator blinks), so
-one per drawn frame would blink it at the frame rate. Positions are little-endian,
-C order, as ``np.float32`` writes them.
+:func:`parse`). Every message to the kernel makes ipykernel publish busy then idle
+(the notebook's kernel indicator blinks), so frames are not acknowledged: the kernel
+sends at most ``fps`` a second without waiting, and the front end speaks only when it
+falls behind. Its lag is ``(its clock − sent) − min(its clock − sent)``, the minimum
+over the frames since it started (the clocks' offset cancels): past
+:data:`HOLD_LAG` it sends ``{"type": "hold"}`` (the kernel stops stepping and
+sending), and once it has caught up (a frame's lag under :data:`RESUME_LAG`, or no
+frame for 0.1 s since the hold: the socket is drained) ``{"type": "resume"}``. While
+frames come it sends ``{"type": "alive"}`` when it has sent nothing for
+:data:`ALIVE_EVERY` seconds: a viewer that has heard from a front end and then hears
+nothing for :data:`ALIVE_TIMEOUT` seconds (the page was closed) stops stepping until
+a message comes. Positions are little-endian, C order, as ``np.float32`` writes them.
 """
 
 from __future__ import annotations
 
 import math
+import time
 from collections import deque
 from typing import Any, Final
 
@@ -50,7 +62,9 @@ from springsim.colliders import BOX, CAPSULE, MESH, SPHERE, collider_rows, colli
 #: The messages the front end may send, with the keys each needs.
 ACTIONS: Final[dict[str, tuple[str, ...]]] = {
     "hello": (),
-    "ack": ("frame",),
+    "hold": (),
+    "resume": (),
+    "alive": (),
     "play": (),
     "pause": (),
     "step": (),
@@ -65,8 +79,9 @@ ACTIONS: Final[dict[str, tuple[str, ...]]] = {
 }
 #: What a "set" message may set (the widget's fields and menu).
 SETTABLE: Final = ("dt", "substeps", "speed", "color_by", "arrows", "arrows_per", "energy_bars")
-#: What a frame can be coloured by (None: plain springs).
-COLOR_BY: Final = (None, "tension", "strain")
+#: What a frame can be coloured by (None: plain springs; "body": each connected piece
+#: in its own colour, the front end's TAB10 palette).
+COLOR_BY: Final = (None, "tension", "strain", "body")
 
 
 def scene(sim: Any) -> tuple[dict[str, Any], list[bytes]]:
@@ -195,7 +210,21 @@ def scene_key(sim: Any) -> tuple[Any, ...]:
 
 
 def spring_values(sim: Any, color_by: str | None) -> np.ndarray | None:
-    """Per-spring tension (N) or strain (length / rest length − 1), or None."""
+    """Per-spring tension (N), strain (length / rest length − 1) or body (the label
+    :meth:`springsim.System.bodies` gives the spring's nodes, as a float), or None.
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> sim = ss.System(dim=2)
+    >>> _ = sim.add_nodes([[0, 0], [1, 0], [5, 0], [6, 0], [7, 0]])
+    >>> _ = sim.add_springs([[3, 4], [0, 1], [2, 3]], stiffness=1.0)
+    >>> spring_values(sim, "body").tolist()
+    [1.0, 0.0, 1.0]
+    """
+    if color_by == "body":
+        labels = sim.bodies()
+        return np.asarray(labels[np.asarray(sim.springs)[:, 0]], dtype=np.float64)
     if color_by == "tension":
         return np.asarray(sim.spring_tensions(), dtype=np.float64)
     if color_by == "strain":
@@ -273,23 +302,15 @@ def energy(sim: Any) -> dict[str, float]:
     }
 
 
-#: Acknowledgements a second the front end sends while frames come at the full rate.
-ACKS_PER_SECOND: Final = 4
-
-
-def ack_every(fps: float) -> int:
-    """Frames between two acknowledgements at ``fps`` frames per second:
-    ``round(fps / ACKS_PER_SECOND)``, at least 1. The stepping thread sends at most
-    twice that many frames beyond the last acknowledged (a browser that draws slower
-    than frames come is not flooded); the kernel then shows busy about
-    :data:`ACKS_PER_SECOND` times a second while playing.
-
-    Examples
-    --------
-    >>> ack_every(60.0), ack_every(30.0), ack_every(2.0)
-    (15, 8, 1)
-    """
-    return max(1, round(fps / ACKS_PER_SECOND))
+#: Lag (s) past which the front end asks the kernel to hold its frames (viewer.js).
+HOLD_LAG: Final = 0.25
+#: Lag (s) under which a front end that asked to hold asks to resume (viewer.js).
+RESUME_LAG: Final = 0.1
+#: Seconds of silence after which a front end receiving frames says "alive".
+ALIVE_EVERY: Final = 10.0
+#: Seconds without any message after which a viewer that has heard from a front end
+#: stops stepping (three "alive" missed: the page is gone), until a message comes.
+ALIVE_TIMEOUT: Final = 3 * ALIVE_EVERY
 
 
 #: The energy terms of the trace, J, in the order of the trace message's columns.
@@ -368,6 +389,7 @@ def frame(
         "type": "frame",
         "frame": number,
         "time": float(sim.time),
+        "sent": time.monotonic(),
         "energy": energy(sim),
         "color_by": color_by,
         "range": None,
@@ -376,7 +398,10 @@ def frame(
     buffers = [positions.tobytes(), pinned.tobytes()]
     values = spring_values(sim, color_by)
     if values is not None:
-        content["range"] = color_range(values, color_floor(sim, color_by), fixed_range)
+        if color_by == "body":  # labels: the range is theirs
+            content["range"] = [0.0, float(values.max()) if len(values) else 0.0]
+        else:
+            content["range"] = color_range(values, color_floor(sim, color_by), fixed_range)
         buffers.append(np.ascontiguousarray(values, dtype=np.float32).tobytes())
     if arrows is not None:
         kind, per, scale, origins, drawn = arrows
@@ -396,8 +421,8 @@ def decode_positions(buffer: bytes | memoryview, dim: int) -> np.ndarray:
     return np.frombuffer(buffer, dtype="<f4").reshape(-1, dim)
 
 
-#: The largest frame number a message may carry: exact in a JavaScript number.
-MAX_FRAME: Final = 2**53
+#: The largest node number a message may carry: exact in a JavaScript number.
+MAX_NODE: Final = 2**53
 
 
 def _number(message: dict[str, Any], key: str) -> float:
@@ -451,10 +476,10 @@ def parse(message: Any) -> dict[str, Any]:
     ...
     ValueError: message 'grab' lacks node
 
-    Every field is checked before any is used: a frame or node number is a whole
-    number in range, a position and a slider's (or dt's, substeps') value finite
+    Every field is checked before any is used: a node number is a whole number in
+    range, a position and a slider's (or dt's, substeps') value finite
     numbers, a name a str. What the values must also satisfy that depends on the
-    system (a node below its count, a frame already sent, a slider's range) the viewer
+    system (a node below its count, a slider's range) the viewer
     checks when it acts.
 
     Returns
@@ -468,7 +493,7 @@ def parse(message: Any) -> dict[str, Any]:
         Not a dict, or a value of the wrong type.
     ValueError
         An unknown type (the message lists the known ones), a missing or unknown key,
-        or a value out of range (not finite, a negative or too large frame number).
+        or a value out of range (not finite, a negative or too large node number).
     """
     if not isinstance(message, dict):
         raise TypeError(f"a viewer message is a dict, not {type(message).__name__}")
@@ -482,10 +507,8 @@ def parse(message: Any) -> dict[str, Any]:
     if extra:
         raise ValueError(f"message {kind!r} has unknown keys {', '.join(extra)}")
     checked = dict(message)
-    if "frame" in checked:
-        checked["frame"] = _count(message, "frame", MAX_FRAME)
     if "node" in checked:
-        checked["node"] = _count(message, "node", MAX_FRAME)
+        checked["node"] = _count(message, "node", MAX_NODE)
     if "position" in checked:
         value = message["position"]
         if not isinstance(value, (list, tuple)) or not 2 <= len(value) <= 3:

@@ -50,7 +50,7 @@ def png(sim: Any, color_by: str | None, color_range: tuple[float, float] | None)
     ax = figure.add_subplot(projection="3d" if sim.dim == 3 else None)
     limit = None
     values = protocol.spring_values(sim, color_by)
-    if values is not None:
+    if values is not None and color_by != "body":
         # draw()'s scale is symmetric: the viewer's range, or its floor at least
         scale = protocol.color_range(values, protocol.color_floor(sim, color_by), color_range)
         limit = max(abs(scale[0]), abs(scale[1]))

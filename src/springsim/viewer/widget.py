@@ -29,8 +29,11 @@ from springsim.viewer.standalone import Frame, check_speed, front_end, write_htm
 
 #: The mime type of a widget's view in a notebook output.
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-#: Seconds the thread waits for an acknowledgement before it sends anyway (no browser).
-_ACK_TIMEOUT = 0.25
+#: A front end's "hold" cuts the frame rate by this factor (it could not take them)...
+RATE_CUT = 0.8
+#: ...and the rate grows back by fps / RATE_RECOVERY per second of play, up to fps: a
+#: link that takes fewer frames than fps is held once in many seconds, not each second.
+RATE_RECOVERY = 60.0
 
 
 class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped (Any)
@@ -115,11 +118,13 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._playing = False
         self._closed = False
         self._frame = 0
-        self._acked = 0
-        # the browser acknowledges every ack_every-th frame it draws (each message
-        # flashes the kernel busy); the thread stays at most two such periods ahead
-        self._ack_every = protocol.ack_every(self._fps)
-        self._browser = False  # whether a front end has spoken (then frames wait for acks)
+        # frames are not acknowledged (each message flashes the kernel busy): a front
+        # end that falls behind says "hold", then "resume" (protocol.HOLD_LAG); one
+        # that has spoken and then is silent for protocol.ALIVE_TIMEOUT s is gone
+        self._held = False
+        self._rate = self._fps  # frames a second sent now: fps, less after a hold
+        self._browser = False  # whether a front end has spoken
+        self._heard = time.monotonic()  # when it last did (or play() was called)
         self._scene_key: tuple[Any, ...] = ()
         self._wake = threading.Condition(self._lock)
         self._thread: threading.Thread | None = None
@@ -187,7 +192,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     @property
     def substeps(self) -> int:
-        """Steps of ``dt`` per frame (1 to 100000): ``speed / (fps dt)``, rounded.
+        """Steps of ``dt`` per frame at ``fps`` frames a second (1 to 100000):
+        ``speed / (fps dt)``, rounded (frames sent more slowly cover more steps each).
         Setting it sets ``speed`` to ``substeps × dt × fps``."""
         return self._substeps
 
@@ -247,13 +253,16 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     @property
     def color_by(self) -> str | None:
-        """None, ``"tension"`` or ``"strain"``: what the springs are coloured by."""
+        """None, ``"tension"``, ``"strain"`` or ``"body"``: what the springs are
+        coloured by (``"body"``: each body of :meth:`springsim.System.bodies` in its
+        own colour of matplotlib's tab10, springs and nodes; ``color_range`` is then
+        unused)."""
         return self._color_by
 
     @color_by.setter
     def color_by(self, value: str | None) -> None:
         if value not in protocol.COLOR_BY:
-            raise ValueError(f"color_by must be None, 'tension' or 'strain', not {value!r}")
+            raise ValueError(f"color_by must be None, 'tension', 'strain' or 'body', not {value!r}")
         self._color_by = value
 
     @property
@@ -351,7 +360,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     @property
     def fps(self) -> float:
-        """Frames per second the thread has sent lately (stepping, encoding, sending)."""
+        """Frames per second the thread has sent lately (stepping, encoding, sending):
+        at most the ``fps`` asked, fewer while a front end cannot take them (each
+        "hold" it sends cuts the rate by :data:`RATE_CUT`; it grows back to ``fps`` by
+        ``fps / RATE_RECOVERY`` a second, each frame then covering more steps)."""
         if len(self._rates) < 2:
             return 0.0
         return (len(self._rates) - 1) / (self._rates[-1] - self._rates[0])
@@ -542,26 +554,26 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         message = protocol.parse(message)
         with self._lock:
             self._browser = True
+            self._heard = time.monotonic()
+            self._wake.notify_all()  # a silent front end spoke again
             self._act(message)
 
     def _act(self, message: dict[str, Any]) -> None:
         """Do what a (checked) message asks: the front end's and the Python methods'."""
         kind = message["type"]
         with self._lock:
-            if self._closed:
-                if kind == "ack":
-                    return
-                raise RuntimeError("this viewer is closed")
-            if kind == "ack":
-                if message["frame"] > self._frame:
-                    raise ValueError(
-                        f"message 'ack': frame {message['frame']} was never sent (the last "
-                        f"is {self._frame})"
-                    )
-                self._acked = max(self._acked, message["frame"])
+            if kind in ("hold", "resume", "alive"):  # the stream's pace: no reply
+                if kind == "hold" and not self._held:
+                    self._rate = max(1.0, RATE_CUT * self._rate)
+                if kind != "alive":
+                    self._held = kind == "hold"
                 self._wake.notify_all()
                 return
+            if self._closed:
+                raise RuntimeError("this viewer is closed")
             if kind == "hello":
+                self._held = False  # a new page: whatever an old one asked is void
+                self._rate = self._fps
                 self._scene_key = ()
                 self._send_state()
                 self._emit(*self._trace.message())
@@ -569,6 +581,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             elif kind in ("play", "pause"):
                 self._playing = kind == "play"
                 if self._playing:
+                    self._heard = time.monotonic()  # from Python too: play for a while
+                    self._held = False  # a page still behind holds again at its next frame
                     self.error = None
                     self._played.clear()
                     self._start_thread()
@@ -647,35 +661,54 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._thread = threading.Thread(target=self._loop, name="springsim-viewer", daemon=True)
             self._thread.start()
 
+    def _waits(self) -> bool:
+        """Whether the thread waits (until woken) instead of stepping a frame: while
+        paused, while the front end holds the frames, and once a front end that spoke
+        has been silent for :data:`protocol.ALIVE_TIMEOUT` seconds (its page is gone;
+        any message, or :meth:`play`, wakes it). Without any front end (no message
+        ever) frames go on."""
+        if self._closed:
+            return False
+        if not self._playing or self._held:
+            return True
+        return self._browser and time.monotonic() - self._heard >= protocol.ALIVE_TIMEOUT
+
     def _loop(self) -> None:
         next_frame = time.perf_counter()
         while True:
             with self._lock:
-                while not self._closed and (
-                    not self._playing
-                    or (self._browser and self._frame - self._acked >= 2 * self._ack_every)
-                ):
-                    waited = time.perf_counter()
-                    self._wake.wait(_ACK_TIMEOUT if self._playing else None)
-                    if self._playing and time.perf_counter() - waited >= _ACK_TIMEOUT:
-                        self._acked = self._frame  # no browser answering: go on
+                waited = False
+                while self._waits():
+                    self._wake.wait()
+                    waited = True
+                if waited:  # paced again from now, not from before the wait
+                    next_frame = time.perf_counter()
                 if self._closed:
                     return
-                # the steps of a frame, cut to what the kernel takes in a frame's time
-                steps = _steps_per_frame(self._substeps, self._step_cost, 1.0 / self._fps)
+                # the steps of a frame (more when frames are fewer than fps a second, so
+                # that the speed stays), cut to what the kernel takes in a frame's time
+                wanted = round(self._substeps * self._fps / self._rate)
+                steps = _steps_per_frame(wanted, self._step_cost, 1.0 / self._rate)
                 began = time.perf_counter()
                 self._advance(steps)
                 cost = (time.perf_counter() - began) / steps
                 self._step_cost = (
                     cost if not self._step_cost else 0.8 * self._step_cost + 0.2 * cost
                 )
-                # paced in simulated time: a frame of `steps` steps every steps dt / speed s
-                period = steps * self._dt / self._speed
+                # paced in simulated time, a frame of `steps` steps every steps dt / speed
+                # s, and never more than fps frames a second, nor more than the rate a
+                # hold cut it to (the front end does not acknowledge: protocol.HOLD_LAG)
+                period = max(steps * self._dt / self._speed, 1.0 / self._rate)
+                gap = 1.0 / self._rate  # the least time to the next frame
+                self._rate = min(self._fps, self._rate + self._fps * period / RATE_RECOVERY)
                 self._played.append((time.perf_counter(), float(self._sim.time)))
                 self._send_frame()
-            self._rates.append(time.perf_counter())
-            next_frame = max(next_frame + period, time.perf_counter() - period)
-            time.sleep(max(0.0, next_frame - time.perf_counter()))
+            sent = time.perf_counter()
+            self._rates.append(sent)
+            # a late frame is caught up (by at most one period), but the frames' steps
+            # never start closer than 1 / rate: at most rate frames a second
+            next_frame = max(next_frame + period, sent - period)
+            time.sleep(max(0.0, max(next_frame, began + gap) - time.perf_counter()))
 
     # ------------------------------------------------------------ sending
 
@@ -712,7 +745,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 "arrows_per": self._arrows_per,
                 "arrow_scale": self._arrow_scale,
                 "energy_bars": self._energy_bars,
-                "ack_every": self._ack_every,
+                "alive_every": protocol.ALIVE_EVERY,
                 "sliders": [s.message() for s in self._sliders.values()],
                 "error": self.error,
             },

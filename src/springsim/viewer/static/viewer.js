@@ -3,10 +3,11 @@
 // Python sends "scene" (topology, colliders, contact radii: shapes.js draws the collider
 // triangles and the radii), "frame" (float32 positions, uint8 pins, float32
 // spring values) and "state" (controls) messages; this module sends back the user's
-// actions (play, pause, step, reset, set, slider, grab, drag, release, pin) and an
-// "ack" of the newest frame drawn every state.ack_every frames, which paces the stepping
-// thread to what the browser draws (each message to the kernel blinks it busy: one
-// per frame would blink it at the frame rate).
+// actions (play, pause, step, reset, set, slider, grab, drag, release, pin). Frames are
+// not acknowledged (each message to the kernel blinks it busy): the kernel sends at most
+// fps a second, and this module says "hold" only when it falls behind, "resume" once it
+// has caught up, and "alive" after ALIVE_EVERY s of silence while frames come (the
+// kernel stops a viewer whose page is gone: protocol.ALIVE_TIMEOUT). See watchLag.
 //
 // Projection (what tests/test_viewer_browser.py recomputes independently), in CSS px
 // of the main canvas, width W and height H:
@@ -24,6 +25,14 @@ const TERMS = [
   ["pressure", "#8c564b"], ["contact", "#e377c2"], ["total", "#111111"], ["books", "#ff7f0e"],
 ];
 const HISTORY = 2000; // protocol.TRACE_LENGTH
+// color_by "body": body k in TAB10[k % 10], matplotlib's tab10 (the plots' colours)
+const TAB10 = ["#1f77b4", "#ff7f0e", "#2ca02c", "#d62728", "#9467bd",
+               "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"];
+// The lag rule (protocol.HOLD_LAG, RESUME_LAG, ALIVE_EVERY), in seconds: a frame's lag is
+// (this clock when it is processed - its "sent", the kernel's clock) minus the smallest
+// such difference seen (the clocks' offset and the quickest delivery cancel).
+const HOLD_LAG = 0.25, RESUME_LAG = 0.1, ALIVE_EVERY = 10, DRAINED = 0.1;
+const clock = () => (performance.timeOrigin + performance.now()) / 1000;
 
 function typed(view, Type) {
   const v = view instanceof DataView ? view : new DataView(view.buffer || view);
@@ -204,8 +213,29 @@ function drawFaces(ctx, S, xs, ys, ds, cam) {
   }
 }
 
+// Each node's body label, from the springs' (color_by "body": a spring's value is the
+// label of its nodes); -1 for a node no spring joins (drawn in the plain colour).
+function nodeBodies(S) {
+  const labels = new Int32Array(S.nodes).fill(-1), E = S.springs;
+  for (let i = 0; i < E.length / 2; i++) labels[E[2 * i]] = labels[E[2 * i + 1]] = S.values[i];
+  return labels;
+}
+
 function drawSprings(ctx, S, xs, ys) {
   const E = S.springs, m = E.length / 2;
+  if (S.values && S.colorBy === "body") {
+    const paths = TAB10.map(() => new Path2D());
+    for (let i = 0; i < m; i++) {
+      const k = S.values[i];
+      if (!(k >= 0)) continue;
+      paths[k % TAB10.length].moveTo(xs[E[2 * i]], ys[E[2 * i]]);
+      paths[k % TAB10.length].lineTo(xs[E[2 * i + 1]], ys[E[2 * i + 1]]);
+    }
+    ctx.lineWidth = 2;
+    paths.forEach((path, k) => { ctx.strokeStyle = TAB10[k]; ctx.stroke(path); });
+    ctx.lineWidth = 1;
+    return;
+  }
   if (S.values && S.range) {
     // the scale [lo, hi] of the frame (protocol.color_range): lo blue, hi red, in 21
     // levels, k = round(clip((v - lo) / (hi - lo)) (levels - 1)) (protocol.color_index)
@@ -236,7 +266,7 @@ function drawSprings(ctx, S, xs, ys) {
 }
 
 function drawColorbar(ctx, S, W, H) {
-  if (!S.values || !S.range) return;
+  if (!S.values || !S.range || S.colorBy === "body") return;
   const x = W - 22, y0 = 30, h = H - 60, [lo, top] = S.range;
   for (let i = 0; i < h; i++) {
     ctx.fillStyle = diverging(1 - (2 * i) / h);
@@ -289,11 +319,18 @@ function drawScene(ctx, cam, S, W, H, G, dpr) {
   // nodes as dots while they can be told apart; on a fine mesh its faces show it
   const r = n <= 200 ? 4 : n <= 2000 && !S.faces.length ? 2 : 0;
   if (r) {
-    ctx.fillStyle = NODE;
-    ctx.beginPath();
-    for (let i = 0; i < n; i++)
-      if (!S.pinned[i]) { ctx.moveTo(xs[i] + r, ys[i]); ctx.arc(xs[i], ys[i], r, 0, 2 * Math.PI); }
-    ctx.fill();
+    // by body: one fill per palette colour (k), the nodes no spring joins plain (-1)
+    const bodies = S.values && S.colorBy === "body" ? nodeBodies(S) : null;
+    for (let k = -1; k < (bodies ? TAB10.length : 0); k++) {
+      ctx.fillStyle = k < 0 ? NODE : TAB10[k];
+      ctx.beginPath();
+      for (let i = 0; i < n; i++)
+        if (!S.pinned[i] && (!bodies || (bodies[i] < 0 ? -1 : bodies[i] % TAB10.length) === k)) {
+          ctx.moveTo(xs[i] + r, ys[i]);
+          ctx.arc(xs[i], ys[i], r, 0, 2 * Math.PI);
+        }
+      ctx.fill();
+    }
   }
   drawArrows(ctx, S, P);
   ctx.fillStyle = PIN;
@@ -435,7 +472,7 @@ function render({ model, el }) {
     fields[name] = element("input", { "data-name": name, type: "number", style: "width: 6em" }, bar);
   }
   const select = element("select", { "data-name": "color_by" }, bar);
-  for (const [value, label] of [["", "plain"], ["tension", "tension"], ["strain", "strain"]])
+  for (const [value, label] of [["", "plain"], ["tension", "tension"], ["strain", "strain"], ["body", "body"]])
     element("option", { value }, select, label);
   const arrowSelect = element("select", { "data-name": "arrows" }, bar);
   for (const [value, label] of [["", "no arrows"], ["velocity", "velocity"], ["force", "force"]])
@@ -467,7 +504,43 @@ function render({ model, el }) {
   ectx.setTransform(dpr, 0, 0, dpr, 0, 0);
   const sliderBox = element("div", {}, root);
   let screen = null, dirty = true, rendered = 0, grab = null, drag = null, raf = 0;
-  const send = (msg) => model.send(msg);
+  // what was sent (counted by type: the tests read them), and the lag rule's state
+  const sent = {}, pace = { offset: Infinity, lag: 0, held: false, lastSent: clock(),
+                            lastFrame: 0, timer: 0, alive: ALIVE_EVERY };
+  const send = (msg) => {
+    sent[msg.type] = (sent[msg.type] || 0) + 1;
+    pace.lastSent = clock();
+    model.send(msg);
+  };
+  // Called as each live frame is processed: hold when the lag passes HOLD_LAG (frames
+  // pile up faster than this page takes them), resume under RESUME_LAG or once nothing
+  // has come for DRAINED s (the kernel stopped: what was in flight is taken), and say
+  // "alive" after pace.alive s without a message while frames come.
+  function watchLag(kernelSent) {
+    const now = clock(), d = now - kernelSent;
+    pace.offset = Math.min(pace.offset, d);
+    pace.lag = d - pace.offset;
+    pace.lastFrame = now;
+    if (!pace.held && pace.lag > HOLD_LAG) {
+      pace.held = true;
+      send({ type: "hold" });
+      const check = () => {
+        if (!pace.held) return;
+        if (clock() - pace.lastFrame >= DRAINED) resume();
+        else pace.timer = setTimeout(check, 1000 * DRAINED);
+      };
+      pace.timer = setTimeout(check, 1000 * DRAINED);
+    } else if (pace.held && pace.lag < RESUME_LAG) {
+      resume();
+    } else if (now - pace.lastSent >= pace.alive) {
+      send({ type: "alive" });
+    }
+  }
+  function resume() {
+    pace.held = false;
+    clearTimeout(pace.timer);
+    send({ type: "resume" });
+  }
 
   const onMessage = (msg, buffers) => {
     if (msg.type === "scene") {
@@ -480,6 +553,7 @@ function render({ model, el }) {
       if (fresh) cam.fitted = false;
     } else if (msg.type === "frame") {
       const pos = typed(buffers[0], Float32Array);
+      if (Number.isFinite(msg.sent)) watchLag(msg.sent); // live frames only
       if (pos.length !== S.nodes * S.dim) return;
       Object.assign(S, { pos, pinned: typed(buffers[1], Uint8Array), time: msg.time,
                          frame: msg.frame, colorBy: msg.color_by, range: msg.range,
@@ -504,7 +578,7 @@ function render({ model, el }) {
     } else if (msg.type === "state") {
       Object.assign(S, { playing: msg.playing, offline: !!msg.offline, error: msg.error });
       S.speed = msg.speed;
-      S.ackEvery = msg.ack_every || 1;
+      if (msg.alive_every > 0) pace.alive = msg.alive_every;
       for (const name of ["speed", "substeps", "dt"])
         if (document.activeElement !== fields[name] && msg[name] != null)
           fields[name].value = name === "speed" ? +msg[name].toPrecision(4) : msg[name];
@@ -629,7 +703,7 @@ function render({ model, el }) {
     dirty = true;
   });
 
-  let last = performance.now(), fps = 0, acked = 0, drawn = 0, drawTime = 0, acks = 0;
+  let last = performance.now(), fps = 0, drawn = 0, drawTime = 0;
   let bars = null; // the bar chart's layout, when drawn
   function loop(now) {
     raf = requestAnimationFrame(loop);
@@ -650,15 +724,14 @@ function render({ model, el }) {
         ? ` · speed ${S.achieved.toPrecision(2)}× (asked ${S.speed}×)` : "") +
       (S.error ? ` · ${S.error}` : "");
     drawn = S.frame;
-    if (drawn >= acked + (S.ackEvery || 1)) { acked = drawn; acks += 1; send({ type: "ack", frame: drawn }); }
   }
   raf = requestAnimationFrame(loop);
   // what the browser test reads: the camera, the state, the last frame drawn (`drawn`:
   // a frame that has arrived may not be on the canvas yet), draws so far
   root.springsimView = {
     camera: () => ({ ...cam, dim: S.dim, width: W, height: H, dpr, webgl: !!G }),
-    state: () => ({ time: S.time, frame: S.frame, drawn, acked, acks, nodes: S.nodes, playing: S.playing, rendered, drawTime,
-                   traceLength: hist.length }),
+    state: () => ({ time: S.time, frame: S.frame, drawn, nodes: S.nodes, playing: S.playing, rendered, drawTime,
+                   traceLength: hist.length, sent: { ...sent }, lag: pace.lag, held: pace.held }),
     trace: () => hist.map((e) => ({ ...e })),
     bars: () => bars,
     arrows: () => (S.arrows ? { ...S.arrows, origins: [...S.arrows.origins], vectors: [...S.arrows.vectors] } : null),
@@ -666,6 +739,7 @@ function render({ model, el }) {
   send({ type: "hello" });
   return () => {
     cancelAnimationFrame(raf);
+    clearTimeout(pace.timer);
     window.removeEventListener("mousemove", onMove);
     window.removeEventListener("mouseup", onUp);
   };
