@@ -155,8 +155,15 @@ def test_the_viewer_runs_and_drags_in_a_real_jupyterlab(lab, browser):
     last = browser.execute_script(f"return {VIEW}.state()")
     assert time.monotonic() - clicked < ALIVE_EVERY  # no "alive" was due
     drawn = last["drawn"] - first["drawn"]
-    assert last["sent"] == first["sent"], (first["sent"], last["sent"])  # no message sent
-    assert statuses == [], statuses
+    sent = {k: n - first["sent"].get(k, 0) for k, n in last["sent"].items()}
+    sent = {k: n for k, n in sent.items() if n}
+    # A page that keeps up sends nothing (the usual case: no status change at all). One
+    # whose main thread stalls past 0.25 s, as on a loaded machine, rightly sends a
+    # hold and then a resume: each such message is one busy/idle pair, and nothing else
+    # is (no acknowledgements).
+    assert set(sent) <= {"hold", "resume"}, sent
+    assert sum(sent.values()) <= 4, sent
+    assert len(statuses) == 2 * sum(sent.values()), (statuses, sent)
     assert drawn > 30  # it played (60 frames a second sent: at least half drawn)
     t0 = kernel_state(browser, root)["time"]
     wait(lambda: kernel_state(browser, root)["time"] > t0 + 0.05, what="the clock to run")
