@@ -1068,3 +1068,81 @@ def test_colour_by_body_sends_each_springs_body(tmp_path):
     assert (saved == expected).all()
     with pytest.raises(ValueError, match="'tension', 'strain' or 'body'"):
         ss.view(sim, color_by="bodies")
+
+
+# ---- contacts (issue 27, item 6) ------------------------------------------------------
+
+
+def falling_balls():
+    """Twelve balls of radius 5 cm dropped in a loose column onto a floor, 2D: the pairs
+    touching change from frame to frame."""
+    sim = ss.System(dim=2)
+    rng = np.random.default_rng(3)
+    x = np.column_stack([rng.uniform(-0.04, 0.04, 12), 0.05 + 0.11 * np.arange(12)])
+    sim.add_nodes(x, masses=0.1)
+    sim.radii = 0.05
+    sim.add_plane([0, 1], 0.05)
+    return sim
+
+
+def test_contacts_send_the_pairs_touching_at_each_frame():
+    # The pairs of each frame are the node pairs closer than the sum of their radii,
+    # found here by springsim.reference's all-pairs search (a plain NumPy loop, not the
+    # kernel's grid; sorted by i then j, the kernel's are in its own order), and exactly
+    # what sim.contact_pairs() says at that frame; the buffer comes after the spring
+    # values and before the arrows, as protocol.frame documents.
+    from springsim import reference
+
+    sim = falling_balls()
+    sim.add_springs([[0, 1]], stiffness=10.0)  # a spring: its values buffer is sent too
+    viewer = ss.view(sim, dt=1e-3, substeps=20, contacts=True, color_by="tension")
+    viewer.arrows = "velocity"
+    tap = Tap(viewer)
+    counts = set()
+    try:
+        for _ in range(40):
+            viewer.step()
+            content, buffers = tap.last("frame")
+            sent = np.frombuffer(buffers[3], np.int32).reshape(-1, 2)
+            ref = reference.State.from_system(sim)
+            expected = reference.contact_pairs(ref, ref.x)
+            assert content["contacts"] == len(expected) == len(sent)
+            np.testing.assert_array_equal(sent[np.lexsort(sent.T[::-1])], expected)
+            np.testing.assert_array_equal(sent, sim.contact_pairs())
+            assert len(buffers) == 6  # positions, pins, values, pairs, arrows (2)
+            counts.add(len(sent))
+        assert len(counts) > 3 and max(counts) >= 4  # a pile forming: pairs come and go
+        viewer._handle({"type": "hello"})  # a page: the state, with the box on
+        assert tap.last("state")[0]["contacts"] is True
+        # off from the widget's box: no count, no buffer
+        viewer._handle({"type": "set", "name": "contacts", "value": False})
+        assert viewer.contacts is False and tap.last("state")[0]["contacts"] is False
+        content, buffers = tap.last("frame")
+        assert content["contacts"] is None and len(buffers) == 5
+    finally:
+        viewer.close()
+
+
+def test_contacts_off_by_default_and_bad_values_refused(rope):
+    rope.radii = 0.2  # neighbours overlap, but a spring joins them: no pair
+    with pytest.raises(TypeError, match="contacts must be True or False, not 'yes'"):
+        ss.view(rope, contacts="yes")
+    viewer = ss.view(rope, dt=1e-3, substeps=1)
+    tap = Tap(viewer)
+    try:
+        assert viewer.contacts is False
+        viewer.step()
+        content, buffers = tap.last("frame")
+        assert content["contacts"] is None and len(buffers) == 2
+        for bad in (1, None, "on", np.array([True])):
+            with pytest.raises(TypeError, match="contacts must be True or False"):
+                viewer.contacts = bad
+            assert viewer.contacts is False
+        for value in (1, "true", None):
+            with pytest.raises(TypeError, match="value must be true or false"):
+                viewer._handle({"type": "set", "name": "contacts", "value": value})
+            assert viewer.contacts is False
+        viewer.contacts = np.bool_(True)
+        assert viewer.contacts is True
+    finally:
+        viewer.close()

@@ -598,3 +598,45 @@ def test_colour_by_body_from_the_menu_draws_each_body_in_its_colour(browser, pag
         body = 0 if i < 4 else 1
         x, y = np.floor(where[i]).astype(int)  # a node's disc of radius 4 px
         assert tuple(image[y, x]) == TAB10[body], (i, image[y, x])
+
+
+CONTACT = (0xE3, 0x77, 0xC2)  # viewer.js's contact lines, the trace's "contact" pink
+
+
+def test_contacts_are_drawn_between_the_touching_nodes_and_the_box_turns_them_off(browser, page):
+    # Two balls of radius 0.1 m, 0.15 m apart: one pair touching. With contacts on, a
+    # pink line joins the two nodes as projected, and nothing else is pink; the
+    # widget's "contacts" box turns it off: no pink at all.
+    sim = ss.System(dim=2)
+    sim.add_nodes([[0.0, 0.0], [0.15, 0.0]])
+    sim.gravity = 0
+    sim.radii = 0.1
+    viewer, _bridge = page(sim, dt=1e-4, substeps=1, contacts=True)
+    assert sim.contact_pairs().tolist() == [[0, 1]]
+    wait(lambda: browser.execute_script(f"return {VIEW}.contacts()") == [0, 1])
+    time.sleep(0.1)  # the frame is drawn at the next animation frame after it arrives
+    camera = browser.execute_script(f"return {VIEW}.camera()")
+    image = pixels(browser)
+    a, b = projected(camera, sim.positions)
+    assert b[0] - a[0] > 40 and abs(b[1] - a[1]) < 1e-6  # long, level
+    pink = np.abs(image - np.array(CONTACT)).sum(axis=2) < 30
+    # along the line, clear of the nodes' 4 px discs: pink in the pixel rows the 3 px
+    # line [y - 1.5, y + 1.5] covers whole (at least two; the edge rows are blends)
+    y = int(math.floor(a[1]))
+    rows = [r for r in range(y - 2, y + 3) if a[1] - 1.5 <= r and r + 1 <= a[1] + 1.5]
+    assert len(rows) >= 2
+    for x in range(int(a[0]) + 6, int(b[0]) - 5):
+        assert pink[rows, x].all(), x
+    # nowhere else: not beyond its ends, nor more than 3 px above or below it
+    assert not pink[:, : int(a[0]) - 3].any() and not pink[:, int(b[0]) + 4 :].any()
+    assert not pink[: y - 3].any() and not pink[y + 4 :].any()
+    # the box off: the kernel stops sending the pairs, and none is drawn
+    box = browser.find_element(By.CSS_SELECTOR, "input[data-name=contacts]")
+    assert box.is_selected()
+    drawn = browser.execute_script(f"return {VIEW}.state().drawn")
+    box.click()
+    wait(lambda: viewer.contacts is False)
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().drawn") > drawn)
+    assert browser.execute_script(f"return {VIEW}.contacts()") is None
+    time.sleep(0.1)
+    assert not (np.abs(pixels(browser) - np.array(CONTACT)).sum(axis=2) < 30).any()

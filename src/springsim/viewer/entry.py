@@ -23,6 +23,7 @@ def view(
     arrows_per: str = "node",
     arrow_scale: float | None = None,
     energy_bars: bool = False,
+    contacts: bool = False,
     fps: float = 60.0,
     record: int = 600,
 ) -> Viewer:
@@ -81,6 +82,10 @@ def view(
     energy_bars : bool
         Show the energy now as bars (kinetic, elastic, gravity, contact, gas,
         dissipated, total) in place of the trace over time; the widget's "bars" box.
+    contacts : bool
+        Draw a short pink line between the two nodes of each pair touching now
+        (:meth:`springsim.System.contact_pairs`: node–node contact, nodes with
+        ``radii``), sent with each frame; the widget's "contacts" box.
     fps : float
         Frames per second the stepping thread aims at (1 to 240); the most it sends.
     record : int
@@ -99,6 +104,8 @@ def view(
     ValueError
         Both ``speed`` and ``substeps``; a value out of its range; an unknown
         ``arrows`` or ``arrows_per``.
+    TypeError
+        ``sim`` not a System; ``energy_bars`` or ``contacts`` not True or False.
 
     Examples
     --------
@@ -128,6 +135,7 @@ def view(
         arrows_per=arrows_per,
         arrow_scale=arrow_scale,
         energy_bars=energy_bars,
+        contacts=contacts,
         fps=fps,
         record=record,
     )

@@ -13,17 +13,19 @@ numbers in JSON):
   every collider (:func:`collider_bounds`), which the first framing takes in with
   the nodes; sent when the front end says hello and whenever one of them changes
   (springs torn, nodes added, a collider moved, radii set: :func:`scene_key`).
-- ``{"type": "frame", "frame", "time", "sent", "energy", "color_by", "range", "arrows"}`` with
-  buffers ``[positions float32 (N, dim), pinned uint8 (N,)]``, then, when colouring by
-  tension, strain or body, ``values float32 (M,)`` (a body's label per spring, with
-  ``range`` ``[0, the largest]``), then with arrows their origins and
-  vectors as drawn (:func:`frame`): one drawn state. ``range`` ``[lo, hi]`` is the
+- ``{"type": "frame", "frame", "time", "sent", "energy", "color_by", "range", "contacts",
+  "arrows"}`` with buffers ``[positions float32 (N, dim), pinned uint8 (N,)]``, then,
+  when colouring by tension, strain or body, ``values float32 (M,)`` (a body's label
+  per spring, with ``range`` ``[0, the largest]``), then, when ``contacts`` is a count
+  (not None: the viewer's ``contacts`` is on), the node pairs touching
+  (:meth:`springsim.System.contact_pairs`) ``int32 (contacts, 2)``, then with arrows
+  their origins and vectors as drawn (:func:`frame`): one drawn state. ``range`` ``[lo, hi]`` is the
   colour scale (:func:`color_range`): ``lo`` blue, the middle grey, ``hi`` red.
   ``sent`` is the kernel's ``time.monotonic()`` when the viewer sent it, s (the front
   end's lag, see below; absent in a saved page's frames).
 - ``{"type": "state", "playing", "dt", "substeps", "speed", "color_by", "color_range",
-  "arrows", "arrows_per", "arrow_scale", "energy_bars", "alive_every", "sliders",
-  "error"}``: the controls, sent when one changes; ``alive_every``
+  "arrows", "arrows_per", "arrow_scale", "energy_bars", "contacts", "alive_every",
+  "sliders", "error"}``: the controls, sent when one changes; ``alive_every``
   (:data:`ALIVE_EVERY`) is how often a front end that receives frames says it is
   still there. While playing, frames also carry ``achieved_speed`` (simulated s per
   wall s over the last 30 frames).
@@ -78,7 +80,16 @@ ACTIONS: Final[dict[str, tuple[str, ...]]] = {
     "slider": ("name", "value"),
 }
 #: What a "set" message may set (the widget's fields and menu).
-SETTABLE: Final = ("dt", "substeps", "speed", "color_by", "arrows", "arrows_per", "energy_bars")
+SETTABLE: Final = (
+    "dt",
+    "substeps",
+    "speed",
+    "color_by",
+    "arrows",
+    "arrows_per",
+    "energy_bars",
+    "contacts",
+)
 #: What a frame can be coloured by (None: plain springs; "body": each connected piece
 #: in its own colour, the front end's TAB10 palette).
 COLOR_BY: Final = (None, "tension", "strain", "body")
@@ -366,10 +377,14 @@ def frame(
     color_by: str | None,
     fixed_range: tuple[float, float] | None = None,
     arrows: Arrows | None = None,
+    contacts: bool = False,
 ) -> tuple[dict[str, Any], list[bytes]]:
     """The frame message of ``sim`` now: content and buffers (positions float32, pins
     uint8, and the spring values when colouring, on the scale ``fixed_range`` or the
-    automatic one of :func:`color_range`); with ``arrows``, ``content["arrows"]``
+    automatic one of :func:`color_range`); with ``contacts``, ``content["contacts"]``
+    the number of node pairs touching now and their buffer, int32 (count, 2)
+    (:meth:`springsim.System.contact_pairs`, i < j), after the values (None and no
+    buffer without); with ``arrows``, ``content["arrows"]``
     ``{"kind", "per", "scale", "count"}`` (the scale None while infinite: nothing
     drawn yet) and two more buffers, last: the arrows' origins and their vectors as
     drawn (vector × scale, metres), float32 (count, dim) each
@@ -382,6 +397,13 @@ def frame(
     >>> content, buffers = frame(rope, 7, None)
     >>> content["frame"], decode_positions(buffers[0], 2).tolist(), list(buffers[1])
     (7, [[0.0, 0.0], [0.5, 0.0], [1.0, 0.0]], [1, 0, 0])
+    >>> balls = ss.System(dim=2)
+    >>> _ = balls.add_nodes([[0, 0], [0.15, 0], [1, 0]])
+    >>> balls.radii = 0.1
+    >>> balls.track_energy = True                     # as the viewer keeps the books
+    >>> content, buffers = frame(balls, 1, None, contacts=True)
+    >>> content["contacts"], np.frombuffer(buffers[2], np.int32).reshape(-1, 2).tolist()
+    (1, [[0, 1]])
     """
     positions = np.ascontiguousarray(sim.positions, dtype=np.float32)
     pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8)
@@ -393,6 +415,7 @@ def frame(
         "energy": energy(sim),
         "color_by": color_by,
         "range": None,
+        "contacts": None,
         "arrows": None,
     }
     buffers = [positions.tobytes(), pinned.tobytes()]
@@ -403,6 +426,10 @@ def frame(
         else:
             content["range"] = color_range(values, color_floor(sim, color_by), fixed_range)
         buffers.append(np.ascontiguousarray(values, dtype=np.float32).tobytes())
+    if contacts:
+        pairs = np.ascontiguousarray(sim.contact_pairs(), dtype="<i4").reshape(-1, 2)
+        content["contacts"] = len(pairs)
+        buffers.append(pairs.tobytes())
     if arrows is not None:
         kind, per, scale, origins, drawn = arrows
         content["arrows"] = {
@@ -524,7 +551,7 @@ def parse(message: Any) -> dict[str, Any]:
         )
     if kind == "slider" or (kind == "set" and message["name"] in ("dt", "substeps", "speed")):
         checked["value"] = _number(message, "value")
-    elif kind == "set" and message["name"] == "energy_bars":
+    elif kind == "set" and message["name"] in ("energy_bars", "contacts"):
         if not isinstance(message["value"], bool):
             raise TypeError(f"message 'set': value must be true or false, not {message['value']!r}")
     elif kind == "set" and message["value"] is not None and not isinstance(message["value"], str):

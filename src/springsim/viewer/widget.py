@@ -71,6 +71,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         arrows_per: str = "node",
         arrow_scale: float | None = None,
         energy_bars: bool = False,
+        contacts: bool = False,
         fps: float = 60.0,
         record: int = 600,
     ) -> None:
@@ -110,6 +111,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self.arrows = arrows
         self.arrows_per = arrows_per
         self.energy_bars = energy_bars
+        self.contacts = contacts
         self._period = 1.0 / fps
         # the energy trace's total + dissipated needs the books kept (as run() keeps them)
         self._was_tracking = bool(sim.track_energy)
@@ -352,6 +354,36 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if not isinstance(value, (bool, np.bool_)):
             raise TypeError(f"energy_bars must be True or False, not {value!r}")
         self._energy_bars = bool(value)
+
+    @property
+    def contacts(self) -> bool:
+        """Whether each frame draws the node pairs touching now
+        (:meth:`springsim.System.contact_pairs`): a short pink line between the two
+        nodes of each pair (the colour of the energy trace's ``contact``); the widget's
+        "contacts" box.
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> balls = ss.System(dim=2)
+        >>> _ = balls.add_nodes([[0.0, 0.0], [0.15, 0.0]])
+        >>> balls.radii = 0.1
+        >>> viewer = ss.view(balls, contacts=True)
+        >>> viewer.contacts, balls.contact_pairs().tolist()
+        (True, [[0, 1]])
+        >>> viewer.contacts = "yes"
+        Traceback (most recent call last):
+        ...
+        TypeError: contacts must be True or False, not 'yes'
+        >>> viewer.close()
+        """
+        return self._contacts
+
+    @contacts.setter
+    def contacts(self, value: bool) -> None:
+        if not isinstance(value, (bool, np.bool_)):
+            raise TypeError(f"contacts must be True or False, not {value!r}")
+        self._contacts = bool(value)
 
     @property
     def sliders(self) -> dict[str, float]:
@@ -745,6 +777,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 "arrows_per": self._arrows_per,
                 "arrow_scale": self._arrow_scale,
                 "energy_bars": self._energy_bars,
+                "contacts": self._contacts,
                 "alive_every": protocol.ALIVE_EVERY,
                 "sliders": [s.message() for s in self._sliders.values()],
                 "error": self.error,
@@ -763,7 +796,12 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             self._emit(*scene)
         self._frame += 1
         content, buffers = protocol.frame(
-            sim, self._frame, self._color_by, self._color_range, self._arrows_now()
+            sim,
+            self._frame,
+            self._color_by,
+            self._color_range,
+            self._arrows_now(),
+            contacts=self._contacts,
         )
         if self._playing:  # what the status line shows beside the speed asked for
             content["achieved_speed"] = self._achieved()

@@ -2,7 +2,7 @@
 // Plain Canvas 2D drawing of our own: nothing is fetched, no library is loaded.
 // Python sends "scene" (topology, colliders, contact radii: shapes.js draws the collider
 // triangles and the radii), "frame" (float32 positions, uint8 pins, float32
-// spring values) and "state" (controls) messages; this module sends back the user's
+// spring values, int32 contact pairs) and "state" (controls) messages; this module sends back the user's
 // actions (play, pause, step, reset, set, slider, grab, drag, release, pin). Frames are
 // not acknowledged (each message to the kernel blinks it busy): the kernel sends at most
 // fps a second, and this module says "hold" only when it falls behind, "resume" once it
@@ -20,6 +20,8 @@
 
 const NODE = "#1f4e9c";
 const PIN = "#d62728";
+// a line between the two nodes of each pair touching (the trace's "contact" colour)
+const CONTACT = "#e377c2";
 const TERMS = [
   ["kinetic", "#1f77b4"], ["elastic", "#2ca02c"], ["gravity", "#9467bd"],
   ["pressure", "#8c564b"], ["contact", "#e377c2"], ["total", "#111111"], ["books", "#ff7f0e"],
@@ -265,6 +267,24 @@ function drawSprings(ctx, S, xs, ys) {
   ctx.stroke();
 }
 
+// The node pairs touching now (protocol.frame's int32 pairs, i < j): a 3 px line
+// between the two nodes' centres as projected.
+function drawContacts(ctx, S, xs, ys) {
+  const C = S.contacts;
+  if (!C || !C.length) return;
+  ctx.strokeStyle = CONTACT;
+  ctx.lineWidth = 3;
+  ctx.beginPath();
+  for (let k = 0; k < C.length / 2; k++) {
+    const i = C[2 * k], j = C[2 * k + 1];
+    if (!(i < S.nodes && j < S.nodes)) continue; // a frame of an older scene
+    ctx.moveTo(xs[i], ys[i]);
+    ctx.lineTo(xs[j], ys[j]);
+  }
+  ctx.stroke();
+  ctx.lineWidth = 1;
+}
+
 function drawColorbar(ctx, S, W, H) {
   if (!S.values || !S.range || S.colorBy === "body") return;
   const x = W - 22, y0 = 30, h = H - 60, [lo, top] = S.range;
@@ -316,6 +336,7 @@ function drawScene(ctx, cam, S, W, H, G, dpr) {
   // springs are drawn over faces only when coloured: a fine cloth's lines hide it
   if (!S.faces.length || S.values) drawSprings(ctx, S, xs, ys);
   drawRadii(ctx, cam, S, xs, ys, ds, H);
+  drawContacts(ctx, S, xs, ys);
   // nodes as dots while they can be told apart; on a fine mesh its faces show it
   const r = n <= 200 ? 4 : n <= 2000 && !S.faces.length ? 2 : 0;
   if (r) {
@@ -455,7 +476,7 @@ function drawBars(ctx, hist, W, H) {
 function render({ model, el }) {
   const S = { dim: 3, nodes: 0, springs: new Int32Array(0), faces: new Int32Array(0),
               colliders: [], triangles: new Float32Array(0), radii: null, bounds: null, pos: null,
-              pinned: new Uint8Array(0), values: null, range: null,
+              pinned: new Uint8Array(0), values: null, range: null, contacts: null,
               colorBy: null, arrows: null, energyBars: false, time: 0, frame: 0, playing: false, offline: false, error: null };
   const cam = makeCamera(), hist = [];
   const W = 560, H = 420, EW = 380, EH = 260;
@@ -482,6 +503,9 @@ function render({ model, el }) {
   const barsLabel = element("label", {}, bar, " bars");
   const barsBox = element("input", { type: "checkbox", "data-name": "energy_bars" });
   barsLabel.prepend(barsBox);
+  const contactsLabel = element("label", {}, bar, " contacts");
+  const contactsBox = element("input", { type: "checkbox", "data-name": "contacts" });
+  contactsLabel.prepend(contactsBox);
   const status = element("span", { "data-role": "status", style: "margin-left: 8px" }, bar);
   const dpr = window.devicePixelRatio || 1;
   const row = element("div", { style: "display: flex; gap: 6px; align-items: flex-start" }, root);
@@ -558,7 +582,10 @@ function render({ model, el }) {
       Object.assign(S, { pos, pinned: typed(buffers[1], Uint8Array), time: msg.time,
                          frame: msg.frame, colorBy: msg.color_by, range: msg.range,
                          achieved: msg.achieved_speed,
-                         values: msg.range ? typed(buffers[2], Float32Array) : null });
+                         values: msg.range ? typed(buffers[2], Float32Array) : null,
+                         // the pairs touching, after the values (when the box is on)
+                         contacts: msg.contacts != null
+                           ? typed(buffers[msg.range ? 3 : 2], Int32Array) : null });
       const A = msg.arrows, at = buffers.length - 2;
       S.arrows = A ? { ...A, origins: typed(buffers[at], Float32Array),
                        vectors: typed(buffers[at + 1], Float32Array) } : null;
@@ -587,6 +614,8 @@ function render({ model, el }) {
       perSelect.value = msg.arrows_per || "node";
       if (msg.energy_bars !== undefined) S.energyBars = !!msg.energy_bars;
       barsBox.checked = S.energyBars;
+      contactsBox.checked = !!msg.contacts;
+      contactsBox.disabled = S.offline;
       for (const f of Object.values(fields)) f.disabled = S.offline;
       select.disabled = arrowSelect.disabled = perSelect.disabled = S.offline;
       buildSliders(msg.sliders || []);
@@ -635,6 +664,11 @@ function render({ model, el }) {
     S.energyBars = barsBox.checked;
     dirty = true;
     send({ type: "set", name: "energy_bars", value: barsBox.checked });
+  });
+
+  contactsBox.addEventListener("change", () => {
+    if (!contactsBox.checked) { S.contacts = null; dirty = true; } // gone at once
+    send({ type: "set", name: "contacts", value: contactsBox.checked });
   });
 
   const mouse = (e) => { const b = canvas.getBoundingClientRect(); return [e.clientX - b.left, e.clientY - b.top]; };
@@ -734,6 +768,7 @@ function render({ model, el }) {
                    traceLength: hist.length, sent: { ...sent }, lag: pace.lag, held: pace.held }),
     trace: () => hist.map((e) => ({ ...e })),
     bars: () => bars,
+    contacts: () => (S.contacts ? [...S.contacts] : null),
     arrows: () => (S.arrows ? { ...S.arrows, origins: [...S.arrows.origins], vectors: [...S.arrows.vectors] } : null),
   };
   send({ type: "hello" });
