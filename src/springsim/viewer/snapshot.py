@@ -69,6 +69,6 @@ def headless_kernel() -> bool:
         from IPython.core.getipython import get_ipython
     except ImportError:
         return False
-    shell = get_ipython()  # type: ignore[no-untyped-call]
+    shell = get_ipython()
     history = getattr(shell, "history_manager", None)
     return str(getattr(history, "hist_file", "")) == ":memory:"
