@@ -392,8 +392,10 @@ def self_collision_forces(
 MIN_DISTANCE = 1e-12
 #: The law from the step: ω_c dt at most, and the most its dashpot and friction take
 #: per substep, (c + γ) dt / m_eff (the kernel's SS_CONTACT_OMEGA_DT and _DAMPING_DT).
-CONTACT_OMEGA_DT = 0.1
+CONTACT_OMEGA_DT = 0.11
 CONTACT_DAMPING_DT = 0.3
+#: The law from the step's dashpot force is at most this many times its spring's.
+CONTACT_DAMPER_CAP = 2.0
 
 
 @dataclass
@@ -462,7 +464,8 @@ def _law_1d(u: float, w: float, a: float, zeta: float) -> float:
     if not u < 0.0:
         return 0.0
     spring = -a * a * u
-    return spring + min(spring, max(-spring, -2.0 * zeta * a * w))
+    cap = CONTACT_DAMPER_CAP * spring
+    return spring + min(cap, max(-cap, -2.0 * zeta * a * w))
 
 
 def _bounce_1d(method: str, a: float, zeta: float, phase: float) -> float:
@@ -586,7 +589,8 @@ def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ..
     power = damping * vn**2
     if c.stiffness is None:  # the calibrated dashpot, never beyond the spring
         spring = k * delta
-        damper = np.clip(-2.0 * c.step_zeta() * root * vn, -spring, spring)
+        cap = CONTACT_DAMPER_CAP * spring
+        damper = np.clip(-2.0 * c.step_zeta() * root * vn, -cap, cap)
         fn, power = spring + damper, -damper * vn
     force = fn[:, None] * n
     if c.friction > 0:

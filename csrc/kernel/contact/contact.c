@@ -580,6 +580,8 @@ int ss_contact_step_find(const ss_system *sys, const double *x) {
  * contact map is symplectic Euler's. e = 0 takes the largest zeta, CAL_ZETA_MAX. */
 
 #define CAL_PHASES 8
+/* The dashpot's force is at most this many times the spring's, |c v_n| <= 2 k delta. */
+#define DAMPER_CAP 2.0
 #define CAL_ZETA_MAX 10.0
 #define CAL_ITERATIONS 40
 #define CAL_MAX_STEPS 100000
@@ -589,9 +591,9 @@ int ss_contact_step_find(const ss_system *sys, const double *x) {
 static double law_1d(double u, double w, double a, double zeta) {
     if (!(u < 0.0))
         return 0.0;
-    const double spring = -a * a * u;
+    const double spring = -a * a * u, cap = DAMPER_CAP * spring;
     double damper = -2.0 * zeta * a * w;
-    damper = damper > spring ? spring : damper < -spring ? -spring : damper;
+    damper = damper > cap ? cap : damper < -cap ? -cap : damper;
     return spring + damper;
 }
 
@@ -820,9 +822,9 @@ static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const do
     if (t->stiffness == SS_CONTACT_FROM_STEP) {
         /* the step's calibrated dashpot, never beyond the spring (see "The restitution
          * of the law from the step") */
-        const double spring = k * delta;
+        const double spring = k * delta, cap = DAMPER_CAP * spring;
         double damper = -2.0 * t->step_zeta * root * vn;
-        damper = damper > spring ? spring : damper < -spring ? -spring : damper;
+        damper = damper > cap ? cap : damper < -cap ? -cap : damper;
         fn = spring + damper;
         out.power = -damper * vn;
     }
