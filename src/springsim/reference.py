@@ -392,7 +392,7 @@ def self_collision_forces(
 MIN_DISTANCE = 1e-12
 #: The law from the step: ω_c dt at most, and the most its dashpot and friction take
 #: per substep, (c + γ) dt / m_eff (the kernel's SS_CONTACT_OMEGA_DT and _DAMPING_DT).
-CONTACT_OMEGA_DT = 0.11
+CONTACT_OMEGA_DT = 0.1
 CONTACT_DAMPING_DT = 0.3
 #: The law from the step's dashpot force is at most this many times its spring's.
 CONTACT_DAMPER_CAP = 2.0

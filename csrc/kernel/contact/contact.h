@@ -24,7 +24,7 @@
 /* w_c dt of the law from the step (an eighth of symplectic Euler's limit of 2), and the
  * most its dashpot and friction may take per substep, (c + gamma) dt / m_eff: chosen by
  * measurement (contact.c). */
-#define SS_CONTACT_OMEGA_DT 0.11
+#define SS_CONTACT_OMEGA_DT 0.1
 #define SS_CONTACT_DAMPING_DT 0.3
 
 /* What one search finds, and the memory it searches in (grow-only, derived from the
