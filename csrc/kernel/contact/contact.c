@@ -577,14 +577,17 @@ int ss_contact_step_find(const ss_system *sys, const double *x) {
  * of the approach speed's step), is e times the approach speed. Implicit Euler leaves
  * the law from the step out of its Jacobian (stable by construction, it needs no
  * implicit help, and its Jacobian would damp every bounce by about pi a / 2): its
- * contact map is symplectic Euler's. e = 0 takes the largest zeta, CAL_ZETA_MAX. */
+ * contact map is symplectic Euler's. The cap lets the dashpot pull at the end of a
+ * contact, up to the spring's force, so a strong one holds the pair: a contact still
+ * on after CAL_MAX_STEPS substeps (over 60 times a bounce's) counts as leaving at 0, and
+ * e = 0 takes the largest zeta, CAL_ZETA_MAX. */
 
 #define CAL_PHASES 8
 /* The dashpot's force is at most this many times the spring's, |c v_n| <= 2 k delta. */
 #define DAMPER_CAP 2.0
 #define CAL_ZETA_MAX 10.0
 #define CAL_ITERATIONS 40
-#define CAL_MAX_STEPS 100000
+#define CAL_MAX_STEPS 2000
 
 /* The force of the law from the step on a gap u < 0 closing at w < 0, in the units
  * above: a^2 delta + clip(-2 zeta a w, -a^2 delta, a^2 delta). */
@@ -644,7 +647,7 @@ static double bounce_1d(ss_method method, double a, double zeta, double phase) {
         if (u > 0.0 && w > 0.0)
             return w;
     }
-    return w;
+    return 0.0; /* held: a dashpot this strong pulls the pair together */
 }
 
 static double mean_bounce(ss_method method, double a, double zeta) {
