@@ -21,7 +21,7 @@
  * k = m_eff w_c^2 with w_c dt = min(SS_CONTACT_OMEGA_DT, SS_CONTACT_DAMPING_DT /
  * (2 zeta + 2 [mu > 0])), dt the substep (contact.c). */
 #define SS_CONTACT_FROM_STEP 0.0
-/* w_c dt of the law from the step (an eighth of symplectic Euler's limit of 2), and the
+/* w_c dt of the law from the step (a twentieth of symplectic Euler's limit of 2), and the
  * most its dashpot and friction may take per substep, (c + gamma) dt / m_eff: chosen by
  * measurement (contact.c). */
 #define SS_CONTACT_OMEGA_DT 0.1
