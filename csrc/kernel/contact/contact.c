@@ -50,7 +50,7 @@ ss_contact *ss_contact_new(void) {
     t->restitution = 0.5;
     t->zeta = zeta_of(0.5);
     t->omega_dt = omega_dt_of(t->zeta, 0.0);
-    t->calibrated_method = -1;
+    t->calibrated_rough = -1;
     return t;
 }
 
@@ -84,7 +84,7 @@ ss_contact *ss_contact_copy(const ss_contact *src) {
     t->friction = src->friction;
     t->zeta = src->zeta;
     t->omega_dt = src->omega_dt;
-    t->calibrated_method = -1; /* calibrated again at its first step: the same numbers */
+    t->calibrated_rough = -1; /* calibrated again at its first step: the same numbers */
     if (src->num_off) {
         t->off = ss_malloc(src->num_off * sizeof *t->off);
         if (!t->off) {
@@ -681,14 +681,18 @@ ss_status ss_contact_prepare(ss_system *sys, double dt, ss_method method) {
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
     t->step_dt = dt;
     const int rough = t->friction > 0.0;
-    if (t->stiffness == SS_CONTACT_FROM_STEP && method != SS_XPBD &&
-        (t->calibrated_method != (int)method || t->calibrated_restitution != t->restitution ||
-         t->calibrated_rough != rough)) {
-        t->step_zeta = ss_contact_calibrated_zeta(t->restitution, rough, method);
-        t->calibrated_method = (int)method;
+    if (t->stiffness != SS_CONTACT_FROM_STEP || method == SS_XPBD)
+        return SS_OK;
+    if (t->calibrated_restitution != t->restitution || t->calibrated_rough != rough) {
+        memset(t->calibrated, 0, sizeof t->calibrated); /* a new law: every method again */
         t->calibrated_restitution = t->restitution;
         t->calibrated_rough = rough;
     }
+    if (!t->calibrated[method]) {
+        t->calibrated_zeta[method] = ss_contact_calibrated_zeta(t->restitution, rough, method);
+        t->calibrated[method] = 1;
+    }
+    t->step_zeta = t->calibrated_zeta[method];
     return SS_OK;
 }
 

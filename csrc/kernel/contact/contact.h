@@ -55,11 +55,14 @@ typedef struct ss_contact {
     double zeta;        /* the dashpot's damping ratio for e */
     double omega_dt;    /* w_c dt of the law from the step, for zeta and mu */
     /* The law from the step's dashpot for the running call's method: its damping ratio,
-     * calibrated (contact.c, "The restitution of the law from the step") for the
-     * restitution, friction and method it was last calibrated at (method -1: none yet). */
+     * calibrated (contact.c, "The restitution of the law from the step"); each method's
+     * (calibrated[m] nonzero once found) for the restitution and friction > 0 they were
+     * found at (calibrated_rough -1: none yet). */
     double step_zeta;
+    double calibrated_zeta[SS_METHOD_COUNT];
+    uint8_t calibrated[SS_METHOD_COUNT];
     double calibrated_restitution;
-    int calibrated_method, calibrated_rough;
+    int calibrated_rough;
     /* s: the running call's substep, which its forces and books use. (The last
      * successful call's, which queries use, is state: sys->state.contact_dt.) */
     double step_dt;
