@@ -18,6 +18,7 @@ Examples
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -385,14 +386,18 @@ def self_collision_forces(
 # touching pairs with a hashed grid, so a pair the grid missed (or found twice) shows as
 # a disagreement in the tests. The law is the same linear spring–dashpot with
 # regularised Coulomb friction (see :attr:`springsim.System.contact_stiffness`), its
-# stiffness the user's k_c or, by default, each pair's from the step.
+# stiffness the user's k_c or, by default, each pair's from the step; the law from the
+# step's dashpot is capped at twice its spring and its damping ratio calibrated for the
+# step's method (:func:`calibrated_zeta`, on the reference's own 1D model of a contact).
 
 #: Nodes closer than this (metres) exert no contact force: no direction.
 MIN_DISTANCE = 1e-12
 #: The law from the step: ω_c dt at most, and the most its dashpot and friction take
 #: per substep, (c + γ) dt / m_eff (the kernel's SS_CONTACT_OMEGA_DT and _DAMPING_DT).
-CONTACT_OMEGA_DT = 0.25
+CONTACT_OMEGA_DT = 0.1
 CONTACT_DAMPING_DT = 0.3
+#: The law from the step's dashpot force is at most this many times its spring's.
+CONTACT_DAMPER_CAP = 2.0
 
 
 @dataclass
@@ -411,6 +416,7 @@ class Contact:
     friction: float = 0.0
     off: set[tuple[int, int]] = field(default_factory=set)
     dt: float = 0.0
+    method: str = "symplectic_euler"
 
     @classmethod
     def from_system(cls, sim: _core.System) -> Contact:
@@ -441,12 +447,93 @@ class Contact:
         w = self.omega_dt() / self.dt
         return m_eff * w * w
 
+    def step_zeta(self) -> float:
+        """The damping ratio of the law from the step's dashpot for :attr:`method` (the
+        last :func:`step`'s): :func:`calibrated_zeta`."""
+        return calibrated_zeta(self.restitution, self.friction > 0.0, self.method)
+
     def zeta(self) -> float:
         """The dashpot's damping ratio: −ln e / √(π² + ln² e), 1 at e = 0."""
         if self.restitution == 0.0:
             return 1.0
         log_e = np.log(self.restitution)
         return float(-log_e / np.sqrt(np.pi**2 + log_e**2))
+
+
+def _law_1d(u: float, w: float, a: float, zeta: float) -> float:
+    """The law from the step on a gap u < 0 closing at w, with dt = m_eff = 1:
+    a² δ + clip(−2ζ a w, −a² δ, a² δ)."""
+    if not u < 0.0:
+        return 0.0
+    spring = -a * a * u
+    cap = CONTACT_DAMPER_CAP * spring
+    return spring + min(cap, max(-cap, -2.0 * zeta * a * w))
+
+
+def _bounce_1d(method: str, a: float, zeta: float, phase: float) -> float:
+    """Exit speed of one head-on contact entered at gap ``phase`` closing at 1, stepped
+    by ``method`` in the units of :func:`_law_1d` (implicit Euler, whose Jacobian leaves
+    the law from the step out, steps its contact as symplectic Euler does)."""
+    u, w, prev = phase, -1.0, 0.0
+    f = _law_1d
+    for n in range(2000):
+        a1 = f(u, w, a, zeta)
+        if method == "euler":
+            u, w = u + w, w + a1
+        elif method == "verlet":
+            before = a1 if n == 0 else prev
+            u0, u_prev = u, u - w + 0.5 * before
+            u = 2.0 * u0 - u_prev + a1
+            w, prev = (u - u0) + 0.5 * a1, a1
+        elif method == "velocity_verlet":
+            half = w + 0.5 * a1
+            u = u + half
+            w = half + 0.5 * f(u, w + a1, a, zeta)
+        elif method == "rk2":
+            u1, w1 = u + w, w + a1
+            a2 = f(u1, w1, a, zeta)
+            u, w = u + 0.5 * (w + w1), w + 0.5 * (a1 + a2)
+        elif method == "rk4":
+            u2, w2 = u + 0.5 * w, w + 0.5 * a1
+            a2 = f(u2, w2, a, zeta)
+            u3, w3 = u + 0.5 * w2, w + 0.5 * a2
+            a3 = f(u3, w3, a, zeta)
+            u4, w4 = u + w3, w + a3
+            a4 = f(u4, w4, a, zeta)
+            u = u + (w + 2.0 * w2 + 2.0 * w3 + w4) / 6.0
+            w = w + (a1 + 2.0 * a2 + 2.0 * a3 + a4) / 6.0
+        else:  # symplectic Euler, and implicit Euler's contact
+            w = w + a1
+            u = u + w
+        if u > 0.0 and w > 0.0:
+            return w
+    return 0.0  # still held after 2000 substeps: it leaves at 0
+
+
+@functools.lru_cache(maxsize=64)
+def calibrated_zeta(restitution: float, rough: bool, method: str) -> float:
+    """The law from the step's damping ratio for ``method``: the ζ in [0, 10] whose
+    head-on bounce, averaged over eight impact phases within a substep, leaves at
+    ``restitution`` times the approach speed (found by 40 bisections; 0 when even ζ = 0
+    bounces slower, 10 when even ζ = 10 bounces faster, as at e = 0). ``rough``
+    (friction) lowers ω_c dt, :meth:`Contact.omega_dt`."""
+    a = Contact(np.zeros(0), np.zeros(0), None, restitution, 1.0 if rough else 0.0).omega_dt()
+
+    def mean(zeta: float) -> float:
+        return sum(_bounce_1d(method, a, zeta, (i + 0.5) / 8) for i in range(8)) / 8
+
+    lo, hi = 0.0, 10.0
+    if mean(lo) <= restitution:
+        return lo
+    if mean(hi) >= restitution:
+        return hi
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if mean(mid) > restitution:
+            lo = mid
+        else:
+            hi = mid
+    return 0.5 * (lo + hi)
 
 
 def contact_pairs(s: State, x: np.ndarray, margin: float = 0.0) -> np.ndarray:
@@ -501,8 +588,13 @@ def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ..
     vrel = v[j] - v[i]
     vn = np.sum(vrel * n, axis=1)
     fn = k * delta - damping * vn
-    force = fn[:, None] * n
     power = damping * vn**2
+    if c.stiffness is None:  # the calibrated dashpot, never beyond the spring
+        spring = k * delta
+        cap = CONTACT_DAMPER_CAP * spring
+        damper = np.clip(-2.0 * c.step_zeta() * root * vn, -cap, cap)
+        fn, power = spring + damper, -damper * vn
+    force = fn[:, None] * n
     if c.friction > 0:
         vt = vrel - vn[:, None] * n
         speed = np.sqrt(np.sum(vt * vt, axis=1))
@@ -543,7 +635,7 @@ def contact_matrices(s: State, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     n, dim = x.shape
     stiffness, damping = np.zeros((n * dim, n * dim)), np.zeros((n * dim, n * dim))
     c = s.contact
-    if c is None:
+    if c is None or c.stiffness is None:  # the law from the step stays explicit
         return stiffness, damping
     for i, j in contact_pairs(s, x).tolist():
         d = x[j] - x[i]
@@ -1152,6 +1244,7 @@ def step(
         raise ValueError("the reference models planes, spheres, boxes and capsules, not meshes")
     if steps > 0 and s.contact is not None:
         s.contact.dt = dt  # the law from the step takes this call's substep
+        s.contact.method = method  # and its dashpot this method's calibration
     if steps > 0 and not drag_pins:
         hold_pins(s)
     books = None

@@ -2,7 +2,7 @@
 
 By default (``contact_stiffness = None``) each touching pair's stiffness comes from the
 substep dt of the call: k = m_eff ω_c², ω_c = a / dt with
-a = min(0.25, 0.3 / (2ζ + 2·[μ > 0])) (csrc/kernel/contact/contact.c, "The stiffness from
+a = min(0.1, 0.3 / (2ζ + 2·[μ > 0])) (csrc/kernel/contact/contact.c, "The stiffness from
 the step"). A load F then rests at an overlap F / k = F dt² / (m_eff a²), and an impact at
 relative speed v overlaps by at most v / ω_c = v dt / a (the undamped linear law's deepest
 overlap, v √(m_eff / k)). The scenes are the issue's: two balls meeting head-on, 100 balls
@@ -18,7 +18,7 @@ import pytest
 import springsim as ss
 from springsim import reference
 
-A = 0.25  # ω_c dt of the default law (restitution 0.5, no friction)
+A = 0.1  # ω_c dt of the default law (restitution 0.5, no friction)
 
 
 def zeta(e):
@@ -27,7 +27,7 @@ def zeta(e):
 
 def omega_dt(e, mu):
     damping = 2 * zeta(e) + (2.0 if mu > 0 else 0.0)
-    return min(0.25, 0.3 / damping) if damping > 0 else 0.25
+    return min(0.1, 0.3 / damping) if damping > 0 else 0.1
 
 
 def worst_overlap(sim, r):
@@ -163,14 +163,14 @@ def test_a_file_keeps_the_law_from_the_step_and_an_old_files_number(tmp_path):
 
 
 @pytest.mark.parametrize("method", ["symplectic_euler", "velocity_verlet", "rk4"])
-def test_the_energy_books_balance_to_the_contacts_error_which_dt_does_not_shrink(method):
+def test_the_energy_books_balance_to_the_contacts_error(method):
     # Two 1 kg 4 x 4 x 4 jelly blocks flying into each other at 2 m/s (as in
     # test_node_contact.py), with the stiffness from the step: total + dissipated keeps
-    # its start to within the contacts' own error, at most a substep's dashpot work per
-    # impact and release, 2ζa of the energy that goes through them (measured 0.7 to
-    # 2 %). A contact lasts the same number of substeps at any dt, so quartering dt
-    # leaves it (measured: the same to within a fifth).
-    errors = []
+    # its start to within the contacts' own error. The law's force has no step (the
+    # dashpot is capped at twice the spring, so the force starts and ends at 0): what is
+    # left is the method's error over a contact resolved by about pi / a = 31 substeps,
+    # of order a^2 = 1 % of the energy that goes through it (measured 0.002 to 0.75 %,
+    # with 16 to 26 % of the energy dissipated).
     for fraction in (0.2, 0.05):
         kw = {"size": (0.3, 0.3, 0.3), "mass": 1.0, "stiffness": 2000.0}
         sim = ss.jelly(4, 4, 4, **kw)
@@ -182,11 +182,13 @@ def test_the_energy_books_balance_to_the_contacts_error_which_dt_does_not_shrink
         dt = fraction * sim.critical_dt()  # the springs' limit
         sim.step(dt, method=method)  # the law has a dt from here on
         start = sim.energy().total + sim.dissipated
-        sim.step(dt, steps=int(0.06 / dt), method=method)
+        booked = [sim.dissipated]
+        for _ in range(6):  # the capped dashpot's power -F_d v_n is never negative
+            sim.step(dt, steps=int(0.01 / dt), method=method)
+            booked.append(sim.dissipated)
+        assert np.all(np.diff(booked) >= 0.0)
         assert sim.dissipated > 0.1  # the dashpots took a real share
-        errors.append((sim.energy().total + sim.dissipated - start) / start)
-    assert max(map(abs, errors)) <= 2 * zeta(0.5) * A
-    assert 0.5 < errors[1] / errors[0] < 2.0
+        assert abs(sim.energy().total + sim.dissipated - start) <= A * A * start
 
 
 # ---- two balls meeting head-on --------------------------------------------------------
@@ -214,9 +216,9 @@ def collide(sim, method, dt=1e-4):
 
 @pytest.mark.parametrize("method", ss.METHODS)
 def test_two_balls_at_the_defaults_come_no_closer_than_98_percent_of_2r(method):
-    # The undamped law's deepest overlap is v / ω_c = v dt / a = 0.8 mm (0.4 % of 2r);
-    # the dashpot makes it less. Measured 0.73 (implicit Euler) to 0.98 (explicit
-    # Euler, which gains energy) times that.
+    # The undamped law's deepest overlap is v / ω_c = v dt / a = 2 mm (1 % of 2r); the
+    # dashpot makes it less (measured 0.74 to 0.77 times that with e = 0.5; 0.96 with
+    # e = 0.9 and 1).
     sim = two_balls()
     closest = collide(sim, method)
     assert closest >= 0.98 * 0.2
@@ -224,29 +226,62 @@ def test_two_balls_at_the_defaults_come_no_closer_than_98_percent_of_2r(method):
     np.testing.assert_allclose(sim.momentum(), 0.0, atol=1e-10 * 2.0)
 
 
+@pytest.mark.parametrize("phase", [0.0, 0.3, 0.7])
 @pytest.mark.parametrize("e", [0.1, 0.5, 0.9, 1.0])
 @pytest.mark.parametrize("method", ss.METHODS)
-def test_two_balls_leave_with_the_restitution_to_the_steps_error(method, e):
-    # A contact lasts about π / a ≈ 13 substeps whatever dt is, so the time step's error
-    # does not shrink with dt (set contact_stiffness for an exact bounce): the issue's 1 %
-    # is not met. The error: the dashpot's step in force, c v, at the impact and at the
-    # release, falls somewhere within a substep: up to c dt / m_eff = 2ζa of the speed;
-    # and the method's own error over the contact, of order a² for the methods that keep
-    # an oscillation's energy or are of second order (measured at e = 0.5: symplectic
-    # Euler and XPBD +4.7 %, rk4 +2.3 %, the Verlets and rk2 +8 %; at e = 0.1 up to
-    # 28 %, at 0.9 and 1 up to 2 %). The first-order methods add their own: explicit
-    # Euler gains amplitude by (1 + a²)^(N/2) over the N ≈ π / (a √(1 − ζ²)) substeps of
-    # a contact, about 1.5 times, and implicit Euler loses as much (measured: ratios of
-    # 1.48 to 1.99 e, and 0.64 to 0.77 e).
+def test_two_balls_leave_with_the_restitution_within_1_percent(method, e, phase):
+    # The issue's target, at several impact phases: the balls start `phase` of a
+    # substep's approach (v dt = 0.2 mm) further apart, so that they meet at another
+    # point within a substep. A contact lasts about π / a = 31 substeps whatever dt is,
+    # so the step's error in the bounce does not shrink with dt; the law is built so
+    # that it is small: the dashpot (at most twice the spring) puts no step in the force
+    # at the impact or the release, and its damping ratio is calibrated for each method
+    # so that the bounce, averaged over the impact phase, leaves at e (contact.c, "The
+    # restitution of the law from the step"). What is left depends on the phase:
+    # measured at most 0.6 % over 12 phases and e = 0.1 to 1, every method (XPBD's
+    # restitution is exact: a velocity pass).
     sim = two_balls(e)
-    collide(sim, method)
+    sim.positions[1, 0] += phase * 2.0 * 1e-4
+    closest = collide(sim, method)
     ratio = (sim.velocities[1, 0] - sim.velocities[0, 0]) / 2.0
-    if method == "euler":
-        assert e < ratio < 2 * e
-    elif method == "implicit_euler":
-        assert 0.5 * e < ratio < e
-    else:
-        assert abs(ratio / e - 1.0) <= 2 * zeta(e) * A + A * A
+    assert abs(ratio / e - 1.0) <= 0.01
+    assert closest >= 0.98 * 0.2
+    np.testing.assert_allclose(sim.momentum(), 0.0, atol=1e-10 * 2.0)  # round-off
+
+
+@pytest.mark.parametrize("method", ss.FORCE_METHODS)
+def test_the_law_from_the_step_is_the_references(method):
+    # An oblique, frictional collision of unequal balls at e = 0.3: the kernel's law (the
+    # capped dashpot, its calibration for the method, implicit Euler leaving it
+    # explicit) against springsim.reference's own, to round-off over the contact.
+    sim = ss.System(dim=2)
+    sim.gravity = 0
+    sim.add_nodes([[0, 0], [0.2007, 0.03]], masses=[1.0, 2.0], velocities=[[1, 0.3], [-1, 0]])
+    sim.radii = 0.1
+    sim.contact_restitution, sim.contact_friction = 0.3, 0.4
+    ref = reference.State.from_system(sim)
+    for _ in range(60):  # in contact from the fourth substep to past the release
+        sim.step(1e-4, method=method)
+        reference.step(ref, 1e-4, method=method)
+    assert sim.velocities[1, 0] > sim.velocities[0, 0]  # they have parted
+    np.testing.assert_allclose(sim.positions, ref.x, rtol=0, atol=1e-14)
+    np.testing.assert_allclose(sim.velocities, ref.v, rtol=0, atol=1e-12)
+
+
+@pytest.mark.parametrize("method", ss.FORCE_METHODS)
+def test_the_calibration_finds_e_in_the_references_model(method):
+    # The calibrated damping ratio, from the reference's own 1D model of one contact
+    # (reference.calibrated_zeta), makes the reference's two-ball bounce leave at e; and
+    # it lies above the textbook ζ (the cap takes some of the dashpot's work away),
+    # except for explicit Euler's gain, which needs more.
+    for e in (0.1, 0.5, 0.9):
+        z = reference.calibrated_zeta(e, False, method)
+        assert zeta(e) < z < 10.0
+        ref = reference.State.from_system(two_balls(e))
+        ref.x[1, 0] = 0.2 + 0.5e-3  # touching after 2.5 substeps
+        for _ in range(100):
+            reference.step(ref, 1e-4, method=method)
+        assert abs((ref.v[1, 0] - ref.v[0, 0]) / 2.0 / e - 1.0) <= 0.01
 
 
 # ---- 100 balls poured into a box --------------------------------------------------------
@@ -275,9 +310,9 @@ def poured(seed=0):
 def test_a_hundred_balls_poured_at_the_defaults_rest_without_sinking(method):
     # At rest a contact of the bottom rows carries the balls above it: about 9 rows of
     # m g, shared by two contacts at 60° (÷ √3): δ ≈ 9 m g / (√3 k), k = m/2 (a/dt)²,
-    # 0.16 % of r at dt = 2e-4 s (measured 0.16-0.18 %; with the old 1e4 N/m, 34 %);
+    # 1.0 % of r at dt = 2e-4 s (measured 0.97-1.08 %; with the old 1e4 N/m, 34 %);
     # checked against twice that and the target, 2 %.
-    # After 3 s no ball moves faster than 1 cm/s (measured at most 3e-3 m/s), measured
+    # After 3 s no ball moves faster than 1 cm/s (measured at most 2.2e-3 m/s), measured
     # as distance over the last 50 ms: explicit Euler's velocity lags its position by a
     # step, so a ball pressed onto the floor shows v = dt × (its load / m), 2 cm/s here,
     # while it stays where it is.
@@ -346,7 +381,7 @@ def stack_holds(method, duration):
     assert sim.positions[:, 1].max() > top - 0.01  # not crushed
     # The bottom interface carries the 9 cubes above (1.56 kg) on 36 contacts (9 nested
     # nodes touching 4 each, 62° from the vertical): δ ≈ W / (36 cos 62° k), with
-    # k = m_eff (a/dt)², m_eff = 2 g: 0.05 % of r at this dt (measured 0.06 %).
+    # k = m_eff (a/dt)², m_eff = 2 g: 0.31 % of r at this dt (measured 0.34-0.38 %).
     return worst_overlap(sim, r)
 
 

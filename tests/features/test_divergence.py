@@ -346,7 +346,11 @@ def test_run_counts_contact_energy_a_callback_puts_in(method):
             s.positions[1] = (0.12, 0.0)  # 8 cm of overlap
 
     sim.run(0.2, 1e-4, method=method, record_every=100, callback=push, progress=False)
-    assert sim.energy().kinetic > 1000.0
+    # The overlap stores 1/2 k delta^2, k = m_eff (a / dt)^2 from the step (1600 J); the
+    # dashpot takes a share on the way out, e = 0.5 keeping e^2 = 1/4 of a bounce's
+    # energy (measured: 44 to 45 % comes out as motion).
+    stored = 0.5 * 0.5 * (ss._core.CONTACT_OMEGA_DT / 1e-4) ** 2 * 0.08**2
+    assert sim.energy().kinetic > 0.25 * stored
 
 
 def test_short_calls_stay_unwatched_where_calls_are():

@@ -21,10 +21,10 @@
  * k = m_eff w_c^2 with w_c dt = min(SS_CONTACT_OMEGA_DT, SS_CONTACT_DAMPING_DT /
  * (2 zeta + 2 [mu > 0])), dt the substep (contact.c). */
 #define SS_CONTACT_FROM_STEP 0.0
-/* w_c dt of the law from the step (an eighth of symplectic Euler's limit of 2), and the
+/* w_c dt of the law from the step (a twentieth of symplectic Euler's limit of 2), and the
  * most its dashpot and friction may take per substep, (c + gamma) dt / m_eff: chosen by
  * measurement (contact.c). */
-#define SS_CONTACT_OMEGA_DT 0.25
+#define SS_CONTACT_OMEGA_DT 0.1
 #define SS_CONTACT_DAMPING_DT 0.3
 
 /* What one search finds, and the memory it searches in (grow-only, derived from the
@@ -54,6 +54,15 @@ typedef struct ss_contact {
     double friction;    /* Coulomb mu >= 0 */
     double zeta;        /* the dashpot's damping ratio for e */
     double omega_dt;    /* w_c dt of the law from the step, for zeta and mu */
+    /* The law from the step's dashpot for the running call's method: its damping ratio,
+     * calibrated (contact.c, "The restitution of the law from the step"); each method's
+     * (calibrated[m] nonzero once found) for the restitution and friction > 0 they were
+     * found at (calibrated_rough -1: none yet). */
+    double step_zeta;
+    double calibrated_zeta[SS_METHOD_COUNT];
+    uint8_t calibrated[SS_METHOD_COUNT];
+    double calibrated_restitution;
+    int calibrated_rough;
     /* s: the running call's substep, which its forces and books use. (The last
      * successful call's, which queries use, is state: sys->state.contact_dt.) */
     double step_dt;
@@ -94,9 +103,14 @@ void ss_contact_scratch_release(ss_contact_scratch *found);
 /* The step's search: ss_contact_find into sys->contact->found, with the frames and pair
  * forces grown to the pairs' room; -1 when out of memory. */
 int ss_contact_step_find(const ss_system *sys, const double *x);
-/* Before a step call of substep dt: build the scratch at the current positions
- * (SS_ERR_NOMEM); the law from the step takes this dt for the call. */
-ss_status ss_contact_prepare(ss_system *sys, double dt);
+/* Before a step call of substep dt by `method`: build the scratch at the current positions
+ * (SS_ERR_NOMEM); the law from the step takes this dt for the call, and its dashpot the
+ * method's calibrated damping ratio. */
+ss_status ss_contact_prepare(ss_system *sys, double dt, ss_method method);
+/* The damping ratio of the law from the step's dashpot that makes `method`'s head-on
+ * bounce leave at `restitution` times its approach speed, on average over the impact's
+ * phase within a substep (`rough`: friction > 0, which lowers w_c dt). */
+double ss_contact_calibrated_zeta(double restitution, int rough, ss_method method);
 /* After a step call succeeded: its dt becomes the one queries count the law at. */
 void ss_contact_end_step(ss_system *sys);
 /* The law's stiffness for a pair of effective mass m_eff (kg; the free node's mass when

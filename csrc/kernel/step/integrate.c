@@ -405,7 +405,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         ((method == SS_IMPLICIT_EULER || method == SS_XPBD) &&
          (st = ss_system_ensure_colouring(sys))) ||
         (st = ss_constraints_begin_tearing(sys)) || (st = ss_colliders_prepare(sys)) ||
-        (st = ss_contact_prepare(sys, contact_dt > 0.0 ? contact_dt : dt)))
+        (st = ss_contact_prepare(sys, contact_dt > 0.0 ? contact_dt : dt, method)))
         return st;
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
     ss_backup backup = {.bytes = nd * sizeof(double), .state = sys->state};
