@@ -159,14 +159,14 @@ def test_ctrl_c_in_a_shortened_substep_counts_it():
 
 def test_node_contact_keeps_the_runs_law_on_a_shortened_substep():
     # A node resting on a pinned node under gravity, at the equilibrium overlap of the
-    # law from the step at dt: δ = m g / k, k = m (a / dt)², a = 0.25 (restitution
-    # 0.5, no friction). A shortened substep that took the law at its own dt (2/3 dt)
+    # law from the step at dt: δ = m g / k, k = m (a / dt)², a = CONTACT_OMEGA_DT
+    # (restitution 0.5, no friction). A shortened substep that took the law at its own dt (2/3 dt)
     # would push with 2.25 m g for it and kick the node up; the run keeps the law of
     # dt, so the node stays at rest.
     dt, g, r = 1e-3, 9.81, 0.05
     sim = ss.System(dim=2)
     sim.gravity = (0.0, -g)
-    overlap = g * dt**2 / 0.25**2
+    overlap = g * dt**2 / ss._core.CONTACT_OMEGA_DT**2
     sim.add_nodes([[0.0, 0.0], [0.0, 2 * r - overlap]], masses=[1.0, 0.2])
     sim.pin(0)
     sim.radii = r
