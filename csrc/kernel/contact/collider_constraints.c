@@ -136,22 +136,15 @@ void ss_collider_constraints_solve(ss_system *sys, double *records, size_t strid
         const double room = mu * f[0] - f[2];
         if (!(mu > 0.0) || !(room > 0.0))
             continue;
-        double slip[3], along = 0.0;
-        for (int k = 0; k < 3; k++) {
+        double slip[3];
+        for (int k = 0; k < 3; k++)
             slip[k] = x[k] - x[4 + k];
-            along += slip[k] * n[k];
-        }
-        double s2 = 0.0;
-        for (int k = 0; k < 3; k++) {
-            slip[k] = slip[k] - along * n[k];
-            s2 += slip[k] * slip[k];
-        }
-        if (!(s2 > 0.0))
+        const double dmu = ss_contact_friction_take(slip, n, room, w);
+        if (!(dmu > 0.0))
             continue;
-        const double s = sqrt(s2), full = s / w, dmu = full < room ? full : room;
         f[2] = f[2] + dmu;
         for (int k = 0; k < 3; k++)
-            x[k] = x[k] - w * (dmu * (slip[k] / s));
+            x[k] = x[k] - w * (dmu * slip[k]);
     }
 }
 

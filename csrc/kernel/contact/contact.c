@@ -1143,22 +1143,15 @@ void ss_contact_constraints_solve(const ss_system *sys, double *records, size_t 
         const double room = mu * frame[0] - frame[2];
         if (!(mu > 0.0) || !(room > 0.0))
             continue;
-        double slip[3], along = 0.0;
-        for (int k = 0; k < 3; k++) {
+        double slip[3];
+        for (int k = 0; k < 3; k++)
             slip[k] = (xj[k] - xj[4 + k]) - (xi[k] - xi[4 + k]);
-            along += slip[k] * n[k];
-        }
-        double s2 = 0.0;
-        for (int k = 0; k < 3; k++) {
-            slip[k] = slip[k] - along * n[k];
-            s2 += slip[k] * slip[k];
-        }
-        if (!(s2 > 0.0))
+        const double dmu = ss_contact_friction_take(slip, n, room, wsum);
+        if (!(dmu > 0.0))
             continue;
-        const double s = sqrt(s2), full = s / wsum, dmu = full < room ? full : room;
         frame[2] = frame[2] + dmu;
         for (int k = 0; k < 3; k++) {
-            const double g = dmu * (slip[k] / s);
+            const double g = dmu * slip[k];
             xi[k] = xi[k] + xi[3] * g;
             xj[k] = xj[k] - xj[3] * g;
         }

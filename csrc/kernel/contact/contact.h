@@ -13,6 +13,8 @@
 #ifndef SPRINGSIM_CONTACT_H
 #define SPRINGSIM_CONTACT_H
 
+#include <math.h>
+
 /* Doubles per pair of implicit Euler's contact blocks: the unit vector (3), the axial
  * coefficient (scale_c c + scale_k k_c). */
 #define SS_CONTACT_FRAME 4
@@ -177,5 +179,28 @@ void ss_contact_constraints_solve(const ss_system *sys, double *records, size_t 
  * approach faster than threshold m/s, else 0), pair by pair; returns how many pushed. */
 size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, double *v,
                                         const double *inv_mass, double threshold);
+
+/* The positional Coulomb friction of a contact constraint, shared by the node pairs,
+ * the self-collision layers and the colliders: `slip` holds the substep's relative
+ * displacement of the contact; its part along the unit normal n is taken off, and the
+ * rest, of length s, is to be taken back at most `room` (mu lambda_n - lambda_t, in
+ * multiplier units) with w the inverse-mass sum: returns that multiplier, min(s / w,
+ * room), and leaves slip / s (the direction) in `slip`; 0 when there is no slip. */
+static inline double ss_contact_friction_take(double slip[3], const double n[3], double room,
+                                              double w) {
+    double along = 0.0, s2 = 0.0;
+    for (int k = 0; k < 3; k++)
+        along += slip[k] * n[k];
+    for (int k = 0; k < 3; k++) {
+        slip[k] = slip[k] - along * n[k];
+        s2 += slip[k] * slip[k];
+    }
+    if (!(s2 > 0.0))
+        return 0.0;
+    const double s = sqrt(s2), full = s / w, taken = full < room ? full : room;
+    for (int k = 0; k < 3; k++)
+        slip[k] = slip[k] / s;
+    return taken;
+}
 
 #endif

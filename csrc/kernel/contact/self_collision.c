@@ -1051,23 +1051,17 @@ void ss_self_collision_constraints_solve(const ss_system *sys, double *records, 
         const double room = mu * state[0] - state[1];
         if (!(mu > 0.0) || !(room > 0.0))
             continue;
-        double slip[3], along = 0.0, s2 = 0.0;
-        for (int q = 0; q < 3; q++) {
+        double slip[3];
+        for (int q = 0; q < 3; q++)
             slip[q] = (p[q] - p[4 + q]) -
                       (w[0] * (v[0][q] - v[0][4 + q]) + w[1] * (v[1][q] - v[1][4 + q]) +
                        w[2] * (v[2][q] - v[2][4 + q]));
-            along += slip[q] * n[q];
-        }
-        for (int q = 0; q < 3; q++) {
-            slip[q] = slip[q] - along * n[q];
-            s2 += slip[q] * slip[q];
-        }
-        if (!(s2 > 0.0))
+        const double dmu = ss_contact_friction_take(slip, n, room, W);
+        if (!(dmu > 0.0))
             continue;
-        const double length = sqrt(s2), full = length / W, dmu = full < room ? full : room;
         state[1] = state[1] + dmu;
         for (int q = 0; q < 3; q++) {
-            const double g = dmu * (slip[q] / length);
+            const double g = dmu * slip[q];
             p[q] = p[q] - p[3] * g;
             for (int k = 0; k < 3; k++)
                 v[k][q] = v[k][q] + (w[k] * v[k][3]) * g;
