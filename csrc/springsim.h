@@ -34,6 +34,7 @@ typedef enum {
     SS_RK4,
     SS_XPBD,
     SS_IMPLICIT_EULER,
+    SS_VBD,
     SS_METHOD_COUNT
 } ss_method;
 
@@ -189,6 +190,7 @@ typedef struct {
 } ss_drive_hook;
 
 typedef struct ss_self_collision ss_self_collision; /* self_collision.c's own */
+typedef struct ss_vbd_graph ss_vbd_graph;           /* vbd.c's own */
 
 /* The state: what a step changes, as opposed to the model (what describes the system:
  * topology, masses, spring parameters, colliders, gas, settings) and the scratch
@@ -264,6 +266,9 @@ typedef struct {
     size_t num_colours;    /* the last one may be SS_SERIAL_COLOUR's overflow */
     int colouring_valid;
     ss_plan *plan; /* NULL until a force evaluation needs it; dropped on topology edits */
+    /* VBD's vertex graph (vbd.c): each node's springs and the nodes in colour order;
+     * NULL until a vbd step needs it, dropped on topology edits. */
+    ss_vbd_graph *vbd;
     /* Threads that never lose (parallel.c): a large system's substeps run on the
      * configured thread count or on 1, whichever the last probe timed faster (results
      * are bit-identical either way). */
@@ -612,6 +617,9 @@ int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double
  * external, gas, air on faces), 0 if pinned: XPBD's prediction uses it (it solves
  * node-node contact and self-collision as constraints). */
 void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a);
+/* The same, and node-node contact and self-collision as forces: every force but the
+ * springs', as an acceleration (VBD's explicit part, vbd.c). */
+void ss_forces_beside_springs(ss_system *sys, const double *x, const double *v, double *a);
 
 #include "aero.h"
 #include "pressure.h"
@@ -633,6 +641,22 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method);
 #define SS_XPBD_MAX_NODES ((size_t)1 << 29)
 void ss_xpbd_step(ss_system *sys, double dt, double *scratch);
 size_t ss_xpbd_scratch_size(const ss_system *sys);
+
+/* ---- Vertex Block Descent (vbd.c) -------------------------------------- */
+
+/* One VBD substep: backward Euler as the minimisation of the incremental potential,
+ * sys->iterations passes of per-vertex Newton steps in vertex colour order (see vbd.c).
+ * Needs the plan and the graph (ss_vbd_ensure_graph). */
+void ss_vbd_step(ss_system *sys, double dt, double *scratch);
+size_t ss_vbd_scratch_size(const ss_system *sys);
+/* Build the vertex graph if the topology changed since the last one. */
+ss_status ss_vbd_ensure_graph(ss_system *sys);
+/* Free the graph (ss_system_topology_changed and ss_system_free call it). */
+void ss_vbd_forget(ss_system *sys);
+size_t ss_vbd_nbytes(const ss_system *sys);
+/* After a substep: the work, J, of the constant pushes (external forces, drag towards the
+ * wind) on the free nodes over it, from x0 (the scratch's first N dim doubles). */
+double ss_vbd_external_work(const ss_system *sys, const double *scratch);
 
 /* ---- Implicit Euler (implicit.c) --------------------------------------- */
 

@@ -118,13 +118,13 @@ static int step_arguments(PyObject *const *args, Py_ssize_t nargs, PyObject *kwn
  * (a few microseconds of work). */
 #define SS_KEEP_GIL_BELOW 16384
 
-/* Implicit Euler with springs far stiffer than the step resolves: moving sideways by
- * v dt stretches a spring by about (v dt)^2 / 2L, which the backward step resists with
+/* Implicit Euler (and VBD, the same step) with springs far stiffer than the step resolves: moving
+ * sideways by v dt stretches a spring by about (v dt)^2 / 2L, which the backward step resists with
  * all of k, so a swing freezes (a 1 m pendulum: 14 % of its drop in 0.5 s at
  * omega dt = 1000, 50 % at 100; docs/guide/integrators.md, "Stiff springs"). Warn past
  * RIGID_OMEGA_DT, where the springs act as rods; 0, or -1 with an exception set. */
 #define RIGID_OMEGA_DT 1000.0
-static int warn_if_rigid(ss_system *sys, double dt) {
+static int warn_if_rigid(ss_system *sys, double dt, ss_method method) {
     double omega;
     ss_status st = ss_stiffest_omega(sys, &omega);
     if (st) {
@@ -135,11 +135,12 @@ static int warn_if_rigid(ss_system *sys, double dt) {
         return 0;
     char message[400];
     snprintf(message, sizeof message,
-             "implicit_euler: springs this stiff are nearly rigid at dt = %g s (omega_max dt = "
-             "%.3g > %g): the step damps the nodes' swinging, not only the springs' vibration, "
-             "so slow motion comes out too slow. Take smaller steps, softer springs, or rigid "
-             "rods (stiffness=inf) with method='xpbd'",
-             dt, omega * dt, RIGID_OMEGA_DT);
+             "%s: springs this stiff are nearly rigid at dt = %g s (omega_max dt = "
+             "%.3g > %g): the backward-Euler step damps the nodes' swinging, not only the "
+             "springs' vibration, so slow motion comes out too slow. Take smaller steps (more "
+             "substeps of method='vbd' cost no global solve), softer springs, or rigid rods "
+             "(stiffness=inf) with method='xpbd'",
+             ss_method_name(method), dt, omega * dt, RIGID_OMEGA_DT);
     return ss_py_warn(ss_py_stiffness_warning, message);
 }
 
@@ -297,7 +298,7 @@ static PyObject *step_call(SystemObject *self, PyObject *dt_obj, PyObject *steps
         if (ss_py_warn(ss_py_convergence_warning, message) < 0)
             return NULL;
     }
-    if (method == SS_IMPLICIT_EULER && warn_if_rigid(sys, dt) < 0)
+    if ((method == SS_IMPLICIT_EULER || method == SS_VBD) && warn_if_rigid(sys, dt, method) < 0)
         return NULL;
     Py_RETURN_NONE;
 }

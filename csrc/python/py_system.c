@@ -487,7 +487,9 @@ static PyGetSetDef System_getset[] = {
      "reaching it warns with springsim.ConvergenceWarning.",
      NULL},
     {"iterations", (getter)get_iterations, (setter)set_iterations,
-     "Constraint passes per substep of method 'xpbd' (default 10).", NULL},
+     "Passes per substep of method 'xpbd' (over its constraints) and 'vbd' (over its "
+     "vertices) (default 10).",
+     NULL},
     {"max_strain", (getter)get_optional, (setter)set_optional,
      "Strain limit (Provot): after every substep no spring is longer than "
      "(1 + max_strain) times its rest length. None (the default) turns it off.",

@@ -44,7 +44,7 @@ from springsim.viewer.entry import view
 #: The force-based integrators (every method but "xpbd", which solves constraints).
 FORCE_METHODS = tuple(m for m in METHODS if m != "xpbd")
 #: The explicit integrators: stable only below about ``critical_dt()``.
-EXPLICIT_METHODS = tuple(m for m in FORCE_METHODS if m != "implicit_euler")
+EXPLICIT_METHODS = tuple(m for m in FORCE_METHODS if m not in ("implicit_euler", "vbd"))
 
 __all__ = [
     "FORCE_METHODS",

@@ -38,6 +38,7 @@ METHODS = (
     "rk4",
     "xpbd",
     "implicit_euler",
+    "vbd",
 )
 
 
@@ -68,7 +69,7 @@ class State:
     time : float
         Simulation time in seconds.
     iterations : int
-        Constraint passes per substep of the "xpbd" method.
+        Passes per substep of the "xpbd" (constraints) and "vbd" (vertices) methods.
     pressure : sequence of (elements, nrt, ambient)
         Gas bodies: ``elements`` (K, dim) node indices of a closed, outward boundary
         (directed edges in 2D, triangles in 3D), then nrt and the ambient pressure.
@@ -128,7 +129,7 @@ class State:
         self.time = float(time)
         # Acceleration of the previous Verlet step; None until one has run.
         self.prev_accel: np.ndarray | None = None
-        #: Constraint passes per substep of "xpbd".
+        #: Passes per substep of "xpbd" and "vbd".
         self.iterations = int(iterations)
         #: Gas bodies: [(elements (K, dim) int64, nrt, ambient), ...].
         self.pressure = [
@@ -143,6 +144,8 @@ class State:
         self.contact = contact
         #: Colliders, in the kernel's order (xpbd's constraints).
         self.colliders = list(colliders)
+        #: vbd's colours and adjacency, with the springs and pins they were built for.
+        self._vbd_cache: tuple[tuple[bytes, bytes, int], list] | None = None  # type: ignore[type-arg]
 
     @classmethod
     def from_system(cls, sim: _core.System) -> State:
@@ -1195,6 +1198,229 @@ def _implicit_euler(s: State, dt: float) -> None:
     _move_pinned(s, x0, v0, dt)
 
 
+# ---- Vertex Block Descent (csrc/kernel/step/vbd.c) ------------------------------
+
+#: Halvings of a vertex's Newton step that raised its local energy before it is skipped.
+VBD_BACKTRACKS = 3
+#: A step raises the local energy G when it adds more than this times G's rounding
+#: scale, the sum of its terms' sizes before cancellation (less is rounding, and such a
+#: step is taken): 64 ulps.
+VBD_ROUNDING = 64.0 * np.finfo(np.float64).eps
+
+
+def vertex_colour_order(springs: np.ndarray, num_nodes: int) -> list[list[int]]:
+    """The vertex colours of ``vbd``, each a list of nodes in increasing index.
+
+    The nodes are coloured greedily in index order: each takes the lowest colour that
+    no lower-numbered node sharing a spring with it took. No two nodes of a colour
+    share a spring.
+
+    Examples
+    --------
+    >>> vertex_colour_order(np.array([[0, 1], [1, 2], [2, 3]]), 4)
+    [[0, 2], [1, 3]]
+    """
+    neighbours: list[set[int]] = [set() for _ in range(num_nodes)]
+    for i, j in springs:
+        neighbours[int(i)].add(int(j))
+        neighbours[int(j)].add(int(i))
+    colour = [0] * num_nodes
+    for i in range(num_nodes):
+        taken = {colour[j] for j in neighbours[i] if j < i}
+        c = 0
+        while c in taken:
+            c += 1
+        colour[i] = c
+    count = max(colour, default=-1) + 1
+    return [[i for i in range(num_nodes) if colour[i] == c] for c in range(count)]
+
+
+def _vbd_adjacency(s: State) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each node's spring ends in spring order: (owner, other, spring), grouped by owner."""
+    m = len(s.springs)
+    owner = s.springs.T.reshape(-1)  # ends 0 of every spring, then ends 1
+    other = s.springs[:, ::-1].T.reshape(-1)
+    spring = np.tile(np.arange(m), 2)
+    order = np.lexsort((spring, owner))
+    return owner[order], other[order], spring[order]
+
+
+def _vbd_local(
+    s: State,
+    p: np.ndarray,
+    nodes: np.ndarray,
+    x: np.ndarray,
+    x0: np.ndarray,
+    y: np.ndarray,
+    adjacency: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    h: float,
+    hessian: bool,
+) -> tuple[np.ndarray, ...]:
+    """The local incremental potential G of each of ``nodes`` at positions ``p`` (the
+    others at x), and with ``hessian`` its force −∇G, projected Hessian and rounding scale (vbd.c)."""
+    dim = s.dim
+    w = s.m[nodes] * (1.0 / (h * h))
+    e = np.zeros((len(nodes), 3))
+    e[:, :dim] = p - y[nodes]
+    f = -w[:, None] * e
+    energy = 0.5 * w * ((e[:, 0] * e[:, 0] + e[:, 1] * e[:, 1]) + e[:, 2] * e[:, 2])
+    size_i = np.abs(x[nodes]).max(axis=1) + np.abs(x0[nodes]).max(axis=1)
+    scale = w * np.abs(e).sum(axis=1) * (size_i + np.abs(y[nodes]).max(axis=1))
+    hh = np.zeros((len(nodes), 3, 3))
+    for q in range(3):
+        hh[:, q, q] = w
+    for rows, other, spring in adjacency:  # the k-th spring of every node that has one
+        d, now = np.zeros((len(rows), 3)), np.zeros((len(rows), 3))
+        d[:, :dim] = p[rows] - x[other]
+        now[:, :dim] = x[nodes[rows]] - x[other]  # before the step: u is frozen there
+        now2 = (now[:, 0] * now[:, 0] + now[:, 1] * now[:, 1]) + now[:, 2] * now[:, 2]
+        live = now2 >= MIN_SPRING_LENGTH**2
+        rows, other, spring, d, now, now2 = (
+            rows[live],
+            other[live],
+            spring[live],
+            d[live],
+            now[live],
+            now2[live],
+        )
+        l2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
+        length = np.sqrt(l2)
+        k, rest, c = s.k[spring], s.L[spring], s.c[spring]
+        stretch = length - rest
+        energy[rows] += 0.5 * k * (stretch * stretch)
+        inv = 1.0 / np.sqrt(now2)
+        u = now * inv[:, None]
+        damped = c > 0.0
+        ch = c * (1.0 / h)
+        moved = np.zeros((len(rows), 3))
+        moved[:, :dim] = x0[nodes[rows]] - x0[other]
+        r = np.zeros(len(rows))
+        for q in range(dim):
+            r = r + (d[:, q] - moved[:, q]) * u[:, q]
+        energy[rows] += np.where(damped, 0.5 * ch * (r * r), 0.0)
+        if not hessian:
+            continue
+        size = (
+            size_i[rows]
+            + np.abs(x[other]).max(axis=1)
+            + np.abs(x0[other]).max(axis=1)
+            + length
+            + rest
+        )
+        scale[rows] += k * np.abs(stretch) * size + np.where(damped, ch * np.abs(r) * size, 0.0)
+        pull = k * stretch
+        transverse = 1.0 - rest * inv
+        t = np.where(transverse > 0.0, k * transverse, 0.0)
+        axial = k - t
+        f[rows] -= pull[:, None] * u
+        f[rows] -= np.where(damped, ch * r, 0.0)[:, None] * u
+        axial = np.where(damped, axial + ch, axial)
+        for a in range(dim):
+            for b in range(a, dim):
+                term = axial * u[:, a] * u[:, b] + (t if a == b else 0.0)
+                hh[rows, a, b] += term
+    if not hessian:
+        return (energy,)
+    return energy, f, hh, scale
+
+
+def _vbd_newton(f: np.ndarray, hh: np.ndarray, dim: int) -> tuple[np.ndarray, np.ndarray]:
+    """H⁻¹ f by the adjugate over the determinant (vbd.c's operations), and whether the
+    determinant was positive and finite (else the vertex stays)."""
+    dx = np.zeros((len(f), 3))
+    if dim == 3:
+        h00, h01, h02 = hh[:, 0, 0], hh[:, 0, 1], hh[:, 0, 2]
+        h11, h12, h22 = hh[:, 1, 1], hh[:, 1, 2], hh[:, 2, 2]
+        c00, c01 = h11 * h22 - h12 * h12, h02 * h12 - h01 * h22
+        c02, c11 = h01 * h12 - h02 * h11, h00 * h22 - h02 * h02
+        c12, c22 = h01 * h02 - h00 * h12, h00 * h11 - h01 * h01
+        det = (h00 * c00 + h01 * c01) + h02 * c02
+        ok = (det > 0.0) & np.isfinite(det)
+        inv = 1.0 / np.where(ok, det, 1.0)
+        dx[:, 0] = ((c00 * f[:, 0] + c01 * f[:, 1]) + c02 * f[:, 2]) * inv
+        dx[:, 1] = ((c01 * f[:, 0] + c11 * f[:, 1]) + c12 * f[:, 2]) * inv
+        dx[:, 2] = ((c02 * f[:, 0] + c12 * f[:, 1]) + c22 * f[:, 2]) * inv
+    else:
+        h00, h01, h11 = hh[:, 0, 0], hh[:, 0, 1], hh[:, 1, 1]
+        det = h00 * h11 - h01 * h01
+        ok = (det > 0.0) & np.isfinite(det)
+        inv = 1.0 / np.where(ok, det, 1.0)
+        dx[:, 0] = (h11 * f[:, 0] - h01 * f[:, 1]) * inv
+        dx[:, 1] = (h00 * f[:, 1] - h01 * f[:, 0]) * inv
+    return dx[:, :dim], ok
+
+
+def _vbd_colours(
+    s: State,
+) -> list[tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]]:
+    """The free nodes of each vertex colour and, slot by slot, their springs (the k-th
+    of every node that has k + 1: so that every node sums in spring order); kept on
+    ``s`` until its springs or pins change."""
+    key = (s.springs.tobytes(), s.pinned.tobytes(), len(s.x))
+    cached = s._vbd_cache
+    if cached is not None and cached[0] == key:
+        return cached[1]
+    owner, other, spring = _vbd_adjacency(s)
+    colours = []
+    for nodes_list in vertex_colour_order(s.springs, len(s.x)):
+        nodes = np.array([i for i in nodes_list if not s.pinned[i]], dtype=np.int64)
+        if not len(nodes):
+            continue
+        row = -np.ones(len(s.x), dtype=np.int64)
+        row[nodes] = np.arange(len(nodes))
+        mine = row[owner] >= 0
+        o_rows, o_other, o_spring = row[owner[mine]], other[mine], spring[mine]
+        # slot k: the k-th spring of each node, so that every node sums in spring order
+        slot = np.zeros(len(o_rows), dtype=np.int64)
+        counts = np.zeros(len(nodes), dtype=np.int64)
+        for q, r in enumerate(o_rows):
+            slot[q] = counts[r]
+            counts[r] += 1
+        adjacency = [
+            (o_rows[slot == k], o_other[slot == k], o_spring[slot == k])
+            for k in range(int(counts.max(initial=0)))
+        ]
+        colours.append((nodes, adjacency))
+    s._vbd_cache = (key, colours)
+    return colours
+
+
+def _vbd(s: State, dt: float) -> None:
+    # Vertex Block Descent (Chen, Macklin et al. 2024) on backward Euler's incremental
+    # potential: the forces beside the springs at the start, explicitly (as
+    # `accelerations` less the springs); y = x0 + dt (v0 + dt a); x = y; then
+    # `iterations` passes over the vertex colours, each free node taking a Newton step
+    # on its own block with a line search (see vbd.c); v = (x − x0) / dt.
+    x0, v0 = s.x.copy(), s.v.copy()
+    m = s.m[:, None]
+    f = m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)
+    f += aero_forces(s, x0, v0) + contact_forces(s, x0, v0)
+    a = f / m
+    a[s.pinned] = 0.0
+    y = np.where(s.pinned[:, None], x0 + dt * v0, x0 + dt * (v0 + dt * a))
+    x = y.copy()
+    colours = _vbd_colours(s)
+    for _ in range(s.iterations):
+        for nodes, adjacency in colours:
+            p = x[nodes].copy()
+            energy, force, hh, scale = _vbd_local(s, p, nodes, x, x0, y, adjacency, dt, True)
+            dx, ok = _vbd_newton(force, hh, s.dim)
+            pending = ok.copy()
+            for _try in range(VBD_BACKTRACKS + 1):
+                if not pending.any():
+                    break
+                trial = p + dx
+                (trial_energy,) = _vbd_local(s, trial, nodes, x, x0, y, adjacency, dt, False)
+                take = pending & (trial_energy <= energy + VBD_ROUNDING * scale)
+                x[nodes[take]] = trial[take]
+                pending &= ~take
+                dx = 0.5 * dx
+    s.x = x
+    free = ~s.pinned
+    s.v = v0.copy()
+    s.v[free] = (x[free] - x0[free]) / dt
+
+
 _STEPPERS = {
     "euler": _euler,
     "symplectic_euler": _symplectic_euler,
@@ -1204,6 +1430,7 @@ _STEPPERS = {
     "rk4": _rk4,
     "xpbd": _xpbd,
     "implicit_euler": _implicit_euler,
+    "vbd": _vbd,
 }
 
 

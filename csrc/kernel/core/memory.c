@@ -49,7 +49,8 @@ size_t ss_system_nbytes(const ss_system *sys) {
                       ? (sys->scratch.books->x_ref_capacity + SS_PAD_DOUBLES) * sizeof(double)
                       : 0);
     return total + ss_plan_nbytes(sys->scratch.plan) + ss_colliders_nbytes(sys) +
-           ss_contact_nbytes(sys->contact) + ss_self_collision_nbytes(sys) + ss_drives_nbytes(sys);
+           ss_contact_nbytes(sys->contact) + ss_self_collision_nbytes(sys) + ss_drives_nbytes(sys) +
+           ss_vbd_nbytes(sys);
 }
 
 /* ---- Giving freed memory back ------------------------------------------

@@ -11,7 +11,7 @@
 
 static const char *const method_names[SS_METHOD_COUNT] = {
     "euler", "symplectic_euler", "verlet", "velocity_verlet", "rk2", "rk4",
-    "xpbd",  "implicit_euler",
+    "xpbd",  "implicit_euler",   "vbd",
 };
 
 const char *ss_method_name(int method) {
@@ -106,6 +106,7 @@ ss_system *ss_system_new(int dim) {
 void ss_system_topology_changed(ss_system *sys) {
     sys->topology_edits++;
     ss_colouring_forget(sys);
+    ss_vbd_forget(sys);
     ss_plan_free(sys->scratch.plan);
     sys->scratch.plan = NULL;
     ss_colliders_forget(sys);
@@ -117,6 +118,7 @@ void ss_system_free(ss_system *sys) {
     for (int a = 0; a < SS_ARRAY_COUNT; a++)
         ss_buffer_release(sys->arrays[a]);
     ss_free(sys->scratch.buffer);
+    ss_vbd_forget(sys);
     for (size_t k = 0; k < sys->num_colliders; k++)
         ss_mesh_free(sys->colliders[k].mesh);
     ss_free(sys->colliders);

@@ -119,6 +119,8 @@ size_t ss_integrate_scratch_size(const ss_system *sys, ss_method method) {
         return ss_xpbd_scratch_size(sys);
     case SS_IMPLICIT_EULER:
         return ss_implicit_scratch_size(sys);
+    case SS_VBD:
+        return ss_vbd_scratch_size(sys);
     case SS_SYMPLECTIC_EULER:
         return 0; /* the forces live in the plan's force rows */
     default:
@@ -151,7 +153,11 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     const int xpbd_books =
         method == SS_XPBD && sys->track_energy &&
         (!ss_array_absent(sys, SS_RADII) || ss_self_collision_active(sys) || sys->num_colliders);
-    const double xpbd_before = xpbd_books ? total_energy(sys) : 0.0;
+    /* VBD's books: the energy its solve took out (the implicit step's own damping, the
+     * dashpots' and drag's), the external forces' work counted in: E0 + W - E1, so that
+     * they balance exactly (a pass short of convergence may also put a little in). */
+    const int vbd_books = method == SS_VBD && sys->track_energy;
+    const double xpbd_before = xpbd_books || vbd_books ? total_energy(sys) : 0.0;
     const double booked_before = sys->state.dissipated;
     switch (method) {
     case SS_EULER:
@@ -175,6 +181,9 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     case SS_IMPLICIT_EULER:
         ss_implicit_euler_step(sys, dt, scratch);
         break;
+    case SS_VBD:
+        ss_vbd_step(sys, dt, scratch);
+        break;
     case SS_RK4:
     default:
         ss_step_rk4(sys, dt, scratch);
@@ -184,7 +193,11 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
      * the state it started from to the one it reached (before contacts and
      * energy_loss, which count their own losses exactly). */
     double damped = 0.0; /* J, by damping and drag in this substep */
-    if (sys->track_energy) {
+    if (vbd_books) {
+        const double lost = xpbd_before + ss_vbd_external_work(sys, scratch) - total_energy(sys);
+        damped = lost;
+        sys->state.dissipated += lost;
+    } else if (sys->track_energy) {
         const double power = ss_dissipation_power(sys);
         damped = 0.5 * dt * (sys->scratch.power + power);
         sys->state.dissipated += damped;
@@ -339,9 +352,9 @@ static ss_status fail_unstable(ss_system *sys, double dt, ss_method method, doub
                    dt, why, time0, limit, suggest,
                    method == SS_EULER ? " (or a stable method: explicit euler gains energy "
                                         "on undamped springs at any dt)"
-                   : method != SS_IMPLICIT_EULER && dt > 2.0 * limit
-                       ? ", or keep dt and use method='implicit_euler', which is stable "
-                         "at any dt (it damps the fast motions)"
+                   : method != SS_IMPLICIT_EULER && method != SS_VBD && dt > 2.0 * limit
+                       ? ", or keep dt and use method='implicit_euler' or 'vbd' (backward "
+                         "Euler, stable at any dt: it damps the fast motions)"
                        : "",
                    off);
 }
@@ -404,6 +417,7 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         (st = ss_system_ensure_plan(sys)) ||
         ((method == SS_IMPLICIT_EULER || method == SS_XPBD) &&
          (st = ss_system_ensure_colouring(sys))) ||
+        (method == SS_VBD && (st = ss_vbd_ensure_graph(sys))) ||
         (st = ss_constraints_begin_tearing(sys)) || (st = ss_colliders_prepare(sys)) ||
         (st = ss_contact_prepare(sys, contact_dt > 0.0 ? contact_dt : dt, method)))
         return st;

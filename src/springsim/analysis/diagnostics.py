@@ -308,7 +308,8 @@ def critical_dt(self: _core.System) -> float:
     in (ω dt)² < 4, tip them over: with contacts, step at half of it or less.
 
     For steps far beyond this limit (stiff springs, long runs) use
-    ``method="implicit_euler"``, stable at any dt, or ``"xpbd"``. Gas pressure is
+    ``method="implicit_euler"`` or ``"vbd"`` (backward Euler, stable at any dt; vbd
+    without a global solve), or ``"xpbd"``. Gas pressure is
     not included either, nor the sideways stiffness k (L/l − 1) of a spring
     squeezed below half its rest length, which buckles it faster than its
     stretching stiffness k. A rigid rod (stiffness inf) makes it 0: only

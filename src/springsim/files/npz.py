@@ -33,7 +33,7 @@ key                   shape, dtype          meaning
 ``_verlet_valid``     (), bool              whether ``_prev_accel`` is current
 ``break_strains``     (M,) float64          as :attr:`System.break_strains` (inf: never)
 ``max_strain``        (), float64           the strain limit; NaN for None (off)
-``iterations``        (), int64             XPBD constraint passes per substep
+``iterations``        (), int64             passes per substep of XPBD and VBD
 ``colliders``         (K, 7) float64        one row per collider, in order: kind (0
                                             plane, 1 sphere, 2 box, 3 capsule, 4 mesh),
                                             normal, center or start (3; 0 for a mesh),

@@ -1,0 +1,413 @@
+/* vbd.c - Vertex Block Descent (Chen, Macklin et al., SIGGRAPH 2024): a backward-Euler
+ * substep written as the minimisation of the incremental potential and solved one
+ * vertex at a time, each taking a Newton step on its own 3x3 (2x2 in 2D) block, in
+ * colour order. springsim/reference.py (_vbd) is the same mathematics in NumPy.
+ *
+ * One substep of h, from x0 and v0:
+ *  1. The forces that are not springs (gravity, drag, external, gas, air on faces,
+ *     node-node contact, self-collision) at (x0, v0), explicitly: a (0 if pinned).
+ *  2. The inertial target and first guess, per free node:  y = x0 + h (v0 + h a),
+ *     x = y; a pinned node moves to x0 + h v0 and stays there.
+ *  3. `iterations` passes; a pass visits the vertex colours in order (below) and, in
+ *     each, every free node i in increasing index. Node i minimises, with its
+ *     neighbours held, the local incremental potential
+ *         G_i(x_i) = m_i/(2 h^2) |x_i - y_i|^2
+ *                    + sum over its springs s = (i, j):  k/2 (l - L)^2 + c/(2h) r^2,
+ *     d = x_i - x_j, l = |d|, u = d/l, r = (d - (x0_i - x0_j)).u (how far the ends moved
+ *     apart along u in this substep: the dashpot's work as a potential, with u frozen
+ *     at the node's position before its step, so that f below is exactly -grad G_i
+ *     there). In the springs' index order, skipping springs shorter than
+ *     SS_MIN_SPRING_LENGTH before the step:
+ *         w = m_i / (h h),  f = -w (x_i - y_i),  H = w I,  G = 1/2 w |x_i - y_i|^2,
+ *         per spring: t = k max(0, 1 - L (1/l)) (the projected Hessian's transverse
+ *         term: H stays positive definite), a = k - t [+ c/h],
+ *         f -= k (l - L) u [+ (c/h) r u],  H += a u u^T + t I,
+ *         G += 1/2 k (l - L)^2 [+ 1/2 (c/h) r^2];
+ *     the Newton step dx = H^-1 f (the adjugate over the determinant). The step is
+ *     taken if G_i(x_i + dx) <= G + its rounding (SS_VBD_ROUNDING), else halved, up to
+ * SS_VBD_BACKTRACKS times, else skipped (the line search: no vertex ever raises its local energy,
+ * so the solve cannot diverge).
+ *  4. v = (x - x0) / h for the free nodes; pinned nodes keep v0.
+ * With enough passes x is the backward-Euler step x0 + h v', v' = v0 + h M^-1 f(x'),
+ * of the springs' exact (nonlinear) forces, the other forces taken at the start.
+ *
+ * The colour order: nodes are coloured greedily in index order, each taking the lowest
+ * colour that no node sharing a spring with it took; a pass visits colour 0's nodes in
+ * increasing index, then colour 1's, ... No two nodes of a colour share a spring, so a
+ * colour's nodes read only what earlier colours wrote: on several threads each takes a
+ * fixed share of a colour, with a barrier between colours, and the result is the same
+ * for any number of threads. Every node sums its springs in their index order.
+ * Built once per topology (the graph below), dropped by ss_system_topology_changed.
+ *
+ * Memory: the graph (8 bytes per spring end, 24 per node) and, in the integrator
+ * scratch, 3 N dim doubles (x0, y, a). */
+#include "springsim.h"
+
+#include <math.h>
+#include <string.h>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
+/* Halvings of a Newton step that raised its vertex's energy before it is skipped. */
+#define SS_VBD_BACKTRACKS 3
+/* A step "raises" G when it adds more than SS_VBD_ROUNDING times G's rounding scale:
+ * the sum over its terms of their sizes before cancellation (w |e|_1 (|x|+|x0|+|y|) for
+ * inertia, k |l - L| (the coordinates' and lengths' sizes) per spring, likewise the
+ * dashpot), each in metres times the force. Near convergence a step changes G by less
+ * than G's rounding, and such a step is taken, so that rounding never decides. 64
+ * ulps of that scale. */
+#define SS_VBD_ROUNDING (64.0 * 2.220446049250313e-16)
+#define SS_MIN_SPRING_LENGTH2 (SS_MIN_SPRING_LENGTH * SS_MIN_SPRING_LENGTH)
+
+/* The vertex graph: each node's springs (other end and spring index, by spring index)
+ * and the nodes in colour order. */
+struct ss_vbd_graph {
+    size_t *adj_start;    /* (N + 1,) */
+    int32_t *adj_node;    /* (2 M,) the other end */
+    int32_t *adj_spring;  /* (2 M,) */
+    int32_t *order;       /* (N,) nodes, colour by colour */
+    size_t *colour_start; /* (num_colours + 1,) */
+    size_t num_colours;
+};
+
+void ss_vbd_forget(ss_system *sys) {
+    ss_vbd_graph *g = sys->scratch.vbd;
+    if (!g)
+        return;
+    ss_free(g->adj_start);
+    ss_free(g->adj_node);
+    ss_free(g->adj_spring);
+    ss_free(g->order);
+    ss_free(g->colour_start);
+    ss_free(g);
+    sys->scratch.vbd = NULL;
+}
+
+size_t ss_vbd_nbytes(const ss_system *sys) {
+    const ss_vbd_graph *g = sys->scratch.vbd;
+    if (!g)
+        return 0;
+    const size_t n = sys->num_nodes, m = sys->num_springs;
+    return sizeof *g + (n + 1) * sizeof(size_t) + 2 * (2 * m + 1) * sizeof(int32_t) +
+           (n + 1) * sizeof(int32_t) + (g->num_colours + 1) * sizeof(size_t);
+}
+
+ss_status ss_vbd_ensure_graph(ss_system *sys) {
+    if (sys->scratch.vbd)
+        return SS_OK;
+    const size_t n = sys->num_nodes, m = sys->num_springs;
+    const int32_t *pairs = SS_INT32S(sys, SS_SPRINGS);
+    ss_vbd_graph *g = ss_malloc(sizeof *g);
+    size_t *fill = ss_malloc((n + 1) * sizeof *fill);
+    int32_t *colour = ss_malloc((n + 1) * sizeof *colour);
+    size_t *seen = ss_malloc((n + 2) * sizeof *seen); /* seen[c] = 1 + the node that saw c */
+    if (g) {
+        memset(g, 0, sizeof *g);
+        g->adj_start = ss_malloc((n + 1) * sizeof *g->adj_start);
+        g->adj_node = ss_malloc((2 * m + 1) * sizeof *g->adj_node);
+        g->adj_spring = ss_malloc((2 * m + 1) * sizeof *g->adj_spring);
+        g->order = ss_malloc((n + 1) * sizeof *g->order);
+    }
+    if (!g || !fill || !colour || !seen || !g->adj_start || !g->adj_node || !g->adj_spring ||
+        !g->order) {
+        sys->scratch.vbd = g;
+        ss_vbd_forget(sys);
+        ss_free(fill);
+        ss_free(colour);
+        ss_free(seen);
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for the vbd graph of %zu nodes", n);
+    }
+    /* Adjacency in spring order: count, offsets, fill. */
+    memset(g->adj_start, 0, (n + 1) * sizeof *g->adj_start);
+    for (size_t s = 0; s < m; s++) {
+        g->adj_start[pairs[2 * s] + 1]++;
+        g->adj_start[pairs[2 * s + 1] + 1]++;
+    }
+    for (size_t i = 0; i < n; i++)
+        g->adj_start[i + 1] += g->adj_start[i];
+    memcpy(fill, g->adj_start, (n + 1) * sizeof *fill);
+    for (size_t s = 0; s < m; s++) {
+        const int32_t i = pairs[2 * s], j = pairs[2 * s + 1];
+        g->adj_node[fill[i]] = j;
+        g->adj_spring[fill[i]++] = (int32_t)s;
+        g->adj_node[fill[j]] = i;
+        g->adj_spring[fill[j]++] = (int32_t)s;
+    }
+    /* Greedy colouring in node order: a node of degree D finds a free colour <= D. */
+    memset(seen, 0, (n + 2) * sizeof *seen);
+    size_t colours = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t e = g->adj_start[i]; e < g->adj_start[i + 1]; e++) {
+            const size_t j = (size_t)g->adj_node[e];
+            if (j < i)
+                seen[colour[j]] = i + 1;
+        }
+        int32_t c = 0;
+        while (seen[c] == i + 1)
+            c++;
+        colour[i] = c;
+        if ((size_t)c + 1 > colours)
+            colours = (size_t)c + 1;
+    }
+    g->colour_start = ss_malloc((colours + 1) * sizeof *g->colour_start);
+    if (!g->colour_start) {
+        sys->scratch.vbd = g;
+        ss_vbd_forget(sys);
+        ss_free(fill);
+        ss_free(colour);
+        ss_free(seen);
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for the vbd graph of %zu nodes", n);
+    }
+    memset(g->colour_start, 0, (colours + 1) * sizeof *g->colour_start);
+    for (size_t i = 0; i < n; i++)
+        g->colour_start[colour[i] + 1]++;
+    for (size_t c = 0; c < colours; c++)
+        g->colour_start[c + 1] += g->colour_start[c];
+    memcpy(fill, g->colour_start, colours * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        g->order[fill[colour[i]]++] = (int32_t)i;
+    g->num_colours = colours;
+    ss_free(fill);
+    ss_free(colour);
+    ss_free(seen);
+    sys->scratch.vbd = g;
+    return SS_OK;
+}
+
+size_t ss_vbd_scratch_size(const ss_system *sys) {
+    return 3 * sys->num_nodes * (size_t)sys->dim;
+}
+
+/* The largest |coordinate| of a row, m. */
+static inline double largest(const double *row, int dim) {
+    double most = 0.0;
+    for (int q = 0; q < dim; q++)
+        most = fabs(row[q]) > most ? fabs(row[q]) : most;
+    return most;
+}
+
+/* What a vertex solve reads and writes. */
+typedef struct {
+    const ss_vbd_graph *g;
+    const double *rest, *k, *c, *m, *x0, *y;
+    double *x;
+    const uint8_t *pinned;
+    double h, inv_h, inv_h2;
+    int dim;
+} vbd_view;
+
+/* G_i at position p of node i (the others where they are), as the comment at the top. */
+static double local_energy(const vbd_view *vv, size_t i, const double *p) {
+    const int dim = vv->dim;
+    const double *xi = vv->x + i * (size_t)dim;
+    const double *yi = vv->y + i * (size_t)dim, *x0i = vv->x0 + i * (size_t)dim;
+    const double w = vv->m[i] * vv->inv_h2;
+    double e[3] = {0.0, 0.0, 0.0};
+    for (int q = 0; q < dim; q++)
+        e[q] = p[q] - yi[q];
+    double energy = 0.5 * w * ((e[0] * e[0] + e[1] * e[1]) + e[2] * e[2]);
+    for (size_t a = vv->g->adj_start[i]; a < vv->g->adj_start[i + 1]; a++) {
+        const size_t j = (size_t)vv->g->adj_node[a], s = (size_t)vv->g->adj_spring[a];
+        const double *xj = vv->x + j * (size_t)dim, *x0j = vv->x0 + j * (size_t)dim;
+        double d[3] = {0.0, 0.0, 0.0}, now[3] = {0.0, 0.0, 0.0};
+        for (int q = 0; q < dim; q++) {
+            d[q] = p[q] - xj[q];
+            now[q] = xi[q] - xj[q];
+        }
+        const double now2 = (now[0] * now[0] + now[1] * now[1]) + now[2] * now[2];
+        if (now2 < SS_MIN_SPRING_LENGTH2)
+            continue; /* as the step's own sums skip it */
+        const double l2 = (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2];
+        const double stretch = sqrt(l2) - vv->rest[s];
+        energy += 0.5 * vv->k[s] * (stretch * stretch);
+        if (vv->c[s] > 0.0) { /* along the spring's direction before the step: frozen */
+            const double inv = 1.0 / sqrt(now2), ch = vv->c[s] * vv->inv_h;
+            double r = 0.0;
+            for (int q = 0; q < dim; q++)
+                r += (d[q] - (x0i[q] - x0j[q])) * (now[q] * inv);
+            energy += 0.5 * ch * (r * r);
+        }
+    }
+    return energy;
+}
+
+/* One free node's Newton step with its line search (the comment at the top). */
+static void solve_vertex(const vbd_view *vv, size_t i) {
+    const int dim = vv->dim;
+    double *xi = vv->x + i * (size_t)dim;
+    const double *yi = vv->y + i * (size_t)dim, *x0i = vv->x0 + i * (size_t)dim;
+    const double w = vv->m[i] * vv->inv_h2;
+    double f[3] = {0.0, 0.0, 0.0}, e[3] = {0.0, 0.0, 0.0};
+    double h00 = w, h01 = 0.0, h02 = 0.0, h11 = w, h12 = 0.0, h22 = w;
+    for (int q = 0; q < dim; q++) {
+        e[q] = xi[q] - yi[q];
+        f[q] = -w * e[q];
+    }
+    double energy = 0.5 * w * ((e[0] * e[0] + e[1] * e[1]) + e[2] * e[2]);
+    /* How large G's rounding can be: each term's size before its cancellations (see
+     * SS_VBD_ROUNDING). */
+    const double size_i = largest(xi, dim) + largest(x0i, dim);
+    double scale = w * (fabs(e[0]) + fabs(e[1]) + fabs(e[2])) * (size_i + largest(yi, dim));
+    for (size_t a = vv->g->adj_start[i]; a < vv->g->adj_start[i + 1]; a++) {
+        const size_t j = (size_t)vv->g->adj_node[a], s = (size_t)vv->g->adj_spring[a];
+        const double *xj = vv->x + j * (size_t)dim, *x0j = vv->x0 + j * (size_t)dim;
+        double d[3] = {0.0, 0.0, 0.0}, u[3] = {0.0, 0.0, 0.0};
+        for (int q = 0; q < dim; q++)
+            d[q] = xi[q] - xj[q];
+        const double l2 = (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2];
+        if (l2 < SS_MIN_SPRING_LENGTH2)
+            continue;
+        const double length = sqrt(l2), inv = 1.0 / length, ks = vv->k[s];
+        for (int q = 0; q < dim; q++)
+            u[q] = d[q] * inv;
+        const double stretch = length - vv->rest[s];
+        energy += 0.5 * ks * (stretch * stretch);
+        const double size = size_i + largest(xj, dim) + largest(x0j, dim) + length + vv->rest[s];
+        scale += ks * fabs(stretch) * size;
+        const double pull = ks * stretch;
+        const double transverse = 1.0 - vv->rest[s] * inv;
+        const double t = transverse > 0.0 ? ks * transverse : 0.0;
+        double axial = ks - t;
+        for (int q = 0; q < dim; q++)
+            f[q] -= pull * u[q];
+        if (vv->c[s] > 0.0) {
+            const double ch = vv->c[s] * vv->inv_h;
+            double r = 0.0;
+            for (int q = 0; q < dim; q++)
+                r += (d[q] - (x0i[q] - x0j[q])) * u[q];
+            energy += 0.5 * ch * (r * r);
+            scale += ch * fabs(r) * size;
+            for (int q = 0; q < dim; q++)
+                f[q] -= ch * r * u[q];
+            axial += ch;
+        }
+        h00 += axial * u[0] * u[0] + t;
+        h01 += axial * u[0] * u[1];
+        h11 += axial * u[1] * u[1] + t;
+        if (dim == 3) {
+            h02 += axial * u[0] * u[2];
+            h12 += axial * u[1] * u[2];
+            h22 += axial * u[2] * u[2] + t;
+        }
+    }
+    double dx[3] = {0.0, 0.0, 0.0};
+    if (dim == 3) {
+        const double c00 = h11 * h22 - h12 * h12, c01 = h02 * h12 - h01 * h22;
+        const double c02 = h01 * h12 - h02 * h11, c11 = h00 * h22 - h02 * h02;
+        const double c12 = h01 * h02 - h00 * h12, c22 = h00 * h11 - h01 * h01;
+        const double det = (h00 * c00 + h01 * c01) + h02 * c02;
+        if (!(det > 0.0) || !isfinite(det))
+            return;
+        const double inv_det = 1.0 / det;
+        dx[0] = ((c00 * f[0] + c01 * f[1]) + c02 * f[2]) * inv_det;
+        dx[1] = ((c01 * f[0] + c11 * f[1]) + c12 * f[2]) * inv_det;
+        dx[2] = ((c02 * f[0] + c12 * f[1]) + c22 * f[2]) * inv_det;
+    } else {
+        const double det = h00 * h11 - h01 * h01;
+        if (!(det > 0.0) || !isfinite(det))
+            return;
+        const double inv_det = 1.0 / det;
+        dx[0] = (h11 * f[0] - h01 * f[1]) * inv_det;
+        dx[1] = (h00 * f[1] - h01 * f[0]) * inv_det;
+    }
+    for (int tries = 0; tries <= SS_VBD_BACKTRACKS; tries++) {
+        double p[3] = {0.0, 0.0, 0.0};
+        for (int q = 0; q < dim; q++)
+            p[q] = xi[q] + dx[q];
+        if (local_energy(vv, i, p) <= energy + SS_VBD_ROUNDING * scale) {
+            for (int q = 0; q < dim; q++)
+                xi[q] = p[q];
+            return;
+        }
+        for (int q = 0; q < dim; q++)
+            dx[q] = 0.5 * dx[q];
+    }
+}
+
+/* Nodes [first, last) of the colour order. */
+static void solve_range(const vbd_view *vv, size_t first, size_t last) {
+    for (size_t q = first; q < last; q++) {
+        const size_t i = (size_t)vv->g->order[q];
+        if (!vv->pinned[i])
+            solve_vertex(vv, i);
+    }
+}
+
+static void passes(ss_system *sys, const vbd_view *vv) {
+    const ss_vbd_graph *g = vv->g;
+    const int threads = ss_threads_for(sys);
+    if (threads <= 1) {
+        for (int pass = 0; pass < sys->iterations; pass++)
+            for (size_t c = 0; c < g->num_colours; c++)
+                solve_range(vv, g->colour_start[c], g->colour_start[c + 1]);
+        return;
+    }
+#ifdef _OPENMP
+#pragma omp parallel num_threads(threads)
+    {
+        const ss_fpstate fp = ss_fp_enter(); /* the same rounding on every thread */
+        const size_t t = (size_t)omp_get_thread_num(), team = (size_t)omp_get_num_threads();
+        for (int pass = 0; pass < sys->iterations; pass++)
+            for (size_t c = 0; c < g->num_colours; c++) {
+                const size_t start = g->colour_start[c], size = g->colour_start[c + 1] - start;
+                solve_range(vv, start + size * t / team, start + size * (t + 1) / team);
+#pragma omp barrier
+            }
+        ss_fp_leave(fp);
+    }
+#endif
+}
+
+void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
+    double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim, nd = n * dim;
+    double *x0 = scratch, *y = x0 + nd, *a = y + nd;
+
+    /* 1-2. The explicit forces, the target and the first guess. */
+    ss_forces_beside_springs(sys, x, v, a);
+    memcpy(x0, x, nd * sizeof(double));
+    for (size_t i = 0; i < n; i++)
+        for (size_t q = i * dim; q < (i + 1) * dim; q++) {
+            y[q] = pinned[i] ? x0[q] + dt * v[q] : x0[q] + dt * (v[q] + dt * a[q]);
+            x[q] = y[q];
+        }
+
+    /* 3. The passes. */
+    const vbd_view vv = {sys->scratch.vbd,
+                         SS_DOUBLES(sys, SS_REST_LENGTHS),
+                         SS_DOUBLES(sys, SS_STIFFNESS),
+                         SS_DOUBLES(sys, SS_DAMPING),
+                         SS_DOUBLES(sys, SS_MASSES),
+                         x0,
+                         y,
+                         x,
+                         pinned,
+                         dt,
+                         1.0 / dt,
+                         1.0 / (dt * dt),
+                         sys->dim};
+    passes(sys, &vv);
+
+    /* 4. The velocities from the motion. */
+    for (size_t i = 0; i < n; i++)
+        if (!pinned[i])
+            for (size_t q = i * dim; q < (i + 1) * dim; q++)
+                v[q] = (x[q] - x0[q]) / dt;
+}
+
+double ss_vbd_external_work(const ss_system *sys, const double *scratch) {
+    const double *x = SS_DOUBLES(sys, SS_POSITIONS), *x0 = scratch;
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const double *f = ss_array_absent(sys, SS_EXTERNAL) ? NULL : SS_DOUBLES(sys, SS_EXTERNAL);
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    double work = 0.0;
+    for (size_t i = 0; i < n; i++)
+        if (!pinned[i])
+            for (size_t q = 0; q < dim; q++) {
+                const double push = (f ? f[i * dim + q] : 0.0) + sys->drag * sys->wind[q];
+                work += push * (x[i * dim + q] - x0[i * dim + q]);
+            }
+    return work;
+}
