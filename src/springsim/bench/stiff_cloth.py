@@ -401,7 +401,7 @@ def stiff_cloth_lines(result: dict) -> list[str]:
                 + [
                     fit(row["dt"], table.width(1), specs=(".2g",)),
                     fit(row["cpu_per_frame"] * 1e3, table.width(2), specs=(".3g",)),
-                    fit(row["worst_deviation"], table.width(3), specs=(".3f",)),
+                    fit(row["worst_deviation"], table.width(3), specs=(".3g",)),
                     fit(stretch * 100, table.width(4), specs=(".2f", ".1f", ".0f")),
                 ]
             )
