@@ -152,3 +152,15 @@ def test_quick_run_rows_have_the_documented_keys():
 def test_bad_arguments_are_refused(arguments, words):
     with pytest.raises(ValueError, match=words):
         stiff_cloth(**arguments)
+
+
+def test_the_command_line_takes_sizes_or_none(capsys):
+    from springsim.bench.cli import parser
+
+    assert parser().parse_args(["--stiff-cloth", "100,30"]).stiff_cloth == [100, 30]
+    assert parser().parse_args(["--stiff-cloth", "none"]).stiff_cloth == []
+    assert parser().parse_args([]).stiff_cloth is None  # then: as the mode says
+    for bad in ("1", "x", "30,"):
+        with pytest.raises(SystemExit):
+            parser().parse_args(["--stiff-cloth", bad])
+        assert "stiff cloth sizes must be integers >= 2" in capsys.readouterr().err

@@ -42,7 +42,8 @@ cloth of 5,000 N/m springs falling for a second, stepped by each method at sever
 substeps and iterations and by a Projective Dynamics peer
 (:mod:`~springsim.bench.peer_pd`), each row's CPU time per 1/60 s frame, worst
 distance from a fine symplectic Euler reference, and largest stretch; 30×30 by
-default, 100×100 too with ``--long`` (``--stiff-cloth`` chooses).
+default (none with ``--scenes``), 100×100 too with ``--long`` (``--stiff-cloth``
+chooses).
 
 ``--quick`` runs everything small and short (no peers unless ``--peers``);
 ``--json FILE`` (``-`` for standard output) writes every number with a description

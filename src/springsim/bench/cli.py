@@ -252,7 +252,7 @@ def parser() -> argparse.ArgumentParser:
         metavar="N,M",
         help="the stiff_cloth line's cloths, nodes per side, or 'none' (default"
         f" {SIZES[-1]}; --long: {','.join(map(str, SIZES))}; --quick: {QUICK_SIZE}, for"
-        f" {QUICK_FRAMES} frames instead of 60)",
+        f" {QUICK_FRAMES} frames instead of 60; none with --scenes)",
     )
     add("--seconds", type=float, metavar="S", help="length of one timed call (0.2; quick 0.02)")
     add("--repeats", type=int, metavar="R", help="interleaved rounds, median kept (5; quick 1)")
@@ -304,9 +304,9 @@ def run(args: argparse.Namespace, out) -> dict:
     bench.say(track_energy_line(books))
     stiff = []
     sizes = args.stiff_cloth
-    if sizes is None:
+    if sizes is None and args.scenes is None:  # the default scenes: and the stiff cloth
         sizes = [QUICK_SIZE] if args.quick else list(SIZES if args.long else SIZES[-1:])
-    for n in sizes:
+    for n in sizes or []:
         stiff.append(stiff_cloth(n, frames=QUICK_FRAMES if args.quick else FRAMES))
         bench.say()
         for line in stiff_cloth_lines(stiff[-1]):
