@@ -164,3 +164,17 @@ def test_the_command_line_takes_sizes_or_none(capsys):
         with pytest.raises(SystemExit):
             parser().parse_args(["--stiff-cloth", bad])
         assert "stiff cloth sizes must be integers >= 2" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("arguments", "words"),
+    [
+        (("xbpd", 10, 1), "method must be one of"),
+        (("xpbd", 0, 1), "substeps must be"),
+        (("xpbd", 10, 1.5), "iterations must be"),
+        (("pd", 10), "needs substeps and iterations"),
+    ],
+)
+def test_bad_settings_are_refused(arguments, words):
+    with pytest.raises(ValueError, match=words):
+        Setting(*arguments)

@@ -114,6 +114,20 @@ class Setting:
     substeps: int | None = None
     iterations: int | None = None
 
+    def __post_init__(self):
+        if self.method not in (*ss.METHODS, VBD, PD):
+            raise ValueError(
+                f"method must be one of {', '.join((*ss.METHODS, VBD, PD))}; got {self.method!r}"
+            )
+        for name in ("substeps", "iterations"):
+            value = getattr(self, name)
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int) or value < 1
+            ):
+                raise ValueError(f"{name} must be None or an int >= 1, got {value!r}")
+        if self.method == PD and (self.substeps is None or self.iterations is None):
+            raise ValueError("a Projective Dynamics setting needs substeps and iterations")
+
     @property
     def family(self) -> str:
         """The method's name in the plot's legend."""
@@ -197,7 +211,7 @@ def _stepper(
     """(step one frame, the positions now) for ``setting`` on ``sim`` (stepped in place)."""
     substeps = setting.substeps or reference_substeps(sim)
     if setting.method == PD:
-        peer = ProjectiveDynamics(Problem.from_system(sim), dt, setting.iterations or 1)
+        peer = ProjectiveDynamics(Problem.from_system(sim), dt, int(setting.iterations or 1))
         return lambda: peer.step(substeps), lambda: peer.x
     if setting.iterations is not None:
         sim.iterations = setting.iterations
