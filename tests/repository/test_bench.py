@@ -199,6 +199,9 @@ def test_quick_run_describes_machine_and_targets(quick):
         assert books["ratio"] == pytest.approx(books["on_seconds"] / books["off_seconds"])
     for words in ("ns/spring-step", "steps/s", "B/node", "B/spring", "vs ref", "Targets"):
         assert words in out
+    (stiff,) = document["stiff_cloth"]  # the quick run's tiny cloth: its own tests check it
+    assert stiff["n"] == bench.stiff_cloth.QUICK_SIZE and stiff["rows"][0]["worst_deviation"] == 0
+    assert f"stiff_cloth_{stiff['n']}:" in out
     simd = f"kernel build: simd {ss.build_info()['simd']}"
     for words in (
         "shared",

@@ -37,6 +37,13 @@ run ends with two costs: the ownership check every call makes
 dragged against the same string free (:mod:`~springsim.bench.drag`), and the energy
 books: a damped cloth, free and on a sphere, with ``track_energy`` on and off
 (:mod:`~springsim.bench.track_energy`; the table's scenes step with it off).
+Last comes the stiff cloth (issue 26; :mod:`~springsim.bench.stiff_cloth`): a level
+cloth of 5,000 N/m springs falling for a second, stepped by each method at several
+substeps and iterations and by a Projective Dynamics peer
+(:mod:`~springsim.bench.peer_pd`), each row's CPU time per 1/60 s frame, worst
+distance from a fine symplectic Euler reference, and largest stretch; 30×30 by
+default (none with ``--scenes``), 100×100 too with ``--long`` (``--stiff-cloth``
+chooses).
 
 ``--quick`` runs everything small and short (no peers unless ``--peers``);
 ``--json FILE`` (``-`` for standard output) writes every number with a description
@@ -47,6 +54,7 @@ reference), :mod:`~springsim.bench.peers` with ``peer_numba``, ``peer_warp`` and
 :mod:`~springsim.bench.memory`, :mod:`~springsim.bench.selfcol`,
 :mod:`~springsim.bench.ownership`, :mod:`~springsim.bench.drag`,
 :mod:`~springsim.bench.track_energy`,
+:mod:`~springsim.bench.stiff_cloth` with ``peer_pd`` and ``stiff_cloth_plot``,
 :mod:`~springsim.bench.targets`,
 :mod:`~springsim.bench.report` and
 :mod:`~springsim.bench.cli`.

@@ -39,6 +39,14 @@ from springsim.bench.scenes import (
     scene,
 )
 from springsim.bench.selfcol import self_collision_cost, self_collision_line
+from springsim.bench.stiff_cloth import (
+    FRAMES,
+    QUICK_FRAMES,
+    QUICK_SIZE,
+    SIZES,
+    stiff_cloth,
+    stiff_cloth_lines,
+)
 from springsim.bench.targets import check_targets
 from springsim.bench.track_energy import track_energy_cost, track_energy_line
 
@@ -159,6 +167,20 @@ def _names(text: str, valid, what: str) -> list[str]:
     return names
 
 
+def _sizes(text: str) -> list[int]:
+    if text.strip() == "none":
+        return []
+    try:
+        sizes = [int(size) for size in text.split(",")]
+    except ValueError:
+        sizes = []
+    if not sizes or min(sizes) < 2:
+        raise argparse.ArgumentTypeError(
+            f"stiff cloth sizes must be integers >= 2 separated by commas, or 'none'; got {text!r}"
+        )
+    return sizes
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line's parser."""
     parser = argparse.ArgumentParser(
@@ -224,6 +246,14 @@ def parser() -> argparse.ArgumentParser:
         help=f"also time 1 vs 2 kernel threads on {' and '.join(BUSY_SCENES)} while a second"
         " process keeps one core busy",
     )
+    add(
+        "--stiff-cloth",
+        type=_sizes,
+        metavar="N,M",
+        help="the stiff_cloth line's cloths, nodes per side, or 'none' (default"
+        f" {SIZES[-1]}; --long: {','.join(map(str, SIZES))}; --quick: {QUICK_SIZE}, for"
+        f" {QUICK_FRAMES} frames instead of 60; none with --scenes)",
+    )
     add("--seconds", type=float, metavar="S", help="length of one timed call (0.2; quick 0.02)")
     add("--repeats", type=int, metavar="R", help="interleaved rounds, median kept (5; quick 1)")
     return parser
@@ -272,6 +302,15 @@ def run(args: argparse.Namespace, out) -> dict:
     bench.say(drag_line(pin_drag))
     books = track_energy_cost(bench.repeats)
     bench.say(track_energy_line(books))
+    stiff = []
+    sizes = args.stiff_cloth
+    if sizes is None and args.scenes is None:  # the default scenes: and the stiff cloth
+        sizes = [QUICK_SIZE] if args.quick else list(SIZES if args.long else SIZES[-1:])
+    for n in sizes or []:
+        stiff.append(stiff_cloth(n, frames=QUICK_FRAMES if args.quick else FRAMES))
+        bench.say()
+        for line in stiff_cloth_lines(stiff[-1]):
+            bench.say(line)
     if args.busy:
         bench.busy = busy_threads(seconds=bench.seconds, repeats=bench.repeats)
         for line in busy_lines(bench.busy):
@@ -318,6 +357,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "ownership": ownership,
         "pin_drag": pin_drag,
         "track_energy": books,
+        "stiff_cloth": stiff,
         **extras,
         "seconds": elapsed,
     }
