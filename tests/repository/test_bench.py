@@ -199,7 +199,13 @@ def test_quick_run_describes_machine_and_targets(quick):
         assert books["ratio"] == pytest.approx(books["on_seconds"] / books["off_seconds"])
     for words in ("ns/spring-step", "steps/s", "B/node", "B/spring", "vs ref", "Targets"):
         assert words in out
-    simd = f"kernel build: simd {ss.build_info()['simd']}"
+    # the bench's own SIMD choice (its process measured its own), and each path on the cloth
+    simd = f"kernel build: simd {machine['build']['simd']} ({machine['build']['simd_choice']}"
+    paths = document["simd"]
+    cloth = paths["cloth_ns_per_spring_step"]
+    assert set(cloth) == {p for p, ok in ss.simd_paths().items() if ok}
+    assert all(ns > 0 for ns in cloth.values()) and paths["fastest"] == min(cloth, key=cloth.get)
+    assert paths["chosen"] == machine["build"]["simd"] and paths["chosen"] in cloth
     for words in (
         "shared",
         "median",
@@ -208,6 +214,7 @@ def test_quick_run_describes_machine_and_targets(quick):
         simd,
         "pin drag:",
         "track_energy:",
+        f"simd: {paths['chosen']}, {paths['choice']}",
     ):
         assert words in out
 

@@ -39,6 +39,7 @@ from springsim.bench.scenes import (
     scene,
 )
 from springsim.bench.selfcol import self_collision_cost, self_collision_line
+from springsim.bench.simd import simd_cost, simd_line
 from springsim.bench.targets import check_targets
 from springsim.bench.track_energy import track_energy_cost, track_energy_line
 
@@ -272,6 +273,8 @@ def run(args: argparse.Namespace, out) -> dict:
     bench.say(drag_line(pin_drag))
     books = track_energy_cost(bench.repeats)
     bench.say(track_energy_line(books))
+    simd = simd_cost(bench.repeats)
+    bench.say(simd_line(simd))
     if args.busy:
         bench.busy = busy_threads(seconds=bench.seconds, repeats=bench.repeats)
         for line in busy_lines(bench.busy):
@@ -318,6 +321,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "ownership": ownership,
         "pin_drag": pin_drag,
         "track_energy": books,
+        "simd": simd,
         **extras,
         "seconds": elapsed,
     }
