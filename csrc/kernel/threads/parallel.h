@@ -68,9 +68,10 @@ typedef struct {
 /* The code paths of the spring loop; every one gives the same bits. One path is in use
  * for the whole process, and every SIMD-dispatched pass follows it (the spring and node
  * passes, RK4's stages, XPBD's solve, the divergence watch; a pass built only portable
- * and AVX2 takes AVX2 for AVX-512). Unless set first, the first ss_simd_get() chooses
- * it by measuring the spring loop on a small probe cloth, once per process and
- * thread-safely (spring_pass.c, "Choosing a path"). */
+ * and AVX2 takes AVX2 for AVX-512; a new SIMD pass, such as a vertex pass, branches on
+ * ss_simd_get() the same way). Unless set first, the first ss_simd_get() chooses it by
+ * measuring the spring loop on a small probe cloth, once per process and thread-safely
+ * (spring_pass.c, "Choosing a path"). */
 enum { SS_SIMD_PORTABLE = 0, SS_SIMD_AVX2, SS_SIMD_AVX512, SS_SIMD_COUNT };
 /* How the path in use was chosen: not yet; measured (the fastest, a near-tie going to
  * the simpler path); forced (SPRINGSIM_SIMD) or set (set_simd) through ss_simd_set;
