@@ -462,8 +462,8 @@ static struct {
 #define SS_PROBE_SIDE 20
 #define SS_PROBE_PASSES 4
 #define SS_PROBE_ROUNDS 9
-/* A path must beat every simpler one by more than this (3 %) to be chosen: a near-tie
- * goes to the simpler path. */
+/* The chosen path is the simplest whose median is within this (3 %) of the fastest: a
+ * near-tie goes to the simpler path. */
 #define SS_PROBE_MARGIN 0.03
 
 static double thread_seconds(void) {
