@@ -70,17 +70,25 @@ static PyObject *core_simd_paths(PyObject *module, PyObject *unused) {
     return paths;
 }
 
-/* _simd_get() -> the name of the path the spring loop takes. */
+/* _simd_get() -> the name of the path the spring loop takes (chosen on first use). */
 static PyObject *core_simd_get(PyObject *module, PyObject *unused) {
     (void)module;
     (void)unused;
-    return PyUnicode_FromString(ss_simd_name(ss_simd_get()));
+    PyThreadState *released = PyEval_SaveThread(); /* a first use measures, a few ms */
+    const int path = ss_simd_get();
+    PyEval_RestoreThread(released);
+    return PyUnicode_FromString(ss_simd_name(path));
 }
 
-/* _simd_set(name or None) -> the name now in use; None: the best for this CPU. */
-static PyObject *core_simd_set(PyObject *module, PyObject *name) {
+/* _simd_set(name or None, forced=False) -> the name now in use. A name: that path (how:
+ * "forced" if forced, else "set"); None: the measured one (measured now if need be). */
+static PyObject *core_simd_set(PyObject *module, PyObject *args) {
     (void)module;
-    int path = ss_simd_best();
+    PyObject *name;
+    int forced = 0;
+    if (!PyArg_ParseTuple(args, "O|p:_simd_set", &name, &forced))
+        return NULL;
+    int path = 0;
     if (name != Py_None) {
         if (!PyUnicode_Check(name)) {
             PyErr_Format(PyExc_TypeError, "a SIMD path is a str, not %.100s",
@@ -101,8 +109,48 @@ static PyObject *core_simd_set(PyObject *module, PyObject *name) {
             return NULL;
         }
     }
-    ss_simd_set(path);
+    const int how = name == Py_None ? SS_SIMD_MEASURED : forced ? SS_SIMD_FORCED : SS_SIMD_SET;
+    PyThreadState *released = PyEval_SaveThread(); /* None may measure, a few ms */
+    path = ss_simd_set(path, how);
+    PyEval_RestoreThread(released);
     return PyUnicode_FromString(ss_simd_name(path));
+}
+
+/* _simd_choice() -> {"path": name or None, "how": ss_simd_how_name, "ns_per_spring":
+ * {name: ns} or None, "seconds": float or None, "measurements": int}: what was chosen
+ * and what the measurement found, without choosing (None before the first use). */
+static PyObject *core_simd_choice(PyObject *module, PyObject *unused) {
+    (void)module;
+    (void)unused;
+    double ns[SS_SIMD_COUNT], seconds;
+    int runs;
+    const int measured = ss_simd_measurement(ns, &seconds, &runs);
+    const int how = ss_simd_how();
+    PyObject *times = Py_None, *took = Py_None;
+    Py_INCREF(Py_None);
+    Py_INCREF(Py_None);
+    if (measured) {
+        Py_DECREF(times);
+        Py_DECREF(took);
+        times = PyDict_New();
+        took = PyFloat_FromDouble(seconds);
+        for (int path = 0; times && path < SS_SIMD_COUNT; path++) {
+            if (!(ns[path] > 0.0))
+                continue;
+            PyObject *value = PyFloat_FromDouble(ns[path]);
+            if (!value || PyDict_SetItemString(times, ss_simd_name(path), value) < 0)
+                Py_CLEAR(times);
+            Py_XDECREF(value);
+        }
+    }
+    PyObject *choice = NULL;
+    if (times && took)
+        choice = Py_BuildValue(
+            "{s:s,s:s,s:O,s:O,s:i}", "path", how ? ss_simd_name(ss_simd_get()) : NULL, "how",
+            ss_simd_how_name(how), "ns_per_spring", times, "seconds", took, "measurements", runs);
+    Py_XDECREF(times);
+    Py_XDECREF(took);
+    return choice;
 }
 
 /* _fp_mode() -> this thread's floating-point control word (x86: MXCSR; else 0), and
@@ -132,8 +180,11 @@ static PyMethodDef core_functions[] = {
     {"_simd_paths", core_simd_paths, METH_NOARGS, "{path: available} for the spring loop."},
     {"_fp_mode", core_fp_mode, METH_NOARGS, "This thread's floating-point control word."},
     {"_set_fp_mode", core_set_fp_mode, METH_O, "Set this thread's control word (tests)."},
-    {"_simd_get", core_simd_get, METH_NOARGS, "The SIMD path the spring loop takes."},
-    {"_simd_set", core_simd_set, METH_O, "Force a SIMD path (None: the best available)."},
+    {"_simd_get", core_simd_get, METH_NOARGS, "The SIMD path in use (chosen on first use)."},
+    {"_simd_set", core_simd_set, METH_VARARGS,
+     "_simd_set(path or None, forced=False): use a SIMD path (None: the measured one)."},
+    {"_simd_choice", core_simd_choice, METH_NOARGS,
+     "How the SIMD path was chosen and what the measurement found (chooses nothing)."},
     {"set_num_threads", core_set_num_threads, METH_O,
      "set_num_threads(n) -> the number set (1 when compiled without OpenMP)."},
     {"get_num_threads", core_get_num_threads, METH_NOARGS, "Threads a large system steps on."},

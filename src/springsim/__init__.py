@@ -99,4 +99,4 @@ def __dir__() -> list[str]:
 
 legacy.register()  # the module paths that files saved by springsim 0.1.0 name
 _set_default_at_import()  # SPRINGSIM_NUM_THREADS (a bad one warns), else every core
-_choose_simd_at_import()  # SPRINGSIM_SIMD (a bad one warns), else the fastest path
+_choose_simd_at_import()  # SPRINGSIM_SIMD (a bad one warns); else measured on first use

@@ -202,7 +202,13 @@ def test_quick_run_describes_machine_and_targets(quick):
     (stiff,) = document["stiff_cloth"]  # the quick run's tiny cloth: its own tests check it
     assert stiff["n"] == bench.stiff_cloth.QUICK_SIZE and stiff["rows"][0]["worst_deviation"] == 0
     assert f"stiff_cloth_{stiff['n']}:" in out
-    simd = f"kernel build: simd {ss.build_info()['simd']}"
+    # the bench's own SIMD choice (its process measured its own), and each path on the cloth
+    simd = f"kernel build: simd {machine['build']['simd']} ({machine['build']['simd_choice']}"
+    paths = document["simd"]
+    cloth = paths["cloth_ns_per_spring_step"]
+    assert set(cloth) == {p for p, ok in ss.simd_paths().items() if ok}
+    assert all(ns > 0 for ns in cloth.values()) and paths["fastest"] == min(cloth, key=cloth.get)
+    assert paths["chosen"] == machine["build"]["simd"] and paths["chosen"] in cloth
     for words in (
         "shared",
         "median",
@@ -211,6 +217,7 @@ def test_quick_run_describes_machine_and_targets(quick):
         simd,
         "pin drag:",
         "track_energy:",
+        f"simd: {paths['chosen']}, {paths['choice']}",
     ):
         assert words in out
 

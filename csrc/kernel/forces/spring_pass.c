@@ -1,5 +1,6 @@
 /* spring_pass.c - the spring force loop, in a portable path and in AVX2 and AVX-512
- * paths chosen at run time from the CPU (SPRINGSIM_SIMD can force one).
+ * paths, and the choice of the path every SIMD pass takes: the fastest, measured on
+ * first use (SPRINGSIM_SIMD or set_simd can force one).
  *
  * For spring (i, j) with d = x_j - x_i, l = |d|, u = d / l:
  *     F_i = (k (l - L) + c (v_j - v_i).u) u,    F_j = -F_i     [N]
@@ -18,6 +19,9 @@
  *
  * Force rows are ss_force_stride(dim) doubles apart: (fx, fy, fz, 0) in 3D, so that a
  * spring end's force is one 256-bit add. */
+#if defined(__linux__) && !defined(_POSIX_C_SOURCE)
+#define _POSIX_C_SOURCE 200809L /* clock_gettime(CLOCK_THREAD_CPUTIME_ID), under -std=c11 */
+#endif
 #include "springsim.h"
 
 #include <math.h>
@@ -358,14 +362,64 @@ SS_AVX512 static void scatter_avx512(const ss_spring_view *sv, int dim, size_t f
 #endif /* SS_X86_SIMD */
 
 /* ---- Choosing a path --------------------------------------------------- */
+/* One path for the whole process, which every SIMD-dispatched pass follows (this loop,
+ * the node pass, RK4's stages, XPBD's solve, the divergence watch; a pass with only a
+ * portable and an AVX2 version takes AVX2 for any SIMD path). Unless a path was set
+ * first (SPRINGSIM_SIMD or set_simd, through ss_simd_set), the first ss_simd_get()
+ * chooses it by measuring this loop, once per process (pthread_once: a thread that
+ * comes while another measures waits for its answer): every available path scatters a
+ * probe cloth, interleaved, and the simplest path within SS_PROBE_MARGIN of the fastest
+ * median wins. Since every path gives the same bits, the choice changes only the speed. */
 
 typedef void (*scatter_fn)(const ss_spring_view *, int, size_t, size_t, double *);
 
+static scatter_fn scatter_of(int path) {
+#ifdef SS_X86_SIMD
+    if (path == SS_SIMD_AVX512)
+        return scatter_avx512;
+    if (path == SS_SIMD_AVX2)
+        return scatter_avx2;
+#endif
+    (void)path;
+    return scatter_portable;
+}
+
+/* The path in use and how it was chosen, in one word so that they are read together:
+ * path | how << 8, or -1 before the choice. Read by every pass, written by ss_simd_set
+ * and the first ss_simd_get, from any thread: atomic (acquire / release). MSVC builds
+ * the portable path only, and its volatile int accesses are atomic on x86 and x64. */
+static int choice_word = -1;
+#if defined(__GNUC__)
+#define SS_LOAD(p) __atomic_load_n((p), __ATOMIC_ACQUIRE)
+#define SS_STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELEASE)
+#define SS_ADD(p, v) __atomic_add_fetch((p), (v), __ATOMIC_ACQ_REL)
+/* *p = v if *p == expected (else nothing). */
+#define SS_SWAP_IF(p, expected, v)                                                                 \
+    do {                                                                                           \
+        int old_ = (expected);                                                                     \
+        __atomic_compare_exchange_n((p), &old_, (v), 0, __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE);       \
+    } while (0)
+#else
+#define SS_LOAD(p) (*(volatile int *)(p))
+#define SS_STORE(p, v) (*(volatile int *)(p) = (v))
+#define SS_ADD(p, v) (*(volatile int *)(p) += (v))
+#define SS_SWAP_IF(p, expected, v)                                                                 \
+    do {                                                                                           \
+        if (SS_LOAD(p) == (expected))                                                              \
+            SS_STORE(p, v);                                                                        \
+    } while (0)
+#endif
+
 static const char *const path_names[SS_SIMD_COUNT] = {"portable", "avx2", "avx512"};
-static int chosen = -1; /* -1: not chosen yet */
+static const char *const how_names[] = {"unchosen", "measured", "forced",
+                                        "set",      "only",     "unmeasured"};
 
 const char *ss_simd_name(int path) {
     return path >= 0 && path < SS_SIMD_COUNT ? path_names[path] : NULL;
+}
+
+const char *ss_simd_how_name(int how) {
+    return how >= 0 && how <= SS_SIMD_UNMEASURED ? how_names[how] : NULL;
 }
 
 int ss_simd_available(int path) {
@@ -383,27 +437,201 @@ int ss_simd_available(int path) {
     }
 }
 
-/* The default: AVX2 where the CPU has it. The AVX-512 path (8 springs an iteration)
- * measured no faster than AVX2 here (3.8 against 3.8 ns on the 100x100 cloth, 7.0
- * against 6.5 on the 1,000-node string: the loads and adds per spring end are the
- * same, and the wider transposes cost more), so it runs only when asked for. */
-int ss_simd_best(void) {
-    if (ss_simd_available(SS_SIMD_AVX2))
-        return SS_SIMD_AVX2;
-    return SS_SIMD_PORTABLE;
+/* What the measurement found: written once (inside the once-guard), then read only. */
+static struct {
+    int best, how;            /* the path it chose; SS_SIMD_MEASURED, ONLY or UNMEASURED */
+    double ns[SS_SIMD_COUNT]; /* median ns per spring of each path (0: not measured) */
+    double seconds;           /* thread CPU time the measurement took (s) */
+    int done, runs;           /* done: the above are final; runs: measurements made */
+#ifdef SS_X86_SIMD
+} probe = {SS_SIMD_PORTABLE, SS_SIMD_UNCHOSEN, {0.0}, 0.0, 0, 0};
+#else
+} probe = {SS_SIMD_PORTABLE, SS_SIMD_ONLY, {0.0}, 0.0, 0, 0}; /* nothing to measure */
+#endif
+
+#ifdef SS_X86_SIMD
+#include <pthread.h>
+#include <time.h>
+
+/* The probe cloth: SS_PROBE_SIDE² nodes 1 cm apart, slightly out of plane and moving,
+ * with structural, shear and bend springs listed family by family in node order (as the
+ * lattice builders list them): 2,202 springs, about 100 kB with the nodes, so it stays
+ * in the L2 cache. A timed sample is SS_PROBE_PASSES passes over its springs (about 40
+ * to 60 µs); each path gets one warm-up sample, then SS_PROBE_ROUNDS timed ones, the
+ * paths taking turns in an order that rotates each round. About 2 ms in all. */
+#define SS_PROBE_SIDE 20
+#define SS_PROBE_PASSES 4
+#define SS_PROBE_ROUNDS 9
+/* The chosen path is the simplest whose median is within this (3 %) of the fastest: a
+ * near-tie goes to the simpler path. */
+#define SS_PROBE_MARGIN 0.03
+
+static double thread_seconds(void) {
+    struct timespec t;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
+    return (double)t.tv_sec + 1e-9 * (double)t.tv_nsec;
 }
 
-int ss_simd_set(int path) {
+static double median_of(double *v, int n) {
+    for (int a = 1; a < n; a++) /* insertion sort: n is SS_PROBE_ROUNDS */
+        for (int b = a; b > 0 && v[b - 1] > v[b]; b--) {
+            const double t = v[b];
+            v[b] = v[b - 1];
+            v[b - 1] = t;
+        }
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+/* Fills the probe's springs (i, j, rest) in builder order; returns their count. */
+static size_t probe_springs(int32_t *pairs, double *rest) {
+    const int n = SS_PROBE_SIDE;
+    const double h = 0.01, diagonal = 0.01 * 1.4142135623730951;
+    /* (di, dj, rest) of each family: two structural, two shear, two bend */
+    const struct {
+        int di0, dj0, di1, dj1;
+        double rest;
+    } family[6] = {{0, 0, 1, 0, h},        {0, 0, 0, 1, h},       {0, 0, 1, 1, diagonal},
+                   {1, 0, 0, 1, diagonal}, {0, 0, 2, 0, 2.0 * h}, {0, 0, 0, 2, 2.0 * h}};
+    size_t s = 0;
+    for (int k = 0; k < 6; k++) {
+        const int span_i = family[k].di0 > family[k].di1 ? family[k].di0 : family[k].di1;
+        const int span_j = family[k].dj0 > family[k].dj1 ? family[k].dj0 : family[k].dj1;
+        for (int i = 0; i + span_i < n; i++)
+            for (int j = 0; j + span_j < n; j++) {
+                pairs[2 * s] = (i + family[k].di0) * n + j + family[k].dj0;
+                pairs[2 * s + 1] = (i + family[k].di1) * n + j + family[k].dj1;
+                rest[s++] = 0.99 * family[k].rest;
+            }
+    }
+    return s;
+}
+
+static void measure(void) {
+    const size_t nodes = (size_t)SS_PROBE_SIDE * SS_PROBE_SIDE, most = 6 * nodes;
+    int paths[SS_SIMD_COUNT], count = 0;
+    for (int p = 0; p < SS_SIMD_COUNT; p++)
+        if (ss_simd_available(p))
+            paths[count++] = p;
+    if (count == 1) {
+        probe.how = SS_SIMD_ONLY;
+        return;
+    }
+    const size_t node_doubles = 3 * nodes + SS_PAD_DOUBLES, force_doubles = 4 * nodes + 8;
+    const size_t doubles = 2 * node_doubles + force_doubles + 3 * most;
+    double *x = ss_malloc(doubles * sizeof(double));
+    int32_t *pairs = ss_malloc(2 * most * sizeof(int32_t));
+    if (!x || !pairs) {
+        ss_free(x);
+        ss_free(pairs);
+        probe.how = SS_SIMD_UNMEASURED; /* and the portable path */
+        return;
+    }
+    double *v = x + node_doubles, *f = v + node_doubles, *rest = f + force_doubles;
+    double *stiffness = rest + most, *damping = stiffness + most;
+    memset(x, 0, doubles * sizeof(double)); /* the padding too: the loads past the last node */
+    const size_t springs = probe_springs(pairs, rest);
+    uint32_t seed = 12345u; /* a fixed pseudo-random sequence: the same probe every run */
+    for (size_t a = 0; a < nodes; a++) {
+        const size_t i = a / SS_PROBE_SIDE, j = a % SS_PROBE_SIDE;
+        double jitter[4];
+        for (int c = 0; c < 4; c++) {
+            seed = seed * 1664525u + 1013904223u;
+            jitter[c] = (double)(seed >> 8) / 16777216.0 - 0.5; /* in [-0.5, 0.5) */
+        }
+        x[3 * a] = 0.01 * (double)i;
+        x[3 * a + 1] = 0.01 * (double)j;
+        x[3 * a + 2] = 1e-3 * jitter[0];
+        for (int c = 0; c < 3; c++)
+            v[3 * a + (size_t)c] = 0.1 * jitter[c + 1];
+    }
+    for (size_t s = 0; s < springs; s++) {
+        stiffness[s] = 1000.0;
+        damping[s] = 0.01;
+    }
+    const ss_spring_view sv = {pairs, rest, stiffness, damping, x, v, nodes};
+    double samples[SS_SIMD_COUNT][SS_PROBE_ROUNDS];
+    const double started = thread_seconds();
+    for (int round = -1; round < SS_PROBE_ROUNDS; round++) /* round -1: the warm-up */
+        for (int q = 0; q < count; q++) {
+            const int path = paths[(q + round + count) % count];
+            const scatter_fn fn = scatter_of(path);
+            memset(f, 0, force_doubles * sizeof(double));
+            const double start = thread_seconds();
+            for (int pass = 0; pass < SS_PROBE_PASSES; pass++)
+                fn(&sv, 3, 0, springs, f);
+            const double elapsed = thread_seconds() - start;
+            if (round >= 0)
+                samples[path][round] = elapsed;
+        }
+    double fastest = 0.0;
+    for (int q = 0; q < count; q++) {
+        const int path = paths[q];
+        const double seconds = median_of(samples[path], SS_PROBE_ROUNDS);
+        probe.ns[path] = seconds / (double)(SS_PROBE_PASSES * springs) * 1e9;
+        if (q == 0 || probe.ns[path] < fastest)
+            fastest = probe.ns[path];
+    }
+    for (int q = count - 1; q >= 0; q--) /* the simplest path within the margin */
+        if (probe.ns[paths[q]] <= fastest * (1.0 + SS_PROBE_MARGIN))
+            probe.best = paths[q];
+    probe.seconds = thread_seconds() - started;
+    probe.how = SS_SIMD_MEASURED;
+    SS_ADD(&probe.runs, 1);
+    ss_free(x);
+    ss_free(pairs);
+}
+
+static pthread_once_t probe_once = PTHREAD_ONCE_INIT;
+
+static void measure_once(void) {
+    pthread_once(&probe_once, measure);
+    SS_STORE(&probe.done, 1);
+}
+#else
+static void measure_once(void) {
+    SS_STORE(&probe.done, 1);
+}
+#endif
+
+int ss_simd_best(void) {
+    if (!SS_LOAD(&probe.done))
+        measure_once();
+    return probe.best;
+}
+
+int ss_simd_set(int path, int how) {
+    if (how == SS_SIMD_MEASURED) { /* back to the measured path, measured now if need be */
+        path = ss_simd_best();
+        how = probe.how;
+    }
     if (!ss_simd_available(path))
         return -1;
-    chosen = path;
+    SS_STORE(&choice_word, path | how << 8);
     return path;
 }
 
 int ss_simd_get(void) {
-    if (chosen < 0)
-        chosen = ss_simd_best();
-    return chosen;
+    int word = SS_LOAD(&choice_word);
+    if (word < 0) { /* first use: the measured path, unless a set came meanwhile */
+        const int path = ss_simd_best();
+        SS_SWAP_IF(&choice_word, -1, path | probe.how << 8);
+        word = SS_LOAD(&choice_word);
+    }
+    return word & 0xFF;
+}
+
+int ss_simd_how(void) {
+    const int word = SS_LOAD(&choice_word);
+    return word < 0 ? SS_SIMD_UNCHOSEN : word >> 8;
+}
+
+int ss_simd_measurement(double ns_per_spring[SS_SIMD_COUNT], double *seconds, int *runs) {
+    const int done = SS_LOAD(&probe.done);
+    for (int p = 0; p < SS_SIMD_COUNT; p++)
+        ns_per_spring[p] = done ? probe.ns[p] : 0.0;
+    *seconds = done ? probe.seconds : 0.0;
+    *runs = SS_LOAD(&probe.runs);
+    return done && probe.how == SS_SIMD_MEASURED;
 }
 
 void ss_springs_forces(const ss_spring_view *sv, int dim, const int32_t *index, size_t count,
@@ -419,10 +647,5 @@ void ss_springs_forces(const ss_spring_view *sv, int dim, const int32_t *index, 
 }
 
 void ss_springs_scatter(const ss_spring_view *sv, int dim, size_t first, size_t last, double *f) {
-    scatter_fn fn = scatter_portable;
-#ifdef SS_X86_SIMD
-    const int path = ss_simd_get();
-    fn = path == SS_SIMD_AVX512 ? scatter_avx512 : path == SS_SIMD_AVX2 ? scatter_avx2 : fn;
-#endif
-    fn(sv, dim, first, last, f);
+    scatter_of(ss_simd_get())(sv, dim, first, last, f);
 }

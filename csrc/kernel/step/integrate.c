@@ -378,6 +378,7 @@ static ss_status place_drives(ss_system *sys, double dt, int watched) {
 
 ss_status ss_system_step(ss_system *sys, double dt, size_t steps, ss_method method, int books,
                          double contact_dt, const ss_poll *poll) {
+    (void)ss_simd_get(); /* the SIMD path, measured on first use before any thread starts */
     const ss_fpstate fp = ss_fp_enter(); /* bit-identical whatever the caller's mode */
     const ss_status st = step_in_ieee_mode(sys, dt, steps, method, books, contact_dt, poll);
     ss_fp_leave(fp);

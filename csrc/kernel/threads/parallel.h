@@ -65,17 +65,46 @@ typedef struct {
     size_t num_nodes;
 } ss_spring_view;
 
-/* The code paths of the spring loop; every one gives the same bits. */
+/* The code paths of the spring loop; every one gives the same bits. One path is in use
+ * for the whole process, and every SIMD-dispatched pass follows it (the spring and node
+ * passes, RK4's stages, XPBD's solve, the divergence watch; a pass built only portable
+ * and AVX2 takes AVX2 for AVX-512; a new SIMD pass, such as a vertex pass, branches on
+ * ss_simd_get() the same way). Unless set first, the first ss_simd_get() chooses it by
+ * measuring the spring loop on a small probe cloth, once per process and thread-safely
+ * (spring_pass.c, "Choosing a path"). */
 enum { SS_SIMD_PORTABLE = 0, SS_SIMD_AVX2, SS_SIMD_AVX512, SS_SIMD_COUNT };
+/* How the path in use was chosen: not yet; measured (the fastest, a near-tie going to
+ * the simpler path); forced (SPRINGSIM_SIMD) or set (set_simd) through ss_simd_set;
+ * the only path this CPU and build have; not measured (no memory for the probe: the
+ * portable path). */
+enum {
+    SS_SIMD_UNCHOSEN = 0,
+    SS_SIMD_MEASURED,
+    SS_SIMD_FORCED,
+    SS_SIMD_SET,
+    SS_SIMD_ONLY,
+    SS_SIMD_UNMEASURED
+};
 const char *ss_simd_name(int path);
+/* "unchosen", "measured", "forced", "set", "only", "unmeasured". */
+const char *ss_simd_how_name(int how);
 /* Nonzero when this CPU (and build) can run the path. */
 int ss_simd_available(int path);
-/* The fastest available path. */
+/* The measured fastest available path (measured on the first call of this or of
+ * ss_simd_get, a few milliseconds; later calls return the same answer). */
 int ss_simd_best(void);
-/* Use this path from now on; -1 if it is not available. */
-int ss_simd_set(int path);
-/* The path in use (the best one unless set). */
+/* Use this path from now on, recording how it was chosen (SS_SIMD_FORCED or
+ * SS_SIMD_SET); how = SS_SIMD_MEASURED: back to ss_simd_best() (path ignored).
+ * Returns the path, or -1 if it is not available (then nothing changes). */
+int ss_simd_set(int path, int how);
+/* The path in use: chosen on first use as above. Safe from any thread. */
 int ss_simd_get(void);
+/* How the path in use was chosen (SS_SIMD_UNCHOSEN before the first use). */
+int ss_simd_how(void);
+/* The measurement: each path's median ns per spring (0 for one not measured), the
+ * thread CPU seconds it took and how many measurements ran (0 or 1). Returns nonzero
+ * if it ran; it never starts one. */
+int ss_simd_measurement(double ns_per_spring[SS_SIMD_COUNT], double *seconds, int *runs);
 /* Doubles per row of force arrays: 4 in 3D ((fx, fy, fz, 0): one 256-bit add), 2 in 2D. */
 size_t ss_force_stride(int dim);
 /* f += the forces of springs [first, last), added to both ends spring by spring; f has

@@ -36,7 +36,9 @@ run ends with two costs: the ownership check every call makes
 (:mod:`~springsim.bench.ownership`), a pin drag, a 100-node string with its end
 dragged against the same string free (:mod:`~springsim.bench.drag`), and the energy
 books: a damped cloth, free and on a sphere, with ``track_energy`` on and off
-(:mod:`~springsim.bench.track_energy`; the table's scenes step with it off).
+(:mod:`~springsim.bench.track_energy`; the table's scenes step with it off), and
+the SIMD path the kernel measured and chose, checked by timing the 100×100 cloth on every
+path (:mod:`~springsim.bench.simd`).
 Last comes the stiff cloth (issue 26; :mod:`~springsim.bench.stiff_cloth`): a level
 cloth of 5,000 N/m springs falling for a second, stepped by each method at several
 substeps and iterations and by a Projective Dynamics peer
@@ -53,7 +55,7 @@ reference), :mod:`~springsim.bench.peers` with ``peer_numba``, ``peer_warp`` and
 ``peer_taichi``, :mod:`~springsim.bench.scaling` (threads, ``--busy``),
 :mod:`~springsim.bench.memory`, :mod:`~springsim.bench.selfcol`,
 :mod:`~springsim.bench.ownership`, :mod:`~springsim.bench.drag`,
-:mod:`~springsim.bench.track_energy`,
+:mod:`~springsim.bench.track_energy`, :mod:`~springsim.bench.simd`,
 :mod:`~springsim.bench.stiff_cloth` with ``peer_pd`` and ``stiff_cloth_plot``,
 :mod:`~springsim.bench.targets`,
 :mod:`~springsim.bench.report` and

@@ -39,6 +39,7 @@ from springsim.bench.scenes import (
     scene,
 )
 from springsim.bench.selfcol import self_collision_cost, self_collision_line
+from springsim.bench.simd import simd_cost, simd_line
 from springsim.bench.stiff_cloth import (
     FRAMES,
     QUICK_FRAMES,
@@ -302,6 +303,8 @@ def run(args: argparse.Namespace, out) -> dict:
     bench.say(drag_line(pin_drag))
     books = track_energy_cost(bench.repeats)
     bench.say(track_energy_line(books))
+    simd = simd_cost(bench.repeats)
+    bench.say(simd_line(simd))
     stiff = []
     sizes = args.stiff_cloth
     if sizes is None and args.scenes is None:  # the default scenes: and the stiff cloth
@@ -358,6 +361,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "pin_drag": pin_drag,
         "track_energy": books,
         "stiff_cloth": stiff,
+        "simd": simd,
         **extras,
         "seconds": elapsed,
     }

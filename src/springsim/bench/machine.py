@@ -65,10 +65,16 @@ def build_info() -> dict:
 
 
 def describe_build(info: dict) -> str:
-    """One line for the report: the SIMD path and threads of the kernel."""
+    """One line for the report: the SIMD path (how it was chosen, the kernel's measured
+    ns per spring of each path) and the threads of the kernel."""
     available = [path for path, ok in info["simd_paths"].items() if ok]
+    measured = info.get("simd_ns_per_spring")
+    how = info.get("simd_choice", "")
+    if measured:
+        times = ", ".join(f"{path} {ns:.2f}" for path, ns in measured.items())
+        how += f": {times} ns/spring in {info['simd_measurement_ms']:.1f} ms"
     return (
-        f"kernel build: simd {info['simd']} (available: {', '.join(available)}), "
+        f"kernel build: simd {info['simd']} ({how}; available: {', '.join(available)}), "
         f"threads {info['threads']}, openmp {info['openmp']}"
     )
 
