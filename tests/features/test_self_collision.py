@@ -297,8 +297,6 @@ def test_kernel_agrees_with_the_reference(seed):
     sim.enable_self_collision(0.19, stiffness=k, friction=mu)
     x, v = sim.positions.copy(), sim.velocities.copy()
     f, energy, _ = reference.self_collision_forces(x, v, sim.faces, 0.19, k, mu)
-    f_edges, energy_edges, _ = reference.edge_contact_forces(x, v, sim.faces, 0.19, k, mu)
-    f, energy = f + f_edges, energy + energy_edges  # self-collision is both (edge_contact.c)
     assert energy > 0.0 and np.count_nonzero(np.abs(f).sum(1)) > 3  # contacts to compare
     # Explicit Euler with m = 1, dt = 1, no gravity: v' - v is the force at (x, v). (A
     # probe, not a motion: its energy books would call it the blow-up it is.)

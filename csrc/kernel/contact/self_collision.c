@@ -36,6 +36,7 @@
 
 struct ss_self_collision {
     double thickness, stiffness, friction, margin;
+    int edges_on; /* edge-edge contact too (edge_contact.c) */
     /* Crossings counted since the last fold into the state (sys->state.crossings, at the
      * end of every step call): the searches see the system only as const. */
     size_t pending;
@@ -327,8 +328,8 @@ void ss_self_collision_end_step(ss_system *sys) {
     sc->pending = 0;
 }
 
-ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffness,
-                                double friction) {
+ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffness, double friction,
+                                int edges) {
     if (thickness == 0.0) {
         ss_self_collision_free(sys);
         sys->state.crossings = 0;
@@ -356,6 +357,7 @@ ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffne
     sc->stiffness = stiffness;
     sc->friction = friction;
     sc->margin = thickness;
+    sc->edges_on = edges != 0;
     sc->pending = 0;
     sys->state.crossings = 0;
     sc->valid = 0;
@@ -365,13 +367,14 @@ ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffne
     return SS_OK;
 }
 
-int ss_self_collision_get(const ss_system *sys, double out[3]) {
+int ss_self_collision_get(const ss_system *sys, double out[4]) {
     const ss_self_collision *sc = sys->self_collision;
     if (!sc)
         return 0;
     out[0] = sc->thickness;
     out[1] = sc->stiffness;
     out[2] = sc->friction;
+    out[3] = sc->edges_on ? 1.0 : 0.0;
     return 1;
 }
 
@@ -396,6 +399,7 @@ ss_status ss_self_collision_copy(ss_system *dst, const ss_system *src) {
     sc->stiffness = from->stiffness;
     sc->friction = from->friction;
     sc->margin = from->margin;
+    sc->edges_on = from->edges_on;
     sc->pending = from->pending;
     dst->self_collision = sc;
     return SS_OK;
@@ -840,7 +844,8 @@ static int build(ss_self_collision *sc, const ss_system *sys, const double *x,
                     }
                 }
     }
-    if (ss_edge_list_build(&sc->edges, sys, x, reach))
+    sc->edges.count = 0;
+    if (sc->edges_on && ss_edge_list_build(&sc->edges, sys, x, reach))
         return -1;
     memcpy(sc->built_x, x, 3 * n * sizeof(double));
     sc->built_edits = sys->topology_edits;
@@ -897,6 +902,7 @@ int ss_self_collision_query_list(ss_self_collision *own, const ss_self_collision
     own->stiffness = step->stiffness;
     own->friction = step->friction;
     own->margin = step->margin;
+    own->edges_on = step->edges_on;
     const int32_t *opposite = step->opposite;
     if (!opposites_current(step, sys)) {
         if (find_opposites(own, sys))
