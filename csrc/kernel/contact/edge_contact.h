@@ -5,6 +5,8 @@
 #ifndef SPRINGSIM_EDGE_CONTACT_H
 #define SPRINGSIM_EDGE_CONTACT_H
 
+#include "springsim.h"
+
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -59,16 +61,29 @@ typedef struct ss_edge_list {
 /* Doubles per pair in results. */
 #define SS_EDGE_RESULT 5
 
-struct ss_system;
-
-/* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old (its
- * capacity in elements in *capacity); -1 when out of memory (self_collision.c). */
-int ss_self_collision_reserve(void **p, size_t *capacity, size_t need, size_t size);
+/* Self-collision's scratch, node-triangle and edge-edge alike, grows only: *p to hold
+ * `need` elements of `size` bytes, keeping none of the old (its capacity in elements in
+ * *capacity); -1 when out of memory. */
+static inline int ss_self_collision_reserve(void **p, size_t *capacity, size_t need, size_t size) {
+    if (need <= *capacity && *p)
+        return 0;
+    size_t grown = *capacity + *capacity / 2;
+    if (grown < need)
+        grown = need;
+    if (grown == 0)
+        grown = 1;
+    void *fresh = ss_malloc(grown * size);
+    if (!fresh)
+        return -1;
+    ss_free(*p);
+    *p = fresh;
+    *capacity = grown;
+    return 0;
+}
 
 /* The pairs of edges (no node in common, no node of one a face neighbour of a node of
  * the other) closer than `reach` at x: -1 when out of memory (the list is then empty). */
-int ss_edge_list_build(ss_edge_list *el, const struct ss_system *sys, const double *x,
-                       double reach);
+int ss_edge_list_build(ss_edge_list *el, const ss_system *sys, const double *x, double reach);
 /* Results and touching for the pairs: -1 when out of memory. */
 int ss_edge_list_fit(ss_edge_list *el);
 /* The forces of pairs [first, last) at (x, v) into results (any thread, disjoint ranges):

@@ -461,24 +461,6 @@ size_t ss_self_collision_nbytes(const ss_system *sys) {
  * through. A node that jumps further than the list reaches is not seen, nor one that
  * went through and back between two checks: the count is a lower bound. */
 
-/* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old. */
-int ss_self_collision_reserve(void **p, size_t *capacity, size_t need, size_t size) {
-    if (need <= *capacity && *p)
-        return 0;
-    size_t grown = *capacity + *capacity / 2;
-    if (grown < need)
-        grown = need;
-    if (grown == 0)
-        grown = 1;
-    void *fresh = ss_malloc(grown * size);
-    if (!fresh)
-        return -1;
-    ss_free(*p);
-    *p = fresh;
-    *capacity = grown;
-    return 0;
-}
-
 /* The pairs array grows keeping what it holds. */
 static int reserve_pairs(ss_self_collision *sc, size_t need) {
     if (need <= sc->pair_capacity)
