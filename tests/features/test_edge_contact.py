@@ -360,6 +360,30 @@ def test_kernel_agrees_with_the_reference_where_only_edges_touch():
     )
 
 
+def test_the_edge_list_follows_topology_edits():
+    # Faces added, then nodes removed (renumbering every face): each time the energy is
+    # the reference's for the faces as they are now, so the list was rebuilt.
+    sim = crossed_strips(speed=1.0)
+    while sim.energy().contact == 0.0 and sim.time < 0.05:
+        sim.step(2e-4, steps=5)
+    setting = sim.self_collision
+    assert setting is not None
+
+    def check() -> None:
+        x, v = sim.positions, sim.velocities
+        args = (sim.faces, setting.thickness, setting.stiffness, setting.friction)
+        expected = reference.self_collision_forces(x, v, *args)[1]
+        expected += reference.edge_contact_forces(x, v, *args)[1]
+        assert expected > 0.0 and sim.energy().contact == pytest.approx(expected, rel=1e-12)
+        sim.step(2e-4, steps=2)
+
+    check()
+    sim.add_faces([[0, 6, 13]])  # a long triangle from the lower strip to the upper one
+    check()
+    sim.remove_nodes([5, 11])  # the lower strip's far end: the faces are renumbered
+    check()
+
+
 def test_the_setting_is_kept_and_checked(tmp_path):
     import pickle
 
