@@ -384,6 +384,100 @@ def self_collision_forces(
     return f, energy, power
 
 
+def _closest_on_segments(
+    a: np.ndarray, b: np.ndarray, c: np.ndarray, d: np.ndarray
+) -> tuple[float, float]:
+    """Parameters (s, t) of the closest points a + s (b − a) and c + t (d − c) of two
+    segments: the stationary point of the squared distance when it lies inside both,
+    else the best of the four end-against-segment projections (a different route from
+    the kernel's clamping, Ericson 5.1.9)."""
+    e1, e2, r = b - a, d - c, a - c
+    A, B, E = float(e1 @ e1), float(e1 @ e2), float(e2 @ e2)
+    C, F = float(e1 @ r), float(e2 @ r)
+    candidates: list[tuple[float, float]] = []
+    det = A * E - B * B
+    if det > 0.0:
+        s = (B * F - C * E) / det
+        t = (A * F - B * C) / det
+        if 0.0 <= s <= 1.0 and 0.0 <= t <= 1.0:
+            candidates.append((s, t))
+
+    def onto(p: np.ndarray, q0: np.ndarray, dq: np.ndarray, qq: float) -> float:
+        return 0.0 if qq == 0.0 else min(max(float((p - q0) @ dq) / qq, 0.0), 1.0)
+
+    candidates += [(0.0, onto(a, c, e2, E)), (1.0, onto(b, c, e2, E))]
+    candidates += [(onto(c, a, e1, A), 0.0), (onto(d, a, e1, A), 1.0)]
+
+    def gap(st: tuple[float, float]) -> float:
+        g = (a + st[0] * e1) - (c + st[1] * e2)
+        return float(g @ g)
+
+    return min(candidates, key=gap)
+
+
+def edge_pairs(faces: np.ndarray) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The edge pairs edge–edge contact may act on: the faces' edges, each once as
+    (lo, hi), every two of them with no node in common and no node of one joined by a
+    face edge to a node of the other (csrc/kernel/contact/edge_contact.c)."""
+    edges = sorted(
+        {
+            (min(u, v), max(u, v))
+            for tri in faces.tolist()
+            for u, v in zip(tri, tri[1:] + tri[:1], strict=True)
+        }
+    )
+    joined = set(edges)
+    out = []
+    for k, e in enumerate(edges):
+        for f in edges[k + 1 :]:
+            if any(u == v or (min(u, v), max(u, v)) in joined for u in e for v in f):
+                continue
+            out.append((e, f))
+    return out
+
+
+def edge_contact_forces(
+    x: np.ndarray,
+    v: np.ndarray,
+    faces: np.ndarray,
+    thickness: float,
+    stiffness: float,
+    friction: float = 0.0,
+) -> tuple[np.ndarray, float, float]:
+    """Edge–edge contact forces (N, 3), their energy (J) and friction power (W), by brute
+    force over :func:`edge_pairs`: the part of self-collision that keeps edges from
+    passing each other (with the node–triangle part, :func:`self_collision_forces`).
+
+    For edges (a, b) and (c, d) whose closest points p = a + s (b − a), q = c + t (d − c)
+    are d < h apart, n = (p − q)/d: F = k (h − d) n plus friction −μ k (h − d) u_t /
+    √(u_t·u_t + s²) (u_t: the sliding part of v_p − v_q), shared as (1 − s) F on a, s F
+    on b, −(1 − t) F on c, −t F on d. Energy Σ ½ k (h − d)²; friction power as for
+    :func:`self_collision_forces`.
+    """
+    f = np.zeros_like(x)
+    energy = power = 0.0
+    for (a, b), (c, d) in edge_pairs(faces):
+        s, t = _closest_on_segments(x[a], x[b], x[c], x[d])
+        weights = np.array([1.0 - s, s, -(1.0 - t), -t])
+        nodes = [a, b, c, d]
+        diff = weights @ x[nodes]
+        dist = float(np.linalg.norm(diff))
+        if not dist < thickness or dist == 0.0:
+            continue
+        n = diff / dist
+        fn = stiffness * (thickness - dist)
+        force = fn * n
+        energy += 0.5 * stiffness * (thickness - dist) ** 2
+        if friction > 0.0:
+            u = weights @ v[nodes]
+            ut = u - (u @ n) * n
+            scale = friction * fn / np.sqrt(ut @ ut + SELF_COLLISION_SLIP**2)
+            force = force - scale * ut
+            power += float(scale * (ut @ ut))
+        f[nodes] += weights[:, None] * force[None, :]
+    return f, energy, power
+
+
 # ---------------------------------------------------------------- node–node contact
 # Every pair tried, no grid: the kernel (csrc/kernel/contact/contact.c) finds the
 # touching pairs with a hashed grid, so a pair the grid missed (or found twice) shows as

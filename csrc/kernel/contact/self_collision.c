@@ -26,6 +26,8 @@
  * projection stayed inside the triangle went through. Counted, not undone. */
 #include "springsim.h"
 
+#include "edge_contact.h"
+
 #include <math.h>
 #include <string.h>
 #include <stdlib.h>
@@ -34,6 +36,7 @@
 
 struct ss_self_collision {
     double thickness, stiffness, friction, margin;
+    int edges_on; /* edge-edge contact too (edge_contact.c) */
     /* Crossings counted since the last fold into the state (sys->state.crossings, at the
      * end of every step call): the searches see the system only as const. */
     size_t pending;
@@ -65,11 +68,11 @@ struct ss_self_collision {
     uint8_t *touching;
     size_t results_capacity, touching_capacity;
     int search_failed; /* the last ss_self_collision_search ran out of memory */
+    /* The edge pairs, built with the list and valid with it (edge_contact.c); candidates
+     * count .. count + edges.count - 1 of the force evaluation. */
+    ss_edge_list edges;
 };
 
-/* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old (its
- * capacity in elements in *capacity); -1 when out of memory. */
-int ss_self_collision_reserve(void **p, size_t *capacity, size_t need, size_t size);
 /* Make the candidate list valid for positions x: 0, or -1 when out of memory. */
 int ss_self_collision_refresh(ss_self_collision *sc, const ss_system *sys, const double *x);
 /* Nonzero when sc's list is valid for positions x as it is (refresh would keep it). */
@@ -88,9 +91,6 @@ void ss_self_collision_count_crossings(ss_self_collision *sc, const ss_system *s
 /* The closest point of triangle (a, b, c) to p as barycentric weights w. */
 void ss_closest_weights(const double *p, const double *a, const double *b, const double *c,
                         double w[3]);
-
-/* m/s: friction is smoothed below this sliding speed (so that it has a power). */
-#define SS_SELF_SLIP 1e-3
 
 /* Slack of the plane test, relative to h^2 |N|^2: far above the rounding of s = N.(p - a)
  * (a few ulps of |N| |p - a|, and |p - a| is within the list's reach of a triangle), so
@@ -181,16 +181,7 @@ static double friction_force(const ss_self_collision *sc, const double *v, const
     for (int q = 0; q < 3; q++)
         u[q] = vp[q] - (w[0] * v[3 * (size_t)tri[0] + q] + w[1] * v[3 * (size_t)tri[1] + q] +
                         w[2] * v[3 * (size_t)tri[2] + q]);
-    const double un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
-    double ut2 = 0.0;
-    for (int q = 0; q < 3; q++) {
-        u[q] -= un * n[q];
-        ut2 += u[q] * u[q];
-    }
-    const double scale = sc->friction * fn / sqrt(ut2 + SS_SELF_SLIP * SS_SELF_SLIP);
-    for (int q = 0; q < 3; q++)
-        g[q] = -scale * u[q];
-    return scale * ut2;
+    return ss_self_collision_friction(sc->friction, u, n, fn, g);
 }
 
 int ss_self_collision_active(const ss_system *sys) {
@@ -203,12 +194,13 @@ void ss_self_collision_search(const ss_system *sys, const double *x) {
         ss_self_collision_refresh(sc, sys, x) ||
         ss_self_collision_reserve((void **)&sc->results, &sc->results_capacity, 6 * sc->count,
                                   sizeof(double)) ||
-        ss_self_collision_reserve((void **)&sc->touching, &sc->touching_capacity, sc->count, 1);
+        ss_self_collision_reserve((void **)&sc->touching, &sc->touching_capacity, sc->count, 1) ||
+        ss_edge_list_fit(&sc->edges);
 }
 
 size_t ss_self_collision_num_pairs(const ss_system *sys) {
     const ss_self_collision *sc = sys->self_collision;
-    return sc->search_failed ? 0 : sc->count;
+    return sc->search_failed ? 0 : sc->count + sc->edges.count;
 }
 
 void ss_self_collision_pair_forces(const ss_system *sys, const double *x, const double *v,
@@ -217,6 +209,11 @@ void ss_self_collision_pair_forces(const ss_system *sys, const double *x, const 
     const int32_t *faces = SS_INT32S(sys, SS_FACES);
     const double k = sc->stiffness;
     face_plane plane = {.face = -1}; /* per range: a range may start inside a triangle's run */
+    /* Candidates count .. are the edge pairs (edge_contact.c). */
+    if (last > sc->count)
+        ss_edge_pair_forces(&sc->edges, x, v, sc->thickness, k, sc->friction,
+                            (first > sc->count ? first : sc->count) - sc->count, last - sc->count);
+    last = last < sc->count ? last : sc->count;
     for (size_t c = first; c < last; c++) {
         const int32_t *pair = sc->pairs + 2 * c;
         double *F = sc->results + 6 * c, *w = F + 3, n[3], depth;
@@ -259,6 +256,7 @@ void ss_self_collision_gather_forces(const ss_system *sys, double *f, size_t str
                 fv[q] -= w[corner] * F[q];
         }
     }
+    ss_edge_gather_forces(&sc->edges, f, stride);
 }
 
 void ss_self_collision_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
@@ -295,6 +293,7 @@ double ss_self_collision_energy(const ss_system *sys, int in_step) {
         if (pair_contact(list, &plane, x, faces, list->pairs + 2 * c, w, n, &depth))
             energy += depth * depth;
     }
+    energy += ss_edge_depth_sum(&list->edges, x, list->thickness);
     if (list == &own)
         ss_self_collision_release(&own);
     return 0.5 * sc->stiffness * energy;
@@ -316,7 +315,7 @@ double ss_self_collision_power(const ss_system *sys) {
             power +=
                 friction_force(sc, v, faces, sc->pairs + 2 * c, w, n, sc->stiffness * depth, g);
     }
-    return power;
+    return power + ss_edge_power(&sc->edges, x, v, sc->thickness, sc->stiffness, sc->friction);
 }
 
 void ss_self_collision_end_step(ss_system *sys) {
@@ -329,8 +328,8 @@ void ss_self_collision_end_step(ss_system *sys) {
     sc->pending = 0;
 }
 
-ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffness,
-                                double friction) {
+ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffness, double friction,
+                                int edges) {
     if (thickness == 0.0) {
         ss_self_collision_free(sys);
         sys->state.crossings = 0;
@@ -358,6 +357,7 @@ ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffne
     sc->stiffness = stiffness;
     sc->friction = friction;
     sc->margin = thickness;
+    sc->edges_on = edges != 0;
     sc->pending = 0;
     sys->state.crossings = 0;
     sc->valid = 0;
@@ -367,13 +367,14 @@ ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffne
     return SS_OK;
 }
 
-int ss_self_collision_get(const ss_system *sys, double out[3]) {
+int ss_self_collision_get(const ss_system *sys, double out[4]) {
     const ss_self_collision *sc = sys->self_collision;
     if (!sc)
         return 0;
     out[0] = sc->thickness;
     out[1] = sc->stiffness;
     out[2] = sc->friction;
+    out[3] = sc->edges_on ? 1.0 : 0.0;
     return 1;
 }
 
@@ -398,6 +399,7 @@ ss_status ss_self_collision_copy(ss_system *dst, const ss_system *src) {
     sc->stiffness = from->stiffness;
     sc->friction = from->friction;
     sc->margin = from->margin;
+    sc->edges_on = from->edges_on;
     sc->pending = from->pending;
     dst->self_collision = sc;
     return SS_OK;
@@ -426,7 +428,7 @@ size_t ss_self_collision_nbytes(const ss_system *sys) {
            (sc->sorted_x ? sc->sorted_x_capacity * sizeof(double) : 0) +
            (sc->hits ? sc->hits_capacity * sizeof(int32_t) : 0) +
            (sc->results ? sc->results_capacity * sizeof(double) : 0) +
-           (sc->touching ? sc->touching_capacity : 0);
+           (sc->touching ? sc->touching_capacity : 0) + ss_edge_list_nbytes(&sc->edges);
 }
 
 /* ---- The broad phase: grid, candidate list, closest points ------------------ */
@@ -458,24 +460,6 @@ size_t ss_self_collision_nbytes(const ss_system *sys) {
  * check while its projection was inside the triangle at both: a node that went
  * through. A node that jumps further than the list reaches is not seen, nor one that
  * went through and back between two checks: the count is a lower bound. */
-
-/* Grow-only: *p to hold `need` elements of `size` bytes, keeping none of the old. */
-int ss_self_collision_reserve(void **p, size_t *capacity, size_t need, size_t size) {
-    if (need <= *capacity && *p)
-        return 0;
-    size_t grown = *capacity + *capacity / 2;
-    if (grown < need)
-        grown = need;
-    if (grown == 0)
-        grown = 1;
-    void *fresh = ss_malloc(grown * size);
-    if (!fresh)
-        return -1;
-    ss_free(*p);
-    *p = fresh;
-    *capacity = grown;
-    return 0;
-}
 
 /* The pairs array grows keeping what it holds. */
 static int reserve_pairs(ss_self_collision *sc, size_t need) {
@@ -711,6 +695,7 @@ void ss_self_collision_count_crossings(ss_self_collision *sc, const ss_system *s
             if (in0 && in1)
                 sc->pending++;
         }
+        sc->pending += ss_edge_count_crossings(&sc->edges, x0, x);
     }
     sc->seen_valid =
         !ss_self_collision_reserve((void **)&sc->seen_x, &sc->seen_capacity, n3, sizeof(double));
@@ -841,6 +826,9 @@ static int build(ss_self_collision *sc, const ss_system *sys, const double *x,
                     }
                 }
     }
+    sc->edges.count = 0;
+    if (sc->edges_on && ss_edge_list_build(&sc->edges, sys, x, reach))
+        return -1;
     memcpy(sc->built_x, x, 3 * n * sizeof(double));
     sc->built_edits = sys->topology_edits;
     sc->built_nodes = n;
@@ -896,6 +884,7 @@ int ss_self_collision_query_list(ss_self_collision *own, const ss_self_collision
     own->stiffness = step->stiffness;
     own->friction = step->friction;
     own->margin = step->margin;
+    own->edges_on = step->edges_on;
     const int32_t *opposite = step->opposite;
     if (!opposites_current(step, sys)) {
         if (find_opposites(own, sys))
@@ -917,6 +906,7 @@ void ss_self_collision_release(ss_self_collision *sc) {
     ss_free(sc->hits);
     ss_free(sc->results);
     ss_free(sc->touching);
+    ss_edge_list_release(&sc->edges);
 }
 
 /* The closest point of triangle (a, b, c) to p as barycentric weights w (Ericson,
@@ -986,6 +976,7 @@ int ss_self_collision_constraints_begin(const ss_system *sys, const double *x) {
         return -1;
     for (size_t c = 0; c < sc->count; c++)
         sc->results[6 * c] = sc->results[6 * c + 1] = 0.0;
+    ss_edge_constraints_begin(&sc->edges);
     return 0;
 }
 
@@ -1067,6 +1058,7 @@ void ss_self_collision_constraints_solve(const ss_system *sys, double *records, 
                 v[k][q] = v[k][q] + (w[k] * v[k][3]) * g;
         }
     }
+    ss_edge_constraints_solve(&sc->edges, records, stride, h, mu);
 }
 
 size_t ss_self_collision_constraints_pushed(const ss_system *sys) {
@@ -1074,5 +1066,5 @@ size_t ss_self_collision_constraints_pushed(const ss_system *sys) {
     size_t pushed = 0;
     for (size_t c = 0; !sc->search_failed && c < sc->count; c++)
         pushed += sc->results[6 * c] > 0.0;
-    return pushed;
+    return pushed + (sc->search_failed ? 0 : ss_edge_constraints_pushed(&sc->edges));
 }

@@ -6,13 +6,14 @@
 /* ---- Self-collision of surfaces (self_collision.c) ----------------------- */
 
 /* Turn node-triangle repulsion on (thickness > 0, m; stiffness > 0, N/m; friction >= 0,
- * Coulomb) for the system's faces, or off (thickness == 0: the others are ignored).
+ * Coulomb) for the system's faces, with edge-edge contact too when `edges` is nonzero
+ * (edge_contact.c), or off (thickness == 0: the others are ignored).
  * SS_ERR_VALUE, changing nothing, unless the system is 3D with faces, the values are
  * finite and in range, and thickness < half the shortest face edge now. */
-ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffness,
-                                double friction);
-/* Nonzero when on; then out = {thickness, stiffness, friction}. */
-int ss_self_collision_get(const ss_system *sys, double out[3]);
+ss_status ss_self_collision_set(ss_system *sys, double thickness, double stiffness, double friction,
+                                int edges);
+/* Nonzero when on; then out = {thickness, stiffness, friction, edges (0 or 1)}. */
+int ss_self_collision_get(const ss_system *sys, double out[4]);
 /* The crossings counted since it was turned on are state: sys->state.crossings, which
  * every step call's end brings up to date. A rollback forgets the ones counted since. */
 void ss_self_collision_forget_pending(ss_system *sys);

@@ -68,8 +68,9 @@ key                   shape, dtype          meaning
                                             step, ``contact_stiffness = None``),
                                             restitution, friction
 ``contact_off``       (K, 2) int32          the group pairs that do not touch
-``self_collision``    (3,) or (0,) float64  thickness, stiffness, friction of
-                                            :meth:`System.enable_self_collision`; empty: off
+``self_collision``    (3,), (4,) or (0,)    thickness, stiffness, friction of
+                      float64               :meth:`System.enable_self_collision`, then 1.0
+                                            when ``edges`` is on (else left out); empty: off
 ``dissipated``        (), float64           :attr:`System.dissipated`, J
 ``track_energy``      (), bool              :attr:`System.track_energy`
 ``crossings``         (), int64             :attr:`System.self_collision_crossings`
@@ -326,7 +327,8 @@ def state_arrays(sim: _core.System, drives: bool = True) -> dict[str, np.ndarray
     factor = sim.divergence_factor
     arrays["divergence_factor"] = np.array(np.nan if factor is None else factor)
     setting = sim._self_collision()
-    arrays["self_collision"] = np.array([] if setting is None else setting[:3], dtype=np.float64)
+    values = [] if setting is None else list(setting[:3]) + ([1.0] if setting[4] else [])
+    arrays["self_collision"] = np.array(values, dtype=np.float64)
     arrays["track_energy"] = np.array(sim.track_energy, dtype=np.bool_)
     arrays.update(pressure_entries(sim))
     arrays.update(contact_entries(sim))
@@ -626,8 +628,11 @@ def _read_entries(
     if version >= 6:
         data.update(check_contact_entries(entry, data["positions"].shape[0], invalid))
     data["self_collision"] = entry("self_collision") if version >= 6 else np.zeros(0)
-    if data["self_collision"].shape not in ((0,), (3,)) or data["self_collision"].dtype.kind != "f":
-        raise invalid("entry 'self_collision' must be float64 of shape (3,) or (0,)")
+    if (
+        data["self_collision"].shape not in ((0,), (3,), (4,))
+        or data["self_collision"].dtype.kind != "f"
+    ):
+        raise invalid("entry 'self_collision' must be float64 of shape (3,), (4,) or (0,)")
     if version >= 7:
         data["dissipated"] = scalar("dissipated", "f")
         data["track_energy"] = scalar("track_energy", "b")

@@ -1,0 +1,593 @@
+/* edge_contact.c - edge-edge contact of self-colliding surfaces: two edges of the faces
+ * that come closer than the thickness h are pushed apart, so that two cloths (or two
+ * folds of one) that meet edge across edge cannot pass between their nodes.
+ *
+ * For edges (a, b) and (c, d), the closest points p = a + s (b - a) and q = c + t (d - c)
+ * (s, t in [0, 1]; Ericson, Real-Time Collision Detection, 5.1.9), at distance d_pq =
+ * |p - q| < h, n = (p - q) / d_pq: the law of node-triangle self-collision
+ * (self_collision.c), with the contact point of the first edge in the node's place,
+ *     F = k (h - d_pq) n                                                  N
+ * on p, shared by the ends as (1 - s) F on a, s F on b, and -(1 - t) F on c, -t F on d:
+ * the four sum to zero (momentum kept to round-off) and are minus the gradient of
+ *     E = 1/2 k (h - d_pq)^2                                              J
+ * (the closest points are a minimum over (s, t), so their motion along the edges does
+ * not change d_pq to first order), which ss_energy counts in `contact`. With friction
+ * mu, the sliding u_t of u = v_p - v_q is resisted by self-collision's smoothed Coulomb
+ * friction (ss_self_collision_friction), its power booked with damping's. Segments that
+ * meet (d_pq = 0) are pushed along (b - a) x (d - c) with depth h. A pair whose closest
+ * point is an end of an edge is also a node's pair with a triangle of that edge, or a
+ * node's with the other edge's triangle: near a node the pushes add up, as a node near a
+ * triangles' common edge is pushed by both (the potentials add: still conservative).
+ *
+ * Which pairs: the faces' edges, each once; two edges with a node in common, or with a
+ * node of one joined by a face edge to a node of the other, are left out (neighbours in
+ * the mesh, which only a fold sharper than the mesh resolves could bring into contact;
+ * flat, the closest such pairs are 0.7 of an edge apart and would be candidates
+ * everywhere). The list is self_collision.c's Verlet list's: built with it, at the same
+ * reach h + margin and kept as long as it is (no node has moved more than margin / 2 since:
+ * each point of an edge has then moved at most margin / 2, so a pair left out is still at
+ * least h apart). Broad phase: each edge's midpoint cell, of side the largest edge extent
+ * on any axis plus the reach (two edges within reach have their midpoints in neighbouring
+ * cells), hashed and counting-sorted (an edge's bucket in index order); each edge, in index
+ * order, takes the later edges of its own cell and the edges of the 13 cells after it. The order of
+ * the pairs depends on the positions only; their forces are computed alone (threads share them) and
+ * added serially in pair order, after the node-triangle candidates': bit-identical for any
+ * thread count.
+ *
+ * XPBD: each pair is an inequality constraint C = d_pq - h >= 0 with the generalised
+ * inverse mass W = (1 - s)^2 w_a + s^2 w_b + (1 - t)^2 w_c + t^2 w_d (w = 1/m, 0
+ * pinned), projected as node-triangle self-collision's (self_collision.c: a hard layer,
+ * lambda >= 0, momentum kept), with the same positional friction (ss_contact_friction_take).
+ *
+ * Crossings: at each check (self_collision.c's), a pair whose signed volume
+ * ((b - a) x (d - c)).(c - a) changed sign while the closest points were inside both edges
+ * at both checks went through: counted with the node-triangle crossings. */
+#include "springsim.h"
+
+#include "edge_contact.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The closest points of segments (p1, q1) and (p2, q2): p1 + s (q1 - p1) and p2 + t (q2 -
+ * p2) (Ericson 5.1.9; a degenerate segment is its first point; parallel ones take s = 0). */
+static void closest_params(const double *p1, const double *q1, const double *p2, const double *q2,
+                           double *s_out, double *t_out) {
+    double d1[3], d2[3], r[3];
+    for (int q = 0; q < 3; q++) {
+        d1[q] = q1[q] - p1[q];
+        d2[q] = q2[q] - p2[q];
+        r[q] = p1[q] - p2[q];
+    }
+#define DOT(u, v) ((u)[0] * (v)[0] + (u)[1] * (v)[1] + (u)[2] * (v)[2])
+    const double a = DOT(d1, d1), e = DOT(d2, d2), f = DOT(d2, r);
+    double s = 0.0, t = 0.0;
+    if (!(a > 0.0) && !(e > 0.0)) {
+        s = t = 0.0;
+    } else if (!(a > 0.0)) {
+        t = f / e;
+        t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
+    } else {
+        const double c = DOT(d1, r);
+        if (!(e > 0.0)) {
+            s = -c / a;
+            s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
+        } else {
+            const double b = DOT(d1, d2), denom = a * e - b * b;
+            if (denom > 0.0) {
+                s = (b * f - c * e) / denom;
+                s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
+            }
+            t = (b * s + f) / e;
+            if (t < 0.0) {
+                t = 0.0;
+                s = -c / a;
+                s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
+            } else if (t > 1.0) {
+                t = 1.0;
+                s = (b - c) / a;
+                s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
+            }
+        }
+    }
+#undef DOT
+    *s_out = s;
+    *t_out = t;
+}
+
+/* The four nodes of pair c: a, b of the first edge, then c, d of the second. */
+static void pair_nodes(const ss_edge_list *el, size_t c, size_t node[4]) {
+    const int32_t *pair = el->pairs + 2 * c;
+    for (int k = 0; k < 2; k++) {
+        node[2 * k] = (size_t)el->edges[2 * (size_t)pair[k]];
+        node[2 * k + 1] = (size_t)el->edges[2 * (size_t)pair[k] + 1];
+    }
+}
+
+/* The signed weights of the four nodes for parameters (s, t): p - q = sum w_k x_k. */
+static void weights_of(double s, double t, double w[4]) {
+    w[0] = 1.0 - s;
+    w[1] = s;
+    w[2] = -(1.0 - t);
+    w[3] = -t;
+}
+
+/* Slack of the box test, relative to h: far above the rounding of the closest points, so
+ * that a pair the test skips is one they would have found apart too. */
+#define SS_EDGE_BOX_SLACK 1e-6
+
+/* Nonzero when edges (a, b) and (c, d) are farther apart than h along some axis (so
+ * apart): most of the list's pairs, skipped before the closest points. NaN: never. */
+static inline int apart_by_box(const double *a, const double *b, const double *c, const double *d,
+                               double h) {
+    const double gap = (1.0 + SS_EDGE_BOX_SLACK) * h;
+    int apart = 0;
+    for (int q = 0; q < 3; q++) {
+        const double lo1 = a[q] < b[q] ? a[q] : b[q], hi1 = a[q] < b[q] ? b[q] : a[q];
+        const double lo2 = c[q] < d[q] ? c[q] : d[q], hi2 = c[q] < d[q] ? d[q] : c[q];
+        apart |= (lo1 - hi2 > gap) | (lo2 - hi1 > gap);
+    }
+    return apart;
+}
+
+/* One pair's contact at x (nodes x[node[k]] with `stride` doubles per row): 0 when apart
+ * (d_pq >= h, or no direction); else 1, with the weights w, the unit normal n from q to p
+ * and the depth h - d_pq. */
+static int edge_contact_at(const double *x, size_t stride, const size_t node[4], double h,
+                           double w[4], double n[3], double *depth) {
+    const double *a = x + stride * node[0], *b = x + stride * node[1], *c = x + stride * node[2],
+                 *d = x + stride * node[3];
+    if (apart_by_box(a, b, c, d, h))
+        return 0;
+    double s, t;
+    closest_params(a, b, c, d, &s, &t);
+    weights_of(s, t, w);
+    double d2 = 0.0;
+    for (int q = 0; q < 3; q++) {
+        n[q] = (w[0] * a[q] + w[1] * b[q]) + (w[2] * c[q] + w[3] * d[q]);
+        d2 += n[q] * n[q];
+    }
+    if (!(d2 < h * h))
+        return 0;
+    double dist = sqrt(d2);
+    if (dist == 0.0) { /* the edges meet: push along their common normal */
+        const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        const double e2[3] = {d[0] - c[0], d[1] - c[1], d[2] - c[2]};
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        dist = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (!(dist > 0.0))
+            return 0;
+        *depth = h;
+    } else {
+        *depth = h - dist;
+    }
+    for (int q = 0; q < 3; q++)
+        n[q] /= dist;
+    return 1;
+}
+
+/* u = sum w_k v_k: the velocity of p relative to q. */
+static void relative_velocity(const double *v, const size_t node[4], const double w[4],
+                              double u[3]) {
+    for (int q = 0; q < 3; q++)
+        u[q] = (w[0] * v[3 * node[0] + (size_t)q] + w[1] * v[3 * node[1] + (size_t)q]) +
+               (w[2] * v[3 * node[2] + (size_t)q] + w[3] * v[3 * node[3] + (size_t)q]);
+}
+
+void ss_edge_pair_forces(ss_edge_list *el, const double *x, const double *v, double h, double k,
+                         double mu, size_t first, size_t last) {
+    for (size_t c = first; c < last; c++) {
+        size_t node[4];
+        double w[4], n[3], depth, *F = el->results + SS_EDGE_RESULT * c;
+        pair_nodes(el, c, node);
+        const int hit = edge_contact_at(x, 3, node, h, w, n, &depth);
+        el->touching[c] = (uint8_t)hit;
+        if (!hit)
+            continue;
+        const double fn = k * depth;
+        for (int q = 0; q < 3; q++)
+            F[q] = fn * n[q];
+        F[3] = w[1];
+        F[4] = -w[3];
+        if (mu > 0.0) {
+            double u[3], g[3];
+            relative_velocity(v, node, w, u);
+            ss_self_collision_friction(mu, u, n, fn, g);
+            for (int q = 0; q < 3; q++)
+                F[q] += g[q];
+        }
+    }
+}
+
+void ss_edge_gather_forces(const ss_edge_list *el, double *f, size_t stride) {
+    for (size_t c = 0; c < el->count; c++) {
+        if (!el->touching[c])
+            continue;
+        size_t node[4];
+        double w[4];
+        const double *F = el->results + SS_EDGE_RESULT * c;
+        pair_nodes(el, c, node);
+        weights_of(F[3], F[4], w);
+        for (int corner = 0; corner < 4; corner++) {
+            double *fv = f + node[corner] * stride;
+            for (int q = 0; q < 3; q++)
+                fv[q] += w[corner] * F[q];
+        }
+    }
+}
+
+double ss_edge_depth_sum(const ss_edge_list *el, const double *x, double h) {
+    double sum = 0.0;
+    for (size_t c = 0; c < el->count; c++) {
+        size_t node[4];
+        double w[4], n[3], depth;
+        pair_nodes(el, c, node);
+        if (edge_contact_at(x, 3, node, h, w, n, &depth))
+            sum += depth * depth;
+    }
+    return sum;
+}
+
+double ss_edge_power(const ss_edge_list *el, const double *x, const double *v, double h, double k,
+                     double mu) {
+    double power = 0.0;
+    for (size_t c = 0; mu > 0.0 && c < el->count; c++) {
+        size_t node[4];
+        double w[4], n[3], depth, u[3], g[3];
+        pair_nodes(el, c, node);
+        if (!edge_contact_at(x, 3, node, h, w, n, &depth))
+            continue;
+        relative_velocity(v, node, w, u);
+        power += ss_self_collision_friction(mu, u, n, k * depth, g);
+    }
+    return power;
+}
+
+/* ((b - a) x (d - c)).(c - a): which way the edges are twisted about each other; with
+ * `inside`, whether their closest points are inside both. */
+static double twist(const double *x, const size_t node[4], int *inside) {
+    const double *a = x + 3 * node[0], *b = x + 3 * node[1], *c = x + 3 * node[2],
+                 *d = x + 3 * node[3];
+    const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+    const double e2[3] = {d[0] - c[0], d[1] - c[1], d[2] - c[2]};
+    const double N[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
+                         e1[0] * e2[1] - e1[1] * e2[0]};
+    if (inside) {
+        double s, t;
+        closest_params(a, b, c, d, &s, &t);
+        *inside = s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0;
+    }
+    return N[0] * (c[0] - a[0]) + N[1] * (c[1] - a[1]) + N[2] * (c[2] - a[2]);
+}
+
+size_t ss_edge_count_crossings(const ss_edge_list *el, const double *x0, const double *x) {
+    size_t crossed = 0;
+    for (size_t c = 0; c < el->count; c++) {
+        size_t node[4];
+        pair_nodes(el, c, node);
+        const double v0 = twist(x0, node, NULL), v1 = twist(x, node, NULL);
+        if (!((v0 > 0.0 && v1 < 0.0) || (v0 < 0.0 && v1 > 0.0)))
+            continue; /* the same twist: most pairs */
+        int in0, in1;
+        twist(x0, node, &in0);
+        twist(x, node, &in1);
+        crossed += in0 && in1;
+    }
+    return crossed;
+}
+
+void ss_edge_constraints_begin(ss_edge_list *el) {
+    for (size_t c = 0; c < el->count; c++)
+        el->results[SS_EDGE_RESULT * c] = el->results[SS_EDGE_RESULT * c + 1] = 0.0;
+}
+
+void ss_edge_constraints_solve(ss_edge_list *el, double *records, size_t stride, double h,
+                               double mu) {
+    for (size_t c = 0; c < el->count; c++) {
+        size_t node[4];
+        double *state = el->results + SS_EDGE_RESULT * c, *r[4];
+        pair_nodes(el, c, node);
+        for (int k = 0; k < 4; k++)
+            r[k] = records + node[k] * stride;
+        if (state[0] == 0.0 && apart_by_box(r[0], r[1], r[2], r[3], h))
+            continue; /* apart, and not pushed this substep */
+        double w[4], n[3], s, t, d2 = 0.0;
+        closest_params(r[0], r[1], r[2], r[3], &s, &t);
+        weights_of(s, t, w);
+        for (int q = 0; q < 3; q++) {
+            n[q] = (w[0] * r[0][q] + w[1] * r[1][q]) + (w[2] * r[2][q] + w[3] * r[3][q]);
+            d2 += n[q] * n[q];
+        }
+        if (state[0] == 0.0 && !(d2 < h * h))
+            continue; /* apart, and not pushed this substep */
+        double d = sqrt(d2);
+        const double C = d - h;
+        if (d == 0.0) {
+            const double e1[3] = {r[1][0] - r[0][0], r[1][1] - r[0][1], r[1][2] - r[0][2]};
+            const double e2[3] = {r[3][0] - r[2][0], r[3][1] - r[2][1], r[3][2] - r[2][2]};
+            n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+            n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+            n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+            d = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+            if (!(d > 0.0))
+                continue;
+        }
+        for (int q = 0; q < 3; q++)
+            n[q] /= d;
+        const double W = (w[0] * w[0] * r[0][3] + w[1] * w[1] * r[1][3]) +
+                         (w[2] * w[2] * r[2][3] + w[3] * w[3] * r[3][3]);
+        if (!(W > 0.0))
+            continue;
+        double dlambda = -C / W;
+        if (state[0] + dlambda < 0.0)
+            dlambda = -state[0];
+        state[0] = state[0] + dlambda;
+        for (int q = 0; q < 3; q++) {
+            const double g = dlambda * n[q];
+            for (int k = 0; k < 4; k++)
+                r[k][q] = r[k][q] + (w[k] * r[k][3]) * g;
+        }
+        const double room = mu * state[0] - state[1];
+        if (!(mu > 0.0) || !(room > 0.0))
+            continue;
+        double slip[3];
+        for (int q = 0; q < 3; q++)
+            slip[q] = (w[0] * (r[0][q] - r[0][4 + q]) + w[1] * (r[1][q] - r[1][4 + q])) +
+                      (w[2] * (r[2][q] - r[2][4 + q]) + w[3] * (r[3][q] - r[3][4 + q]));
+        const double dmu = ss_contact_friction_take(slip, n, room, W);
+        if (!(dmu > 0.0))
+            continue;
+        state[1] = state[1] + dmu;
+        for (int q = 0; q < 3; q++) {
+            const double g = dmu * slip[q];
+            for (int k = 0; k < 4; k++)
+                r[k][q] = r[k][q] - (w[k] * r[k][3]) * g;
+        }
+    }
+}
+
+size_t ss_edge_constraints_pushed(const ss_edge_list *el) {
+    size_t pushed = 0;
+    for (size_t c = 0; c < el->count; c++)
+        pushed += el->results[SS_EDGE_RESULT * c] > 0.0;
+    return pushed;
+}
+
+/* ---- The list: the faces' edges, and the pairs within reach ------------------- */
+
+static int by_edge(const void *p, const void *q) {
+    const int32_t *a = p, *b = q;
+    return a[0] != b[0] ? (a[0] > b[0]) - (a[0] < b[0]) : (a[1] > b[1]) - (a[1] < b[1]);
+}
+
+/* el->edges for the current faces: -1 when out of memory. */
+static int find_edges(ss_edge_list *el, const ss_system *sys) {
+    const size_t nf = sys->num_faces;
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    if (ss_self_collision_reserve((void **)&el->edges, &el->edges_capacity, 6 * nf + 2,
+                                  sizeof(int32_t)))
+        return -1;
+    int32_t *e = el->edges;
+    for (size_t t = 0; t < nf; t++)
+        for (int k = 0; k < 3; k++) {
+            const int32_t a = faces[3 * t + (size_t)k], b = faces[3 * t + (size_t)(k + 1) % 3];
+            e[6 * t + 2 * (size_t)k] = a < b ? a : b;
+            e[6 * t + 2 * (size_t)k + 1] = a < b ? b : a;
+        }
+    qsort(e, 3 * nf, 2 * sizeof(int32_t), by_edge);
+    size_t unique = 0;
+    for (size_t k = 0; k < 3 * nf; k++)
+        if (unique == 0 || e[2 * k] != e[2 * unique - 2] || e[2 * k + 1] != e[2 * unique - 1]) {
+            e[2 * unique] = e[2 * k];
+            e[2 * unique + 1] = e[2 * k + 1];
+            unique++;
+        }
+    el->num_edges = unique;
+    /* Each node's neighbours along the edges (CSR): joined() scans a node's few. */
+    const size_t n = sys->num_nodes;
+    if (ss_self_collision_reserve((void **)&el->adj_first, &el->adj_first_capacity, n + 1,
+                                  sizeof(size_t)) ||
+        ss_self_collision_reserve((void **)&el->adj, &el->adj_capacity, 2 * unique + 1,
+                                  sizeof(int32_t)))
+        return -1;
+    size_t *first = el->adj_first;
+    memset(first, 0, (n + 1) * sizeof(size_t));
+    for (size_t k = 0; k < 2 * unique; k++)
+        first[(size_t)e[k] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        first[i + 1] += first[i];
+    for (size_t k = 0; k < unique; k++) { /* first[i] advances to i's end, then back */
+        el->adj[first[(size_t)e[2 * k]]++] = e[2 * k + 1];
+        el->adj[first[(size_t)e[2 * k + 1]]++] = e[2 * k];
+    }
+    for (size_t i = n; i > 0; i--)
+        first[i] = first[i - 1];
+    first[0] = 0;
+    el->edges_edits = sys->topology_edits;
+    el->edges_faces = nf;
+    el->edges_valid = 1;
+    return 0;
+}
+
+/* Nonzero when nodes i and j are joined by a face edge. */
+static int joined(const ss_edge_list *el, int32_t i, int32_t j) {
+    int found = 0;
+    for (size_t k = el->adj_first[i]; k < el->adj_first[i + 1]; k++)
+        found |= el->adj[k] == j;
+    return found;
+}
+
+/* Nonzero when a node of edge e is joined by a face edge to a node of f (neighbours in
+ * the mesh, with those that have a node in common: see the top of this file). */
+static int neighbours(const ss_edge_list *el, size_t e, size_t f) {
+    const int32_t *u = el->edges + 2 * e, *v = el->edges + 2 * f;
+    for (int i = 0; i < 2; i++)
+        for (int j = 0; j < 2; j++)
+            if (joined(el, u[i], v[j]))
+                return 1;
+    return 0;
+}
+
+/* A cell coordinate; non-finite or huge positions all go to cell 0 (their forces are NaN
+ * anyway, and the step rolls back). */
+static int64_t cell_of(double q, double inv_cell) {
+    const double c = floor(q * inv_cell);
+    return fabs(c) < 1e15 ? (int64_t)c : 0;
+}
+
+static size_t bucket_of(const int64_t *c, size_t mask) {
+    const uint64_t h =
+        (uint64_t)c[0] * 73856093u ^ (uint64_t)c[1] * 19349663u ^ (uint64_t)c[2] * 83492791u;
+    return (size_t)(h ^ h >> 29) & mask;
+}
+
+static int reserve_pairs(ss_edge_list *el, size_t need) {
+    if (need <= el->pair_capacity)
+        return 0;
+    const size_t grown = el->pair_capacity * 2 > need ? el->pair_capacity * 2 : need + 1024;
+    int32_t *fresh = ss_malloc(2 * grown * sizeof(int32_t));
+    if (!fresh)
+        return -1;
+    if (el->count)
+        memcpy(fresh, el->pairs, 2 * el->count * sizeof(int32_t));
+    ss_free(el->pairs);
+    el->pairs = fresh;
+    el->pair_capacity = grown;
+    return 0;
+}
+
+/* An edge as the broad phase reads it: its midpoint's cell, its bounding box, its index
+ * and its nodes; kept in bucket order, so that a scan reads its bucket in sequence. */
+typedef struct {
+    int64_t cell[3];
+    double box[6]; /* lo, then hi */
+    int32_t edge, a, b;
+} edge_slot;
+
+int ss_edge_list_build(ss_edge_list *el, const ss_system *sys, const double *x, double reach) {
+    el->count = 0;
+    if (!(el->edges_valid && el->edges_edits == sys->topology_edits &&
+          el->edges_faces == sys->num_faces) &&
+        find_edges(el, sys))
+        return -1;
+    const size_t ne = el->num_edges;
+    double extent = 0.0;
+    for (size_t e = 0; e < ne; e++)
+        for (int q = 0; q < 3; q++) {
+            const double span = fabs(x[3 * (size_t)el->edges[2 * e] + (size_t)q] -
+                                     x[3 * (size_t)el->edges[2 * e + 1] + (size_t)q]);
+            extent = span > extent ? span : extent;
+        }
+    const double cell = extent + reach, inv_cell = isfinite(cell) && cell > 0.0 ? 1.0 / cell : 0.0;
+    size_t buckets = 16;
+    while (buckets < 2 * ne)
+        buckets *= 2;
+    if (ss_self_collision_reserve(&el->slots, &el->slots_capacity, 2 * ne + 2, sizeof(edge_slot)) ||
+        ss_self_collision_reserve((void **)&el->bucket, &el->bucket_capacity, ne + 1,
+                                  sizeof(size_t)) ||
+        ss_self_collision_reserve((void **)&el->start, &el->start_capacity, buckets + 1,
+                                  sizeof(size_t)))
+        return -1;
+    edge_slot *raw = el->slots, *sorted = raw + ne;
+    size_t *start = el->start;
+    memset(start, 0, (buckets + 1) * sizeof(size_t));
+    for (size_t e = 0; e < ne; e++) {
+        edge_slot *o = raw + e;
+        o->edge = (int32_t)e;
+        o->a = el->edges[2 * e];
+        o->b = el->edges[2 * e + 1];
+        const double *a = x + 3 * (size_t)o->a, *b = x + 3 * (size_t)o->b;
+        for (int q = 0; q < 3; q++) {
+            o->cell[q] = cell_of(0.5 * (a[q] + b[q]), inv_cell);
+            o->box[q] = fmin(a[q], b[q]);
+            o->box[3 + q] = fmax(a[q], b[q]);
+        }
+        el->bucket[e] = bucket_of(o->cell, buckets - 1);
+        start[el->bucket[e] + 1]++;
+    }
+    for (size_t b = 0; b < buckets; b++)
+        start[b + 1] += start[b];
+    for (size_t e = 0; e < ne; e++) /* stable: a bucket lists its edges in index order */
+        sorted[start[el->bucket[e]]++] = raw[e];
+    for (size_t b = buckets; b > 0; b--) /* start[b] was advanced to its end: shift back */
+        start[b] = start[b - 1];
+    start[0] = 0;
+    for (size_t e = 0; e < ne; e++) {
+        const edge_slot *own = raw + e;
+        const double *a = x + 3 * (size_t)own->a, *b = x + 3 * (size_t)own->b, *u = own->box;
+        /* Half the neighbourhood: its own cell (the edges after it) and the 13 cells
+         * after it (z, then y, then x greater), so that each pair is met once. */
+        for (int64_t dz = 0; dz <= 1; dz++)
+            for (int64_t dy = dz == 0 ? 0 : -1; dy <= 1; dy++)
+                for (int64_t dx = dz == 0 && dy == 0 ? 0 : -1; dx <= 1; dx++) {
+                    const int64_t around[3] = {own->cell[0] + dx, own->cell[1] + dy,
+                                               own->cell[2] + dz};
+                    const int same = dz == 0 && dy == 0 && dx == 0;
+                    const size_t bucket = bucket_of(around, buckets - 1);
+                    for (size_t k = start[bucket]; k < start[bucket + 1]; k++) {
+                        const edge_slot *o = sorted + k;
+                        const double *w = o->box;
+                        /* each pair once, from its own cell only; then most are farther
+                         * apart than the reach along some axis, which their boxes show
+                         * (NaN: kept), or have a node in common */
+                        if ((same && o->edge <= own->edge) | (o->cell[0] != around[0]) |
+                            (o->cell[1] != around[1]) | (o->cell[2] != around[2]) |
+                            (u[0] > w[3] + reach) | (w[0] > u[3] + reach) | (u[1] > w[4] + reach) |
+                            (w[1] > u[4] + reach) | (u[2] > w[5] + reach) | (w[2] > u[5] + reach) |
+                            (o->a == own->a) | (o->a == own->b) | (o->b == own->a) |
+                            (o->b == own->b))
+                            continue;
+                        const double *c = x + 3 * (size_t)o->a, *d = x + 3 * (size_t)o->b;
+                        double s, t, d2 = 0.0;
+                        closest_params(a, b, c, d, &s, &t);
+                        for (int q = 0; q < 3; q++) {
+                            const double g =
+                                (a[q] + s * (b[q] - a[q])) - (c[q] + t * (d[q] - c[q]));
+                            d2 += g * g;
+                        }
+                        const size_t f = (size_t)o->edge;
+                        if (d2 >= reach * reach || neighbours(el, e, f))
+                            continue; /* (NaN is kept: its forces fail the step) */
+                        if (reserve_pairs(el, el->count + 1))
+                            return -1;
+                        el->pairs[2 * el->count] = (int32_t)(e < f ? e : f);
+                        el->pairs[2 * el->count + 1] = (int32_t)(e < f ? f : e);
+                        el->count++;
+                    }
+                }
+    }
+    return 0;
+}
+
+int ss_edge_list_fit(ss_edge_list *el) {
+    return ss_self_collision_reserve((void **)&el->results, &el->results_capacity,
+                                     SS_EDGE_RESULT * el->count, sizeof(double)) ||
+           ss_self_collision_reserve((void **)&el->touching, &el->touching_capacity, el->count, 1);
+}
+
+void ss_edge_list_release(ss_edge_list *el) {
+    ss_free(el->edges);
+    ss_free(el->pairs);
+    ss_free(el->adj_first);
+    ss_free(el->adj);
+    ss_free(el->slots);
+    ss_free(el->bucket);
+    ss_free(el->start);
+    ss_free(el->results);
+    ss_free(el->touching);
+}
+
+size_t ss_edge_list_nbytes(const ss_edge_list *el) {
+    return (el->edges ? el->edges_capacity * sizeof(int32_t) : 0) +
+           (el->pairs ? 2 * el->pair_capacity * sizeof(int32_t) : 0) +
+           (el->slots ? el->slots_capacity * sizeof(edge_slot) : 0) +
+           (el->adj_first ? el->adj_first_capacity * sizeof(size_t) : 0) +
+           (el->adj ? el->adj_capacity * sizeof(int32_t) : 0) +
+           (el->bucket ? el->bucket_capacity * sizeof(size_t) : 0) +
+           (el->start ? el->start_capacity * sizeof(size_t) : 0) +
+           (el->results ? el->results_capacity * sizeof(double) : 0) +
+           (el->touching ? el->touching_capacity : 0);
+}

@@ -1,0 +1,112 @@
+/* edge_contact.h - edge-edge contact of self-colliding surfaces (edge_contact.c): private to
+ * self_collision.c, which owns the list (inside its own setting) and calls these at each of
+ * its steps, so that the force evaluation, XPBD, the energy and the books see one
+ * self-collision: its node-triangle candidates first, then its edge pairs. */
+#ifndef SPRINGSIM_EDGE_CONTACT_H
+#define SPRINGSIM_EDGE_CONTACT_H
+
+#include "springsim.h"
+
+#include <math.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/* m/s: self-collision's friction is smoothed below this sliding speed (so that it has a
+ * power). */
+#define SS_SELF_SLIP 1e-3
+
+/* Self-collision's friction, node-triangle and edge-edge alike: the force g (N) on the
+ * contact's first side of a pair pushed with fn (N) whose sides move at relative velocity
+ * u (m/s; overwritten), n the unit normal: g = -mu fn u_t / sqrt(|u_t|^2 + s^2), u_t the
+ * part of u across n, s = SS_SELF_SLIP (Coulomb's, smoothed). Returns its power, W
+ * (>= 0). */
+static inline double ss_self_collision_friction(double mu, double u[3], const double n[3],
+                                                double fn, double g[3]) {
+    const double un = u[0] * n[0] + u[1] * n[1] + u[2] * n[2];
+    double ut2 = 0.0;
+    for (int q = 0; q < 3; q++) {
+        u[q] -= un * n[q];
+        ut2 += u[q] * u[q];
+    }
+    const double scale = mu * fn / sqrt(ut2 + SS_SELF_SLIP * SS_SELF_SLIP);
+    for (int q = 0; q < 3; q++)
+        g[q] = -scale * u[q];
+    return scale * ut2;
+}
+
+/* The edge pairs of a self-collision's candidate list, and their scratch (grow-only). */
+typedef struct ss_edge_list {
+    /* The faces' edges, each once, (lo < hi) in increasing order; current while
+     * edges_valid and the topology's edit count and face count are the ones seen. */
+    int32_t *edges;
+    size_t num_edges, edges_capacity, edges_edits, edges_faces;
+    int edges_valid;
+    size_t *adj_first; /* (N + 1,): node i's neighbours along the edges are adj[first[i] ..] */
+    int32_t *adj;
+    size_t adj_first_capacity, adj_capacity;
+    int32_t *pairs; /* (count, 2) edge indices e < f */
+    size_t count, pair_capacity;
+    /* The broad phase's scratch: the edges as it reads them, by index then by bucket
+     * (edge_contact.c's slots), each edge's bucket and the buckets' starts. */
+    void *slots;
+    size_t *bucket, *start;
+    size_t slots_capacity, bucket_capacity, start_capacity;
+    /* Per pair: the force F on the first edge's contact point and the parameters (s, t)
+     * (forces), or (lambda, lambda_t) (XPBD); and whether it touches. */
+    double *results;
+    uint8_t *touching;
+    size_t results_capacity, touching_capacity;
+} ss_edge_list;
+
+/* Doubles per pair in results. */
+#define SS_EDGE_RESULT 5
+
+/* Self-collision's scratch, node-triangle and edge-edge alike, grows only: *p to hold
+ * `need` elements of `size` bytes, keeping none of the old (its capacity in elements in
+ * *capacity); -1 when out of memory. */
+static inline int ss_self_collision_reserve(void **p, size_t *capacity, size_t need, size_t size) {
+    if (need <= *capacity && *p)
+        return 0;
+    size_t grown = *capacity + *capacity / 2;
+    if (grown < need)
+        grown = need;
+    if (grown == 0)
+        grown = 1;
+    void *fresh = ss_malloc(grown * size);
+    if (!fresh)
+        return -1;
+    ss_free(*p);
+    *p = fresh;
+    *capacity = grown;
+    return 0;
+}
+
+/* The pairs of edges (no node in common, no node of one a face neighbour of a node of
+ * the other) closer than `reach` at x: -1 when out of memory (the list is then empty). */
+int ss_edge_list_build(ss_edge_list *el, const ss_system *sys, const double *x, double reach);
+/* Results and touching for the pairs: -1 when out of memory. */
+int ss_edge_list_fit(ss_edge_list *el);
+/* The forces of pairs [first, last) at (x, v) into results (any thread, disjoint ranges):
+ * thickness h (m), stiffness k (N/m), friction mu. */
+void ss_edge_pair_forces(ss_edge_list *el, const double *x, const double *v, double h, double k,
+                         double mu, size_t first, size_t last);
+/* f (rows `stride` apart) += the touching pairs' forces, in pair order (one thread). */
+void ss_edge_gather_forces(const ss_edge_list *el, double *f, size_t stride);
+/* sum (h - d)^2 over the touching pairs at x, m^2 (the caller multiplies by k / 2). */
+double ss_edge_depth_sum(const ss_edge_list *el, const double *x, double h);
+/* Power friction takes out at (x, v), W. */
+double ss_edge_power(const ss_edge_list *el, const double *x, const double *v, double h, double k,
+                     double mu);
+/* Pairs that went through each other between positions x0 and x (see edge_contact.c). */
+size_t ss_edge_count_crossings(const ss_edge_list *el, const double *x0, const double *x);
+/* XPBD: lambda = lambda_t = 0 for every pair; then one pass of the thickness as a hard
+ * layer with friction on records of `stride` doubles, (x, y, z, w, s_x, s_y, s_z, ...). */
+void ss_edge_constraints_begin(ss_edge_list *el);
+void ss_edge_constraints_solve(ss_edge_list *el, double *records, size_t stride, double h,
+                               double mu);
+size_t ss_edge_constraints_pushed(const ss_edge_list *el);
+/* Free every buffer (not el itself); bytes held. */
+void ss_edge_list_release(ss_edge_list *el);
+size_t ss_edge_list_nbytes(const ss_edge_list *el);
+
+#endif
