@@ -1346,12 +1346,13 @@ def _vbd_local(
     x: np.ndarray,
     x0: np.ndarray,
     y: np.ndarray,
-    adjacency: list[tuple[np.ndarray, np.ndarray, np.ndarray]],
+    adjacency: tuple[np.ndarray, np.ndarray, np.ndarray],
     h: float,
     hessian: bool,
 ) -> tuple[np.ndarray, ...]:
     """The local incremental potential G of each of ``nodes`` at positions ``p`` (the
-    others at x), and with ``hessian`` its force −∇G, projected Hessian and rounding scale (vbd.c)."""
+    others at x), and with ``hessian`` its force −∇G, projected Hessian and rounding
+    scale (vbd.c)."""
     dim = s.dim
     w = s.m[nodes] * (1.0 / (h * h))
     e = np.zeros((len(nodes), 3))
@@ -1363,58 +1364,55 @@ def _vbd_local(
     hh = np.zeros((len(nodes), 3, 3))
     for q in range(3):
         hh[:, q, q] = w
-    for rows, other, spring in adjacency:  # the k-th spring of every node that has one
-        d, now = np.zeros((len(rows), 3)), np.zeros((len(rows), 3))
-        d[:, :dim] = p[rows] - x[other]
-        now[:, :dim] = x[nodes[rows]] - x[other]  # before the step: u is frozen there
-        now2 = (now[:, 0] * now[:, 0] + now[:, 1] * now[:, 1]) + now[:, 2] * now[:, 2]
-        live = now2 >= MIN_SPRING_LENGTH**2
-        rows, other, spring, d, now, now2 = (
-            rows[live],
-            other[live],
-            spring[live],
-            d[live],
-            now[live],
-            now2[live],
-        )
-        l2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
-        length = np.sqrt(l2)
-        k, rest, c = s.k[spring], s.L[spring], s.c[spring]
-        stretch = length - rest
-        energy[rows] += 0.5 * k * (stretch * stretch)
-        inv = 1.0 / np.sqrt(now2)
-        u = now * inv[:, None]
-        damped = c > 0.0
-        ch = c * (1.0 / h)
-        moved = np.zeros((len(rows), 3))
-        moved[:, :dim] = x0[nodes[rows]] - x0[other]
-        r = np.zeros(len(rows))
-        for q in range(dim):
-            r = r + (d[:, q] - moved[:, q]) * u[:, q]
-        energy[rows] += np.where(damped, 0.5 * ch * (r * r), 0.0)
-        if not hessian:
-            continue
-        size = (
-            size_i[rows]
-            + np.abs(x[other]).max(axis=1)
-            + np.abs(x0[other]).max(axis=1)
-            + length
-            + rest
-        )
-        scale[rows] += k * np.abs(stretch) * size + np.where(damped, ch * np.abs(r) * size, 0.0)
-        pull = k * stretch
-        transverse = 1.0 - rest * inv
-        t = np.where(transverse > 0.0, k * transverse, 0.0)
-        axial = k - t
-        f[rows] -= pull[:, None] * u
-        f[rows] -= np.where(damped, ch * r, 0.0)[:, None] * u
-        axial = np.where(damped, axial + ch, axial)
-        for a in range(dim):
-            for b in range(a, dim):
-                term = axial * u[:, a] * u[:, b] + (t if a == b else 0.0)
-                hh[rows, a, b] += term
+    rows, other, spring = adjacency  # by node, each node's springs in index order
+    d, now = np.zeros((len(rows), 3)), np.zeros((len(rows), 3))
+    d[:, :dim] = p[rows] - x[other]
+    now[:, :dim] = x[nodes[rows]] - x[other]  # before the step: u is frozen there
+    now2 = (now[:, 0] * now[:, 0] + now[:, 1] * now[:, 1]) + now[:, 2] * now[:, 2]
+    live = now2 >= MIN_SPRING_LENGTH**2
+    rows, other, spring = rows[live], other[live], spring[live]
+    d, now, now2 = d[live], now[live], now2[live]
+    l2 = (d[:, 0] * d[:, 0] + d[:, 1] * d[:, 1]) + d[:, 2] * d[:, 2]
+    length = np.sqrt(l2)
+    k, rest, c = s.k[spring], s.L[spring], s.c[spring]
+    stretch = length - rest
+    inv = 1.0 / np.sqrt(now2)
+    u = now * inv[:, None]
+    damped = c > 0.0
+    ch = c * (1.0 / h)
+    moved = np.zeros((len(rows), 3))
+    moved[:, :dim] = x0[nodes[rows]] - x0[other]
+    r = np.zeros(len(rows))
+    for q in range(dim):
+        r = r + (d[:, q] - moved[:, q]) * u[:, q]
+    # Each node adds its springs' terms one after another, elastic then dashpot (an
+    # undamped spring's dashpot adds +0.0, which changes no bit): np.add.at adds in
+    # index order, as the kernel's loop does.
+    twice = np.repeat(rows, 2)
+    terms = np.empty(2 * len(rows))
+    terms[0::2] = 0.5 * k * (stretch * stretch)
+    terms[1::2] = np.where(damped, 0.5 * ch * (r * r), 0.0)
+    np.add.at(energy, twice, terms)
     if not hessian:
         return (energy,)
+    size = (
+        size_i[rows] + np.abs(x[other]).max(axis=1) + np.abs(x0[other]).max(axis=1) + length + rest
+    )
+    np.add.at(
+        scale, rows, k * np.abs(stretch) * size + np.where(damped, ch * np.abs(r) * size, 0.0)
+    )
+    pull = k * stretch
+    transverse = 1.0 - rest * inv
+    t = np.where(transverse > 0.0, k * transverse, 0.0)
+    axial = np.where(damped, (k - t) + ch, k - t)
+    push = np.where(damped, ch * r, 0.0)
+    for q in range(dim):
+        terms[0::2] = pull * u[:, q]
+        terms[1::2] = push * u[:, q]
+        np.subtract.at(f[:, q], twice, terms)
+    for a in range(dim):
+        for b in range(a, dim):
+            np.add.at(hh[:, a, b], rows, axial * u[:, a] * u[:, b] + (t if a == b else 0.0))
     return energy, f, hh, scale
 
 
@@ -1446,10 +1444,10 @@ def _vbd_newton(f: np.ndarray, hh: np.ndarray, dim: int) -> tuple[np.ndarray, np
 
 def _vbd_colours(
     s: State,
-) -> list[tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray, np.ndarray]]]]:
-    """The free nodes of each vertex colour and, slot by slot, their springs (the k-th
-    of every node that has k + 1: so that every node sums in spring order); kept on
-    ``s`` until its springs or pins change."""
+) -> list[tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """The free nodes of each vertex colour and their springs (row in the colour, other
+    end, spring), node by node in spring order; kept on ``s`` until its springs or pins
+    change."""
     key = (s.springs.tobytes(), s.pinned.tobytes(), len(s.x))
     cached = s._vbd_cache
     if cached is not None and cached[0] == key:
@@ -1462,18 +1460,8 @@ def _vbd_colours(
             continue
         row = -np.ones(len(s.x), dtype=np.int64)
         row[nodes] = np.arange(len(nodes))
-        mine = row[owner] >= 0
-        o_rows, o_other, o_spring = row[owner[mine]], other[mine], spring[mine]
-        # slot k: the k-th spring of each node, so that every node sums in spring order
-        slot = np.zeros(len(o_rows), dtype=np.int64)
-        counts = np.zeros(len(nodes), dtype=np.int64)
-        for q, r in enumerate(o_rows):
-            slot[q] = counts[r]
-            counts[r] += 1
-        adjacency = [
-            (o_rows[slot == k], o_other[slot == k], o_spring[slot == k])
-            for k in range(int(counts.max(initial=0)))
-        ]
+        mine = row[owner] >= 0  # owner, then spring order: each node's springs in order
+        adjacency = (row[owner[mine]], other[mine], spring[mine])
         colours.append((nodes, adjacency))
     s._vbd_cache = (key, colours)
     return colours

@@ -26,6 +26,7 @@ ORDER = {
     "rk2": 2,
     "rk4": 4,
     "implicit_euler": 1,
+    "vbd": 1,
 }
 REST = 1.0  # rest length of the single-oscillator spring, m
 
@@ -275,8 +276,10 @@ def test_free_fall(model, method, dim):
     v0 = np.array([1.0, 2.0, -0.5][:dim])
     dt, n = 0.05, 40
     t = n * dt
-    # Implicit Euler with no spring: v' = v + g dt, x' = x + v' dt, symplectic Euler.
-    lag = {"euler": -0.5, "symplectic_euler": 0.5, "implicit_euler": 0.5}.get(method, 0.0)
+    # Implicit Euler and VBD with no spring: v' = v + g dt, x' = x + v' dt, symplectic Euler.
+    lag = {"euler": -0.5, "symplectic_euler": 0.5, "implicit_euler": 0.5, "vbd": 0.5}.get(
+        method, 0.0
+    )
     body = model(positions=[x0], velocities=[v0], masses=2.0, gravity=g)
     body.step(dt, n, method)
     x_expected = x0 + v0 * t + 0.5 * g * t * t + lag * g * t * dt
