@@ -1470,7 +1470,7 @@ def _vbd_colours(
 def _vbd(s: State, dt: float) -> None:
     # Vertex Block Descent (Chen, Macklin et al. 2024) on backward Euler's incremental
     # potential: the forces beside the springs at the start, explicitly (as
-    # `accelerations` less the springs); y = x0 + dt (v0 + dt a); x = y; then
+    # `accelerations` less the springs); y = x0 + dt (v0 + dt a); x = x0 + dt v0; then
     # `iterations` passes over the vertex colours, each free node taking a Newton step
     # on its own block with a line search (see vbd.c); v = (x − x0) / dt.
     x0, v0 = s.x.copy(), s.v.copy()
@@ -1480,7 +1480,7 @@ def _vbd(s: State, dt: float) -> None:
     a = f / m
     a[s.pinned] = 0.0
     y = np.where(s.pinned[:, None], x0 + dt * v0, x0 + dt * (v0 + dt * a))
-    x = y.copy()
+    x = x0 + dt * v0  # the first guess: the motion as it is, without this substep's push
     colours = _vbd_colours(s)
     for _ in range(s.iterations):
         for nodes, adjacency in colours:

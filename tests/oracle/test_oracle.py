@@ -83,6 +83,13 @@ def specs(draw, dim=None):
     )
 
 
+def fewer_vbd_passes(sim, method):
+    """vbd's oracle runs NumPy per vertex colour and pass: 3 passes per substep test the
+    same operations as the default 10, in a third of the time."""
+    if method == "vbd":
+        sim.iterations = 3
+
+
 def build(spec):
     """A springsim.System from a spec."""
     sim = ss.System(dim=spec["dim"])
@@ -173,6 +180,7 @@ def test_kernel_has_exactly_the_reference_methods():
 def test_kernel_equals_reference_after_100_steps(method, dim, data):
     spec = data.draw(specs(dim))
     sim = build(spec)
+    fewer_vbd_passes(sim, method)
     ref = reference.State.from_system(sim)
     dt = safe_dt(spec)
     sim.step(dt, STEPS, method=method)
@@ -188,6 +196,8 @@ def test_split_steps_equal_one_call_and_reference(method, spec):
     # acceleration across calls), and both must agree with the oracle stepped singly.
     dt = safe_dt(spec)
     whole, split = build(spec), build(spec)
+    fewer_vbd_passes(whole, method)
+    fewer_vbd_passes(split, method)
     ref = reference.State.from_system(split)
     whole.step(dt, STEPS, method=method)
     for _ in range(STEPS):
@@ -331,6 +341,7 @@ def test_gas_bodies_equal_reference(method, dim, data):
     # copies the stored boundary).
     spec = data.draw(gas_specs(dim))
     sim = build(spec)
+    fewer_vbd_passes(sim, method)
     body = sim.add_pressure(spec["boundary"], spec["nrt"], ambient=spec["ambient"])
     ref = reference.State.from_system(sim)
     (elements, nrt, ambient), *more = ref.pressure

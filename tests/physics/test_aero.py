@@ -108,6 +108,8 @@ def aero_safe_dt(spec):
 @given(spec=aero_specs())
 def test_air_on_faces_equals_reference(method, spec):
     sim = build(spec)
+    if method == "vbd":  # its oracle runs NumPy per colour and pass: 3 passes test the same
+        sim.iterations = 3
     ref = reference.State.from_system(sim)
     assert ref.drag_coefficient == spec["drag_coefficient"] and len(ref.faces) == sim.num_faces
     dt = aero_safe_dt(spec)

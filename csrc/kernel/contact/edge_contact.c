@@ -148,25 +148,7 @@ static int edge_contact_at(const double *x, size_t stride, const size_t node[4],
         n[q] = (w[0] * a[q] + w[1] * b[q]) + (w[2] * c[q] + w[3] * d[q]);
         d2 += n[q] * n[q];
     }
-    if (!(d2 < h * h))
-        return 0;
-    double dist = sqrt(d2);
-    if (dist == 0.0) { /* the edges meet: push along their common normal */
-        const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-        const double e2[3] = {d[0] - c[0], d[1] - c[1], d[2] - c[2]};
-        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
-        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
-        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
-        dist = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        if (!(dist > 0.0))
-            return 0;
-        *depth = h;
-    } else {
-        *depth = h - dist;
-    }
-    for (int q = 0; q < 3; q++)
-        n[q] /= dist;
-    return 1;
+    return ss_self_contact_normal(n, d2, h, a, b, c, d, depth);
 }
 
 /* u = sum w_k v_k: the velocity of p relative to q. */

@@ -34,6 +34,34 @@ static inline double ss_self_collision_friction(double mu, double u[3], const do
     return scale * ut2;
 }
 
+/* Self-collision's contact direction, node-triangle and edge-edge alike: n holds the offset
+ * between the two closest points (m), d2 = |n|^2. Returns 0 when they are apart (d >= h);
+ * else 1, with the depth h - d and n made a unit vector. At d = 0 (the sides meet) n is
+ * (b - a) x (d - c), normalised, and the depth h (0 when that is 0: no direction). */
+static inline int ss_self_contact_normal(double n[3], double d2, double h, const double *a,
+                                         const double *b, const double *c, const double *d,
+                                         double *depth) {
+    if (!(d2 < h * h))
+        return 0;
+    double dist = sqrt(d2);
+    if (dist == 0.0) {
+        const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
+        const double e2[3] = {d[0] - c[0], d[1] - c[1], d[2] - c[2]};
+        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
+        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
+        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
+        dist = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
+        if (!(dist > 0.0))
+            return 0;
+        *depth = h;
+    } else {
+        *depth = h - dist;
+    }
+    for (int q = 0; q < 3; q++)
+        n[q] /= dist;
+    return 1;
+}
+
 /* The edge pairs of a self-collision's candidate list, and their scratch (grow-only). */
 typedef struct ss_edge_list {
     /* The faces' edges, each once, (lo < hi) in increasing order; current while

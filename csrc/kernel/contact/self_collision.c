@@ -149,26 +149,7 @@ static inline int pair_contact(const ss_self_collision *sc, face_plane *plane, c
         n[q] = p[q] - (w[0] * a[q] + w[1] * b[q] + w[2] * c[q]);
         d2 += n[q] * n[q];
     }
-    const double h = sc->thickness;
-    if (!(d2 < h * h))
-        return 0;
-    double d = sqrt(d2);
-    if (d == 0.0) { /* on the triangle: push along its normal */
-        const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-        const double e2[3] = {c[0] - a[0], c[1] - a[1], c[2] - a[2]};
-        n[0] = e1[1] * e2[2] - e1[2] * e2[1];
-        n[1] = e1[2] * e2[0] - e1[0] * e2[2];
-        n[2] = e1[0] * e2[1] - e1[1] * e2[0];
-        d = sqrt(n[0] * n[0] + n[1] * n[1] + n[2] * n[2]);
-        if (!(d > 0.0))
-            return 0;
-        *depth = h;
-    } else {
-        *depth = h - d;
-    }
-    for (int q = 0; q < 3; q++)
-        n[q] /= d;
-    return 1;
+    return ss_self_contact_normal(n, d2, sc->thickness, a, b, a, c, depth);
 }
 
 /* The friction force g (N) of a touching pair pushed with fn (N), and its power, W. */

@@ -276,24 +276,26 @@ int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double
     return probe == 0.0;
 }
 
-void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a) {
+/* Every force but the springs' as an acceleration: node forces, gas, air on faces and,
+ * with `contacts`, node-node contact and self-collision. */
+static void forces_beside_springs(ss_system *sys, const double *x, const double *v, double *a,
+                                  int contacts) {
     const size_t dim = (size_t)sys->dim;
     ss_node_forces(sys, 0, sys->num_nodes, v, a, dim);
     ss_pressure_add_forces(sys, x, a, dim);
     if (ss_aero_active(sys))
         ss_aero_add_forces(sys, x, v, a, dim);
+    if (contacts && !ss_array_absent(sys, SS_RADII))
+        ss_contact_add_forces(sys, x, v, a, dim);
+    if (contacts && ss_self_collision_active(sys))
+        ss_self_collision_add_forces(sys, x, v, a, dim);
     divide_by_mass(sys, 0, sys->num_nodes, a, dim, a);
 }
 
+void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a) {
+    forces_beside_springs(sys, x, v, a, 0);
+}
+
 void ss_forces_beside_springs(ss_system *sys, const double *x, const double *v, double *a) {
-    const size_t dim = (size_t)sys->dim;
-    ss_node_forces(sys, 0, sys->num_nodes, v, a, dim);
-    ss_pressure_add_forces(sys, x, a, dim);
-    if (ss_aero_active(sys))
-        ss_aero_add_forces(sys, x, v, a, dim);
-    if (!ss_array_absent(sys, SS_RADII))
-        ss_contact_add_forces(sys, x, v, a, dim);
-    if (ss_self_collision_active(sys))
-        ss_self_collision_add_forces(sys, x, v, a, dim);
-    divide_by_mass(sys, 0, sys->num_nodes, a, dim, a);
+    forces_beside_springs(sys, x, v, a, 1);
 }

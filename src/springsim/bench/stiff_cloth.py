@@ -390,7 +390,7 @@ def stiff_cloth_lines(result: dict) -> list[str]:
     table = Table(
         [
             ("setting", max(len(row["label"]) for row in rows), "<"),
-            ("dt s", 7, ">"),
+            ("dt s", 9, ">"),
             ("CPU ms/frame", 8, ">"),
             ("worst dev m", 7, ">"),
             ("stretch %", 7, ">"),
