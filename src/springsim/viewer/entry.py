@@ -16,6 +16,7 @@ def view(
     dt: float | None = None,
     substeps: int | None = None,
     speed: float | None = None,
+    method: str | None = None,
     sliders: Sequence[str] = (),
     color_by: str | None = None,
     color_range: tuple[float, float] | None = None,
@@ -46,7 +47,9 @@ def view(
         The system; the viewer steps it in place (hold ``viewer.lock`` to change it
         from Python while it plays).
     dt : float, optional
-        Time step, s. Default: half of ``sim.critical_dt()``, at most 1 ms.
+        Time step, s. Default: half of ``sim.critical_dt()``, at most 1 ms; for a
+        method stable at any step (``"vbd"``, ``"xpbd"``, ``"implicit_euler"``), two
+        steps per frame, ``1 / (2 fps)``.
     substeps : int, optional
         Steps per frame drawn (then ``speed`` is ``substeps × dt × fps``). Default:
         what ``speed`` asks for, ``speed / (fps × dt)`` rounded (at least 1).
@@ -56,6 +59,11 @@ def view(
         A kernel too slow for it plays as fast as it can, with frames still at about
         ``fps`` (each with fewer steps), and says so: ``viewer.achieved_speed`` and
         the widget's status line. Give ``speed`` or ``substeps``, not both.
+    method : str, optional
+        The integration method of every step (one of ``springsim.METHODS``); default
+        ``sim.method``. ``sim.method`` is left as it is. For a stiff system,
+        ``"vbd"`` or ``"xpbd"`` (``sim.iterations`` passes per step) keep the page
+        live where an explicit method would need hundreds of steps per frame.
     sliders : sequence of str
         Parameters to put on sliders: ``"gravity"``, ``"wind"``, ``"drag"``,
         ``"damping"``, ``"stiffness"`` (see :mod:`springsim.viewer.controls`).
@@ -103,9 +111,10 @@ def view(
         anywidget is not installed.
     ValueError
         Both ``speed`` and ``substeps``; a value out of its range; an unknown
-        ``arrows`` or ``arrows_per``.
+        ``method``, ``arrows`` or ``arrows_per``.
     TypeError
-        ``sim`` not a System; ``energy_bars`` or ``contacts`` not True or False.
+        ``sim`` not a System; ``method`` not a str or None; ``energy_bars`` or
+        ``contacts`` not True or False.
 
     Examples
     --------
@@ -128,6 +137,7 @@ def view(
         dt=dt,
         substeps=substeps,
         speed=speed,
+        method=method,
         sliders=sliders,
         color_by=color_by,
         color_range=color_range,

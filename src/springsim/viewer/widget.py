@@ -34,6 +34,9 @@ RATE_CUT = 0.8
 #: ...and the rate grows back by fps / RATE_RECOVERY per second of play, up to fps: a
 #: link that takes fewer frames than fps is held once in many seconds, not each second.
 RATE_RECOVERY = 60.0
+#: The methods stable at any step (backward Euler and the constraint solvers): their
+#: default step is two per frame, not a fraction of ``critical_dt()``.
+STABLE_METHODS = ("xpbd", "implicit_euler", "vbd")
 
 
 class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped (Any)
@@ -64,6 +67,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         dt: float | None = None,
         substeps: int | None = None,
         speed: float | None = None,
+        method: str | None = None,
         sliders: Sequence[str] = (),
         color_by: str | None = None,
         color_range: tuple[float, float] | None = None,
@@ -86,6 +90,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if speed is not None and substeps is not None:
             raise ValueError("give speed or substeps, not both (substeps follow from speed)")
         arrow_scale = arrow_options.check(arrows, arrows_per, arrow_scale)
+        method = _check_method(method)
         super().__init__()
         self._sim: Any = sim  # a springsim.System (checked above)
         self._lock = sim.lock  # one lock: the viewer's state and the system's turn
@@ -94,9 +99,10 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._substeps = 1
         self._speed = 0.0  # 0 until set: then dt's setter leaves substeps alone
         self._fps = float(fps)
+        self._method = method
         self._color_by: str | None = None
         self._color_range: tuple[float, float] | None = None
-        self.dt = dt if dt is not None else _default_dt(sim)
+        self.dt = dt if dt is not None else _default_dt(sim, method or sim.method, self._fps)
         if substeps is not None:
             self.substeps = substeps
         else:
@@ -191,6 +197,32 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._dt = float(value)
         if self._speed > 0:  # the speed stays: the steps per frame follow
             self._substeps = _substeps_for(self._speed, self._dt, self._fps)
+
+    @property
+    def method(self) -> str | None:
+        """The integration method each step uses (one of ``springsim.METHODS``), or
+        None: ``sim.method``. The viewer passes it to ``sim.step(dt, steps, method=...)``
+        and leaves ``sim.method`` as it was. For a stiff system, ``"vbd"`` or ``"xpbd"``
+        with a few substeps per frame keep the page live where the explicit methods'
+        ``dt`` below ``critical_dt()`` takes too many steps per frame (see the guide).
+
+        Examples
+        --------
+        >>> import springsim as ss
+        >>> rope = ss.string(10, length=1.0, mass=0.1, stiffness=100.0, dim=2)
+        >>> viewer = ss.view(rope, method="vbd", dt=1 / 120)
+        >>> viewer.step()                   # two steps of vbd
+        >>> viewer.method, rope.method, viewer.substeps
+        ('vbd', 'symplectic_euler', 2)
+        >>> viewer.close()
+        """
+        return self._method
+
+    @method.setter
+    def method(self, value: str | None) -> None:
+        checked = _check_method(value)
+        with self._lock:
+            self._method = checked
 
     @property
     def substeps(self) -> int:
@@ -548,7 +580,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             if not self._dt <= duration < float("inf"):
                 raise ValueError(f"duration must be at least dt ({self._dt:g} s), not {duration}")
         with self._lock:  # the live system is read between steps
-            dt, kept = self._dt, self._recording.maxlen or 2
+            dt, kept, method = self._dt, self._recording.maxlen or 2, self._method
             color_by, fixed = self._color_by, self._color_range
             arrows = (self._arrows, self._arrows_per, self._arrow_scale, self._fitted_scale)
             if duration is None:
@@ -563,7 +595,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 sim = self._sim.copy()
         if duration is not None:
             count = min(kept, max(2, round(30 * duration / speed) + 1))
-            frames = _run_frames(sim, float(duration), dt, count, color_by, fixed, arrows)
+            frames = _run_frames(sim, float(duration), dt, count, color_by, fixed, arrows, method)
             period = duration / (count - 1) / speed
             scene = protocol.scene(sim)
             pinned = np.ascontiguousarray(sim.pinned, dtype=np.uint8).tobytes()
@@ -681,7 +713,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
 
     def _advance(self, steps: int | None = None) -> None:
         try:
-            self._sim.step(self._dt, steps=self._substeps if steps is None else steps)
+            self._sim.step(
+                self._dt, steps=self._substeps if steps is None else steps, method=self._method
+            )
         except Exception as err:  # shown in the widget; the system was rolled back
             self._playing = False
             self.error = f"{type(err).__name__}: {err}"
@@ -833,9 +867,11 @@ def _run_frames(
     color_by: str | None,
     fixed: tuple[float, float] | None,
     arrows: tuple[str | None, str, float | None, float] = (None, "node", None, float("inf")),
+    method: str | None = None,
 ) -> list[Frame]:
-    """``count`` frames evenly spaced over ``duration`` seconds of stepping ``sim``,
-    with ``arrows`` (kind, per, scale, default scale so far) as the viewer draws them."""
+    """``count`` frames evenly spaced over ``duration`` seconds of stepping ``sim`` by
+    ``method`` (None: ``sim.method``), with ``arrows`` (kind, per, scale, default scale
+    so far) as the viewer draws them."""
     total = max(1, round(duration / dt))
     kind, per, scale, fitted = arrows
     bounds = protocol.scene(sim)[0]["bounds"] if kind is not None else None
@@ -843,7 +879,7 @@ def _run_frames(
     for k in range(count):
         target = round(k * total / (count - 1))
         if target > done:
-            sim.step(dt, steps=target - done)
+            sim.step(dt, steps=target - done, method=method)
             done = target
         shown = None
         if kind is not None:
@@ -852,10 +888,29 @@ def _run_frames(
     return frames
 
 
-def _default_dt(sim: Any) -> float:
-    """Half the explicit stability limit, or 1 ms for a system without springs."""
-    limit = sim.critical_dt() if sim.num_springs else float("inf")
-    return float(min(0.5 * limit, 1e-3))
+def _check_method(method: Any) -> str | None:
+    """``method`` if it is None or one of ``_core.METHODS``; else TypeError/ValueError."""
+    if method is None:
+        return None
+    if not isinstance(method, str):
+        raise TypeError(f"method must be a str or None, not {type(method).__name__}")
+    if method not in _core.METHODS:
+        raise ValueError(
+            f"method must be one of {', '.join(_core.METHODS)} or None, not {method!r}"
+        )
+    return method
+
+
+def _default_dt(sim: Any, method: str, fps: float) -> float:
+    """The viewer's default step for ``method``: 1 ms for a system without springs;
+    else, for a method stable at any step (``STABLE_METHODS``), two steps per frame,
+    ``1 / (2 fps)``; for an explicit one half its stability limit ``critical_dt()``,
+    at most 1 ms."""
+    if not sim.num_springs:
+        return 1e-3
+    if method in STABLE_METHODS:
+        return float(0.5 / fps)
+    return float(min(0.5 * sim.critical_dt(), 1e-3))
 
 
 def _substeps_for(speed: float, dt: float, fps: float) -> int:
