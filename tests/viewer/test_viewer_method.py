@@ -45,13 +45,13 @@ def test_a_frame_is_the_oracles_steps_of_that_method(method):
 
 
 def test_the_other_methods_would_have_moved_it_elsewhere():
-    # the check above can fail: 8 substeps of vbd and of the explicit default differ
-    # by far more than its tolerance on this cloth
+    # the check above can fail: 8 substeps of vbd and of xpbd differ by far more than
+    # its tolerances (1e-12 m, 1e-9 m for implicit_euler) on this cloth (measured 2e-5 m)
     a, b = reference.State.from_system(stiff_cloth()), reference.State.from_system(stiff_cloth())
     a.iterations = 6
     reference.step(a, 1 / 240, steps=8, method="vbd")
     reference.step(b, 1 / 240, steps=8, method="xpbd")
-    assert np.abs(a.x - b.x).max() > 1e-4
+    assert np.abs(a.x - b.x).max() > 1e-6
 
 
 def test_saved_frames_step_the_copy_with_the_viewers_method(tmp_path):
