@@ -415,30 +415,8 @@ static int neighbours(const ss_edge_list *el, size_t e, size_t f) {
 
 /* A cell coordinate; non-finite or huge positions all go to cell 0 (their forces are NaN
  * anyway, and the step rolls back). */
-static int64_t cell_of(double q, double inv_cell) {
-    const double c = floor(q * inv_cell);
-    return fabs(c) < 1e15 ? (int64_t)c : 0;
-}
-
-static size_t bucket_of(const int64_t *c, size_t mask) {
-    const uint64_t h =
-        (uint64_t)c[0] * 73856093u ^ (uint64_t)c[1] * 19349663u ^ (uint64_t)c[2] * 83492791u;
-    return (size_t)(h ^ h >> 29) & mask;
-}
-
 static int reserve_pairs(ss_edge_list *el, size_t need) {
-    if (need <= el->pair_capacity)
-        return 0;
-    const size_t grown = el->pair_capacity * 2 > need ? el->pair_capacity * 2 : need + 1024;
-    int32_t *fresh = ss_malloc(2 * grown * sizeof(int32_t));
-    if (!fresh)
-        return -1;
-    if (el->count)
-        memcpy(fresh, el->pairs, 2 * el->count * sizeof(int32_t));
-    ss_free(el->pairs);
-    el->pairs = fresh;
-    el->pair_capacity = grown;
-    return 0;
+    return ss_self_reserve_pairs(&el->pairs, &el->pair_capacity, el->count, need);
 }
 
 /* An edge as the broad phase reads it: its midpoint's cell, its bounding box, its index
@@ -483,11 +461,11 @@ int ss_edge_list_build(ss_edge_list *el, const ss_system *sys, const double *x, 
         o->b = el->edges[2 * e + 1];
         const double *a = x + 3 * (size_t)o->a, *b = x + 3 * (size_t)o->b;
         for (int q = 0; q < 3; q++) {
-            o->cell[q] = cell_of(0.5 * (a[q] + b[q]), inv_cell);
+            o->cell[q] = ss_self_grid_cell(0.5 * (a[q] + b[q]), inv_cell);
             o->box[q] = fmin(a[q], b[q]);
             o->box[3 + q] = fmax(a[q], b[q]);
         }
-        el->bucket[e] = bucket_of(o->cell, buckets - 1);
+        el->bucket[e] = ss_self_grid_bucket(o->cell[0], o->cell[1], o->cell[2], buckets - 1);
         start[el->bucket[e] + 1]++;
     }
     for (size_t b = 0; b < buckets; b++)
@@ -508,7 +486,8 @@ int ss_edge_list_build(ss_edge_list *el, const ss_system *sys, const double *x, 
                     const int64_t around[3] = {own->cell[0] + dx, own->cell[1] + dy,
                                                own->cell[2] + dz};
                     const int same = dz == 0 && dy == 0 && dx == 0;
-                    const size_t bucket = bucket_of(around, buckets - 1);
+                    const size_t bucket =
+                        ss_self_grid_bucket(around[0], around[1], around[2], buckets - 1);
                     for (size_t k = start[bucket]; k < start[bucket + 1]; k++) {
                         const edge_slot *o = sorted + k;
                         const double *w = o->box;

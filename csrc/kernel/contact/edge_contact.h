@@ -1,7 +1,9 @@
-/* edge_contact.h - edge-edge contact of self-colliding surfaces (edge_contact.c): private to
- * self_collision.c, which owns the list (inside its own setting) and calls these at each of
- * its steps, so that the force evaluation, XPBD, the energy and the books see one
- * self-collision: its node-triangle candidates first, then its edge pairs. */
+/* edge_contact.h - edge-edge contact of self-colliding surfaces (edge_contact.c), and what
+ * self-collision's two kinds of contact share (friction, the contact direction, the broad
+ * phase's grid, the growth of a pair list). Private to self_collision.c, which owns the
+ * list (inside its own setting) and calls these at each of its steps, so that the force
+ * evaluation, XPBD, the energy and the books see one self-collision: its node-triangle
+ * candidates first, then its edge pairs. */
 #ifndef SPRINGSIM_EDGE_CONTACT_H
 #define SPRINGSIM_EDGE_CONTACT_H
 
@@ -10,6 +12,7 @@
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* m/s: self-collision's friction is smoothed below this sliding speed (so that it has a
  * power). */
@@ -32,6 +35,37 @@ static inline double ss_self_collision_friction(double mu, double u[3], const do
     for (int q = 0; q < 3; q++)
         g[q] = -scale * u[q];
     return scale * ut2;
+}
+
+/* Self-collision's broad phase, node-triangle and edge-edge alike: a grid coordinate
+ * (non-finite or huge positions all go to cell 0: their forces are NaN anyway, and the
+ * step rolls back), and a cell's bucket in a table of mask + 1 (a power of 2). */
+static inline int64_t ss_self_grid_cell(double q, double inv_cell) {
+    const double c = floor(q * inv_cell);
+    return fabs(c) < 1e15 ? (int64_t)c : 0;
+}
+static inline size_t ss_self_grid_bucket(int64_t cx, int64_t cy, int64_t cz, size_t mask) {
+    const uint64_t h =
+        (uint64_t)cx * 73856093u ^ (uint64_t)cy * 19349663u ^ (uint64_t)cz * 83492791u;
+    return (size_t)(h ^ h >> 29) & mask;
+}
+
+/* A list of int32 pairs that grows keeping its first `count`: room for `need` pairs in
+ * *pairs (*capacity pairs now). 0, or -1 when out of memory (nothing changed). */
+static inline int ss_self_reserve_pairs(int32_t **pairs, size_t *capacity, size_t count,
+                                        size_t need) {
+    if (need <= *capacity)
+        return 0;
+    const size_t grown = *capacity * 2 > need ? *capacity * 2 : need + 1024;
+    int32_t *fresh = ss_malloc(2 * grown * sizeof(int32_t));
+    if (!fresh)
+        return -1;
+    if (count)
+        memcpy(fresh, *pairs, 2 * count * sizeof(int32_t));
+    ss_free(*pairs);
+    *pairs = fresh;
+    *capacity = grown;
+    return 0;
 }
 
 /* Self-collision's contact direction, node-triangle and edge-edge alike: n holds the offset

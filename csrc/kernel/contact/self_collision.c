@@ -444,31 +444,7 @@ size_t ss_self_collision_nbytes(const ss_system *sys) {
 
 /* The pairs array grows keeping what it holds. */
 static int reserve_pairs(ss_self_collision *sc, size_t need) {
-    if (need <= sc->pair_capacity)
-        return 0;
-    size_t grown = sc->pair_capacity * 2 > need ? sc->pair_capacity * 2 : need + 1024;
-    int32_t *fresh = ss_malloc(2 * grown * sizeof(int32_t));
-    if (!fresh)
-        return -1;
-    if (sc->count)
-        memcpy(fresh, sc->pairs, 2 * sc->count * sizeof(int32_t));
-    ss_free(sc->pairs);
-    sc->pairs = fresh;
-    sc->pair_capacity = grown;
-    return 0;
-}
-
-/* A grid coordinate; non-finite or huge positions all go to cell 0 (their forces are
- * NaN anyway, and the step rolls back). */
-static int64_t cell_of(double q, double inv_cell) {
-    const double c = floor(q * inv_cell);
-    return fabs(c) < 1e15 ? (int64_t)c : 0;
-}
-
-static size_t bucket_of(int64_t cx, int64_t cy, int64_t cz, size_t mask) {
-    const uint64_t h =
-        (uint64_t)cx * 73856093u ^ (uint64_t)cy * 19349663u ^ (uint64_t)cz * 83492791u;
-    return (size_t)(h ^ h >> 29) & mask;
+    return ss_self_reserve_pairs(&sc->pairs, &sc->pair_capacity, sc->count, need);
 }
 
 /* Where the nodes of a cell are: a dense box of cells around the nodes (a row of cells
@@ -486,7 +462,7 @@ typedef struct {
 /* The bucket of cell (cx, cy, cz), or SIZE_MAX for a cell outside a dense box. */
 static size_t grid_bucket(const ss_grid *g, int64_t cx, int64_t cy, int64_t cz) {
     if (!g->dense)
-        return bucket_of(cx, cy, cz, g->mask);
+        return ss_self_grid_bucket(cx, cy, cz, g->mask);
     const int64_t c[3] = {cx - g->first[0], cy - g->first[1], cz - g->first[2]};
     for (int q = 0; q < 3; q++)
         if (c[q] < 0 || (uint64_t)c[q] >= g->size[q])
@@ -502,7 +478,7 @@ static size_t grid_bucket(const ss_grid *g, int64_t cx, int64_t cy, int64_t cz) 
 static size_t node_bucket(const ss_grid *g, const double *p) {
     int64_t c[3];
     for (int q = 0; q < 3; q++) {
-        c[q] = cell_of(p[q], g->inv_cell);
+        c[q] = ss_self_grid_cell(p[q], g->inv_cell);
         if (g->dense) {
             const int64_t last = g->first[q] + (int64_t)g->size[q] - 1;
             c[q] = c[q] < g->first[q] ? g->first[q] : c[q] > last ? last : c[q];
@@ -517,7 +493,7 @@ static size_t make_grid(ss_grid *g, const double *x, size_t n, double cell) {
     int64_t lo[3] = {INT64_MAX, INT64_MAX, INT64_MAX}, hi[3] = {INT64_MIN, INT64_MIN, INT64_MIN};
     for (size_t i = 0; i < n; i++)
         for (int q = 0; q < 3; q++) {
-            const int64_t c = cell_of(x[3 * i + q], g->inv_cell);
+            const int64_t c = ss_self_grid_cell(x[3 * i + q], g->inv_cell);
             lo[q] = c < lo[q] ? c : lo[q];
             hi[q] = c > hi[q] ? c : hi[q];
         }
@@ -760,8 +736,8 @@ static int build(ss_self_collision *sc, const ss_system *sys, const double *x,
                          w = x[3 * (size_t)tri[2] + q];
             lo[q] = fmin(u, fmin(v, w)) - reach;
             hi[q] = fmax(u, fmax(v, w)) + reach;
-            c0[q] = cell_of(lo[q], grid.inv_cell);
-            c1[q] = cell_of(hi[q], grid.inv_cell);
+            c0[q] = ss_self_grid_cell(lo[q], grid.inv_cell);
+            c1[q] = ss_self_grid_cell(hi[q], grid.inv_cell);
             if (c1[q] > c0[q] + (SS_SPAN - 1) || c1[q] < c0[q]) /* non-finite: one cell */
                 c1[q] = c0[q];
         }
