@@ -365,23 +365,40 @@ def self_collision_forces(
             if p in tri or p in far:
                 continue
             w = _closest_on_triangle(x[p], corners)
-            diff = x[p] - w @ corners
-            d = float(np.linalg.norm(diff))
-            if not d < thickness or d == 0.0:
+            law = _self_contact_law(
+                x[p] - w @ corners, v[p] - w @ v[tri], thickness, stiffness, friction
+            )
+            if law is None:
                 continue
-            n = diff / d
-            fn = stiffness * (thickness - d)
-            force = fn * n
-            energy += 0.5 * stiffness * (thickness - d) ** 2
-            if friction > 0.0:
-                u = v[p] - w @ v[tri]
-                ut = u - (u @ n) * n
-                scale = friction * fn / np.sqrt(ut @ ut + SELF_COLLISION_SLIP**2)
-                force = force - scale * ut
-                power += float(scale * (ut @ ut))
+            force, pair_energy, pair_power = law
+            energy += pair_energy
+            power += pair_power
             f[p] += force
             f[tri] -= w[:, None] * force[None, :]
     return f, energy, power
+
+
+def _self_contact_law(
+    diff: np.ndarray, u: np.ndarray, thickness: float, stiffness: float, friction: float
+) -> tuple[np.ndarray, float, float] | None:
+    """Self-collision's law for one pair, node–triangle and edge–edge alike: ``diff`` the
+    offset between the closest points (first side minus second), ``u`` their relative
+    velocity. None when apart (or at distance 0: no direction); else the force on the
+    first side k (h − d) n minus the smoothed Coulomb friction, the energy ½ k (h − d)²
+    and the friction's power."""
+    d = float(np.linalg.norm(diff))
+    if not d < thickness or d == 0.0:
+        return None
+    n = diff / d
+    fn = stiffness * (thickness - d)
+    force = fn * n
+    power = 0.0
+    if friction > 0.0:
+        ut = u - (u @ n) * n
+        scale = friction * fn / np.sqrt(ut @ ut + SELF_COLLISION_SLIP**2)
+        force = force - scale * ut
+        power = float(scale * (ut @ ut))
+    return force, 0.5 * stiffness * (thickness - d) ** 2, power
 
 
 def _closest_on_segments(
@@ -460,20 +477,14 @@ def edge_contact_forces(
         s, t = _closest_on_segments(x[a], x[b], x[c], x[d])
         weights = np.array([1.0 - s, s, -(1.0 - t), -t])
         nodes = [a, b, c, d]
-        diff = weights @ x[nodes]
-        dist = float(np.linalg.norm(diff))
-        if not dist < thickness or dist == 0.0:
+        law = _self_contact_law(
+            weights @ x[nodes], weights @ v[nodes], thickness, stiffness, friction
+        )
+        if law is None:
             continue
-        n = diff / dist
-        fn = stiffness * (thickness - dist)
-        force = fn * n
-        energy += 0.5 * stiffness * (thickness - dist) ** 2
-        if friction > 0.0:
-            u = weights @ v[nodes]
-            ut = u - (u @ n) * n
-            scale = friction * fn / np.sqrt(ut @ ut + SELF_COLLISION_SLIP**2)
-            force = force - scale * ut
-            power += float(scale * (ut @ ut))
+        force, pair_energy, pair_power = law
+        energy += pair_energy
+        power += pair_power
         f[nodes] += weights[:, None] * force[None, :]
     return f, energy, power
 

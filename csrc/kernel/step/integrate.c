@@ -157,7 +157,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
      * dashpots' and drag's), the external forces' work counted in: E0 + W - E1, so that
      * they balance exactly (a pass short of convergence may also put a little in). */
     const int vbd_books = method == SS_VBD && sys->track_energy;
-    const double xpbd_before = xpbd_books || vbd_books ? total_energy(sys) : 0.0;
+    const double solver_before = xpbd_books || vbd_books ? total_energy(sys) : 0.0;
     const double booked_before = sys->state.dissipated;
     switch (method) {
     case SS_EULER:
@@ -194,7 +194,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
      * energy_loss, which count their own losses exactly). */
     double damped = 0.0; /* J, by damping and drag in this substep */
     if (vbd_books) {
-        const double lost = xpbd_before + ss_vbd_external_work(sys, scratch) - total_energy(sys);
+        const double lost = solver_before + ss_vbd_external_work(sys, scratch) - total_energy(sys);
         damped = lost;
         sys->state.dissipated += lost;
     } else if (sys->track_energy) {
@@ -222,7 +222,7 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
         /* the energy the substep lost, in place of what damping, drag, the strain limit
          * and the colliders booked by their own rules (which assume no other contact
          * moved the nodes) */
-        const double lost = xpbd_before + sys->scratch.xpbd_work - total_energy(sys);
+        const double lost = solver_before + sys->scratch.xpbd_work - total_energy(sys);
         sys->state.dissipated = booked_before + (lost > 0.0 ? lost : 0.0);
     }
     /* A collider that pushed a node back out may have stretched a spring the limiter
