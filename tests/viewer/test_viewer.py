@@ -448,7 +448,8 @@ def test_the_energy_trace_keeps_the_books(rope):
 
 
 @pytest.mark.parametrize(
-    "name", ["entry", "widget", "protocol", "controls", "standalone", "snapshot", "arrows"]
+    "name",
+    ["entry", "widget", "methods", "protocol", "controls", "standalone", "snapshot", "arrows"],
 )
 def test_viewer_docstring_examples(name):
     # tests/repository/test_docs.py runs the examples of springsim's top-level modules; these are

@@ -640,3 +640,76 @@ def test_contacts_are_drawn_between_the_touching_nodes_and_the_box_turns_them_of
     assert browser.execute_script(f"return {VIEW}.contacts()") is None
     time.sleep(0.1)
     assert not (np.abs(pixels(browser) - np.array(CONTACT)).sum(axis=2) < 30).any()
+
+
+def menu_value(browser):
+    return browser.execute_script("return document.querySelector('select[data-name=method]').value")
+
+
+def test_the_method_menu_sets_the_kernels_method_and_shows_its_answer(browser, page):
+    from selenium.webdriver.support.ui import Select
+
+    rope = ss.string(6, length=1.0, mass=0.06, stiffness=600.0, dim=2)
+    viewer, _bridge = page(rope)
+    menu = Select(browser.find_element(By.CSS_SELECTOR, "select[data-name=method]"))
+    assert [o.get_attribute("value") for o in menu.options] == list(ss.METHODS)
+    assert menu_value(browser) == "symplectic_euler"  # sim.method: the viewer has none
+    menu.select_by_value("vbd")
+    wait(lambda: viewer.method == "vbd")
+    assert rope.method == "symplectic_euler"
+    # the kernel's answer shown: two steps a frame of 1 / 120 s, as view(method="vbd")
+    field = "return document.querySelector('input[data-name={}]').value"
+    wait(lambda: browser.execute_script(field.format("substeps")) == "2")
+    assert float(browser.execute_script(field.format("dt"))) == pytest.approx(1 / 120)
+    assert menu_value(browser) == "vbd"
+    # chosen from Python, shown by the page at the next state (a click on pause sends it)
+    viewer.method = "xpbd"
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=pause]").click()
+    wait(lambda: menu_value(browser) == "xpbd")
+
+
+def test_a_method_the_system_cannot_step_is_refused_and_the_menu_shows_what_stays(browser, page):
+    from selenium.webdriver.support.ui import Select
+
+    rods = ss.string(5, length=1.0, mass=0.05, stiffness=10.0, dim=2)
+    rods.stiffness = np.inf  # rigid rods: only xpbd steps them
+    viewer, bridge = page(rods, method="xpbd")
+    assert menu_value(browser) == "xpbd"
+    Select(browser.find_element(By.CSS_SELECTOR, "select[data-name=method]")).select_by_value(
+        "implicit_euler"
+    )
+    wait(lambda: bridge.errors != [])
+    assert "method 'implicit_euler' cannot step" in bridge.errors[0]
+    wait(lambda: menu_value(browser) == "xpbd")  # the menu goes back to what stays
+    assert viewer.method == "xpbd"
+    bridge.errors.clear()  # refused on purpose: the fixture checks no other was
+
+
+def hint_text(browser):
+    return browser.execute_script("return document.querySelector('[data-role=hint]').textContent")
+
+
+def test_a_stiff_system_gets_the_hint_beside_the_menu_and_a_soft_one_none(browser, page):
+    from selenium.webdriver.support.ui import Select
+
+    # as in test_viewer_method.py: half of critical_dt() is 0.14 µs for this cloth, two
+    # orders of magnitude below the cost of its step; the rope's step is as far below
+    # its 5.5 ms
+    stiff = ss.cloth(20, 20, width=1.0, height=1.0, mass=0.2, stiffness=1e9)
+    viewer, _bridge = page(stiff, substeps=20)
+    assert hint_text(browser) == ""  # nothing measured yet
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=step]").click()
+    wait(lambda: hint_text(browser) == "stiff: try vbd or xpbd")
+    assert viewer.method is None  # named in the hint, not switched to
+    Select(browser.find_element(By.CSS_SELECTOR, "select[data-name=method]")).select_by_value(
+        "xpbd"
+    )
+    wait(lambda: hint_text(browser) == "")
+    rope = ss.string(8, length=1.0, mass=0.08, stiffness=80.0, damping=0.01, dim=2)
+    viewer, _bridge = page(rope)
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=step]").click()
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().frame") >= 2)
+    browser.find_element(By.CSS_SELECTOR, "button[data-action=pause]").click()  # a state
+    wait(lambda: browser.execute_script(f"return {VIEW}.state().sent.pause") == 1)
+    time.sleep(0.2)
+    assert viewer._step_cost > 0 and hint_text(browser) == ""

@@ -24,8 +24,13 @@ numbers in JSON):
   ``sent`` is the kernel's ``time.monotonic()`` when the viewer sent it, s (the front
   end's lag, see below; absent in a saved page's frames).
 - ``{"type": "state", "playing", "dt", "substeps", "speed", "color_by", "color_range",
-  "arrows", "arrows_per", "arrow_scale", "energy_bars", "contacts", "alive_every",
-  "sliders", "error"}``: the controls, sent when one changes; ``alive_every``
+  "arrows", "arrows_per", "arrow_scale", "energy_bars", "contacts", "method", "methods",
+  "hint", "alive_every", "sliders", "error"}``: the controls, sent when one changes (and
+  after a refused "set", so that the page shows what stays); ``method`` is the one
+  stepped with (the viewer's, or ``sim.method``), ``methods`` the menu's
+  (``springsim.METHODS``), ``hint`` None or the words shown beside the menu when the
+  system is too stiff for that explicit method here
+  (:func:`springsim.viewer.methods.stiff`); ``alive_every``
   (:data:`ALIVE_EVERY`) is how often a front end that receives frames says it is
   still there. While playing, frames also carry ``achieved_speed`` (simulated s per
   wall s over the last 30 frames).
@@ -89,6 +94,7 @@ SETTABLE: Final = (
     "arrows_per",
     "energy_bars",
     "contacts",
+    "method",
 )
 #: What a frame can be coloured by (None: plain springs; "body": each connected piece
 #: in its own colour, the front end's TAB10 palette).

@@ -24,7 +24,7 @@ from springsim import _core
 from springsim.analysis import arrows as arrow_options
 from springsim.files.paths import path_name
 from springsim.viewer import arrows as arrows_mod
-from springsim.viewer import controls, protocol, snapshot
+from springsim.viewer import controls, methods, protocol, snapshot
 from springsim.viewer.standalone import Frame, check_speed, front_end, write_html
 
 #: The mime type of a widget's view in a notebook output.
@@ -34,9 +34,6 @@ RATE_CUT = 0.8
 #: ...and the rate grows back by fps / RATE_RECOVERY per second of play, up to fps: a
 #: link that takes fewer frames than fps is held once in many seconds, not each second.
 RATE_RECOVERY = 60.0
-#: The methods stable at any step (backward Euler and the constraint solvers): their
-#: default step is two per frame, not a fraction of ``critical_dt()``.
-STABLE_METHODS = ("xpbd", "implicit_euler", "vbd")
 
 
 class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped (Any)
@@ -90,7 +87,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         if speed is not None and substeps is not None:
             raise ValueError("give speed or substeps, not both (substeps follow from speed)")
         arrow_scale = arrow_options.check(arrows, arrows_per, arrow_scale)
-        method = _check_method(method)
+        method = methods.check(method)
+        if method is not None or dt is None:  # a rigid rod needs xpbd: said now, not as dt 0
+            methods.refuse_unsteppable(sim, method or sim.method)
         super().__init__()
         self._sim: Any = sim  # a springsim.System (checked above)
         self._lock = sim.lock  # one lock: the viewer's state and the system's turn
@@ -102,7 +101,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._method = method
         self._color_by: str | None = None
         self._color_range: tuple[float, float] | None = None
-        self.dt = dt if dt is not None else _default_dt(sim, method or sim.method, self._fps)
+        self.dt = dt if dt is not None else methods.default_dt(sim, method or sim.method, fps)
         if substeps is not None:
             self.substeps = substeps
         else:
@@ -142,7 +141,8 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._taps: list[Callable[[dict[str, Any], list[bytes]], None]] = []
         self._rates: deque[float] = deque(maxlen=30)
         self._played: deque[tuple[float, float]] = deque(maxlen=30)  # (wall s, sim s)
-        self._step_cost = 0.0  # wall seconds per step, measured while playing
+        self._step_cost = 0.0  # wall seconds per step of the method, measured on frames
+        self._hint_shown: str | None = None  # the stiff hint the page was last sent
         self.error: str | None = None
         self.on_msg(self._on_msg)
 
@@ -202,9 +202,21 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
     def method(self) -> str | None:
         """The integration method each step uses (one of ``springsim.METHODS``), or
         None: ``sim.method``. The viewer passes it to ``sim.step(dt, steps, method=...)``
-        and leaves ``sim.method`` as it was. For a stiff system, ``"vbd"`` or ``"xpbd"``
-        with a few substeps per frame keep the page live where the explicit methods'
-        ``dt`` below ``critical_dt()`` takes too many steps per frame (see the guide).
+        and leaves ``sim.method`` as it was; the widget's method menu sets it too. For a
+        stiff system, ``"vbd"`` or ``"xpbd"`` with a few substeps per frame keep the page
+        live where the explicit methods' ``dt`` below ``critical_dt()`` takes too many
+        steps per frame (see the guide; the page then says so beside its menu).
+
+        Setting another method sets ``dt`` to that method's default, as ``view(method=)``
+        does (two steps a frame for ``"xpbd"``, ``"implicit_euler"`` and ``"vbd"``, half
+        of ``critical_dt()`` for the explicit ones), and keeps ``speed``: the steps per
+        frame follow. Set ``dt`` after it to keep another step.
+
+        Raises
+        ------
+        TypeError, ValueError
+            Not None nor one of ``springsim.METHODS``; a method the system cannot step
+            (a rigid rod, stiffness inf, needs ``"xpbd"``). Nothing changes.
 
         Examples
         --------
@@ -214,15 +226,25 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         >>> viewer.step()                   # two steps of vbd
         >>> viewer.method, rope.method, viewer.substeps
         ('vbd', 'symplectic_euler', 2)
+        >>> viewer.method = "rk4"           # half of critical_dt() (at most 1 ms), real time
+        >>> viewer.dt, viewer.substeps
+        (0.001, 17)
         >>> viewer.close()
         """
         return self._method
 
     @method.setter
     def method(self, value: str | None) -> None:
-        checked = _check_method(value)
+        checked = methods.check(value)
         with self._lock:
+            sim = self._sim
+            before, after = self._method or sim.method, checked or sim.method
+            methods.refuse_unsteppable(sim, after)
             self._method = checked
+            if after != before:
+                self.dt = methods.default_dt(sim, after, self._fps)  # the speed stays
+                self._step_cost = 0.0  # another method costs another time a step
+                self._played.clear()
 
     @property
     def substeps(self) -> int:
@@ -705,22 +727,42 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             value = message["value"]
             if name == "substeps" and isinstance(value, float) and value.is_integer():
                 value = int(value)  # JSON numbers from the browser
-            setattr(self, name, value)
+            try:
+                setattr(self, name, value)
+            except (TypeError, ValueError):
+                self._send_state()  # the page's field or menu shows what stays
+                raise
             self._send_state()
         self._send_frame()
 
     # ------------------------------------------------------------ stepping
 
     def _advance(self, steps: int | None = None) -> None:
+        """Step a frame (``substeps`` steps, or ``steps``), and measure its cost per
+        step: the playing thread cuts its frames to it, and it tells whether the
+        system is too stiff for an explicit method here (:func:`methods.stiff`; the
+        page is sent the new state when that changes)."""
+        steps = self._substeps if steps is None else steps
+        began = time.perf_counter()
         try:
-            self._sim.step(
-                self._dt, steps=self._substeps if steps is None else steps, method=self._method
-            )
+            self._sim.step(self._dt, steps=steps, method=self._method)
         except Exception as err:  # shown in the widget; the system was rolled back
             self._playing = False
             self.error = f"{type(err).__name__}: {err}"
             self._emit({"type": "error", "message": self.error}, [])
             self._send_state()
+            return
+        cost = (time.perf_counter() - began) / steps
+        self._step_cost = cost if not self._step_cost else 0.8 * self._step_cost + 0.2 * cost
+        if self._hint() != self._hint_shown:
+            self._send_state()
+
+    def _hint(self) -> str | None:
+        """What the page shows beside its method menu: :data:`methods.STIFF_HINT` when
+        the system is too stiff for the explicit method it is stepped with on this
+        machine (:func:`methods.stiff`), else None."""
+        stiff = methods.stiff(self._sim, self._method or self._sim.method, self._step_cost)
+        return methods.STIFF_HINT if stiff else None
 
     def _start_thread(self) -> None:
         if self._thread is None or not self._thread.is_alive():
@@ -756,11 +798,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 wanted = round(self._substeps * self._fps / self._rate)
                 steps = _steps_per_frame(wanted, self._step_cost, 1.0 / self._rate)
                 began = time.perf_counter()
-                self._advance(steps)
-                cost = (time.perf_counter() - began) / steps
-                self._step_cost = (
-                    cost if not self._step_cost else 0.8 * self._step_cost + 0.2 * cost
-                )
+                self._advance(steps)  # measures self._step_cost
                 # paced in simulated time, a frame of `steps` steps every steps dt / speed
                 # s, and never more than fps frames a second, nor more than the rate a
                 # hold cut it to (the front end does not acknowledge: protocol.HOLD_LAG)
@@ -798,6 +836,7 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
             tap(content, buffers)
 
     def _send_state(self) -> None:
+        self._hint_shown = self._hint()
         self._emit(
             {
                 "type": "state",
@@ -812,6 +851,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
                 "arrow_scale": self._arrow_scale,
                 "energy_bars": self._energy_bars,
                 "contacts": self._contacts,
+                "method": self._method or self._sim.method,
+                "methods": list(_core.METHODS),
+                "hint": self._hint_shown,
                 "alive_every": protocol.ALIVE_EVERY,
                 "sliders": [s.message() for s in self._sliders.values()],
                 "error": self.error,
@@ -886,31 +928,6 @@ def _run_frames(
             shown, fitted = arrows_mod.frame_arrows(sim, kind, per, scale, fitted, bounds)
         frames.append(recorded(*protocol.frame(sim, 0, color_by, fixed, shown)))
     return frames
-
-
-def _check_method(method: Any) -> str | None:
-    """``method`` if it is None or one of ``_core.METHODS``; else TypeError/ValueError."""
-    if method is None:
-        return None
-    if not isinstance(method, str):
-        raise TypeError(f"method must be a str or None, not {type(method).__name__}")
-    if method not in _core.METHODS:
-        raise ValueError(
-            f"method must be one of {', '.join(_core.METHODS)} or None, not {method!r}"
-        )
-    return method
-
-
-def _default_dt(sim: Any, method: str, fps: float) -> float:
-    """The viewer's default step for ``method``: 1 ms for a system without springs;
-    else, for a method stable at any step (``STABLE_METHODS``), two steps per frame,
-    ``1 / (2 fps)``; for an explicit one half its stability limit ``critical_dt()``,
-    at most 1 ms."""
-    if not sim.num_springs:
-        return 1e-3
-    if method in STABLE_METHODS:
-        return float(0.5 / fps)
-    return float(min(0.5 * sim.critical_dt(), 1e-3))
 
 
 def _substeps_for(speed: float, dt: float, fps: float) -> int:

@@ -492,6 +492,12 @@ function render({ model, el }) {
     element("label", {}, bar, ` ${label} `);
     fields[name] = element("input", { "data-name": name, type: "number", style: "width: 6em" }, bar);
   }
+  // the integration method (options from the state message: springsim.METHODS; none in
+  // a saved page, which hides it) and, beside it, the kernel's hint for a stiff system
+  const methodSelect = element("select", { "data-name": "method", title: "integration method" }, bar);
+  const hint = element("span", { "data-role": "hint", style: "margin: 0 6px; color: #b35900",
+                                 title: "a stable step of this explicit method takes longer to compute " +
+                                        "than the time it simulates: it cannot play in real time here" }, bar);
   const select = element("select", { "data-name": "color_by" }, bar);
   for (const [value, label] of [["", "plain"], ["tension", "tension"], ["strain", "strain"], ["body", "body"]])
     element("option", { value }, select, label);
@@ -609,6 +615,14 @@ function render({ model, el }) {
       for (const name of ["speed", "substeps", "dt"])
         if (document.activeElement !== fields[name] && msg[name] != null)
           fields[name].value = name === "speed" ? +msg[name].toPrecision(4) : msg[name];
+      const methods = msg.methods || [];
+      if ([...methodSelect.options].map((o) => o.value).join() !== methods.join()) {
+        methodSelect.textContent = "";
+        for (const m of methods) element("option", { value: m }, methodSelect, m);
+      }
+      if (msg.method) methodSelect.value = msg.method;
+      methodSelect.style.display = methods.length ? "" : "none";
+      hint.textContent = msg.hint || "";
       select.value = msg.color_by || "";
       arrowSelect.value = msg.arrows || "";
       perSelect.value = msg.arrows_per || "node";
@@ -656,6 +670,7 @@ function render({ model, el }) {
       const v = +fields[name].value;
       if (isFinite(v) && v > 0) send({ type: "set", name, value: name === "substeps" ? Math.round(v) : v });
     });
+  methodSelect.addEventListener("change", () => send({ type: "set", name: "method", value: methodSelect.value }));
   select.addEventListener("change", () => send({ type: "set", name: "color_by", value: select.value || null }));
   arrowSelect.addEventListener("change", () => send({ type: "set", name: "arrows", value: arrowSelect.value || null }));
   perSelect.addEventListener("change", () => send({ type: "set", name: "arrows_per", value: perSelect.value }));
