@@ -2,7 +2,8 @@
 
 :func:`springsim.view` (``entry.view``) makes the widget (anywidget, ``pip install
 anywidget``; imported when called). The modules: ``entry`` (``view``), ``widget`` (the
-widget and its stepping thread), ``protocol`` (the messages and their binary frames),
+widget and its stepping thread), ``methods`` (the method it steps with, its default
+step, the stiff hint), ``protocol`` (the messages and their binary frames),
 ``controls`` (sliders, the reset point), ``standalone`` (the front end's files and
 standalone HTML export), ``snapshot`` (the PNG a notebook output keeps); the front end
 itself is ``static/viewer.js`` (drawing and input), ``static/gl.js`` (3D faces in WebGL

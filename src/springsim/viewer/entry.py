@@ -63,7 +63,10 @@ def view(
         The integration method of every step (one of ``springsim.METHODS``); default
         ``sim.method``. ``sim.method`` is left as it is. For a stiff system,
         ``"vbd"`` or ``"xpbd"`` (``sim.iterations`` passes per step) keep the page
-        live where an explicit method would need hundreds of steps per frame.
+        live where an explicit method would need hundreds of steps per frame. The
+        widget's method menu changes it (``viewer.method``); beside it, "stiff: try vbd
+        or xpbd" when a stable explicit step costs more time here than it simulates
+        (:func:`springsim.viewer.methods.stiff`).
     sliders : sequence of str
         Parameters to put on sliders: ``"gravity"``, ``"wind"``, ``"drag"``,
         ``"damping"``, ``"stiffness"`` (see :mod:`springsim.viewer.controls`).
@@ -111,7 +114,9 @@ def view(
         anywidget is not installed.
     ValueError
         Both ``speed`` and ``substeps``; a value out of its range; an unknown
-        ``method``, ``arrows`` or ``arrows_per``.
+        ``method``, ``arrows`` or ``arrows_per``; a ``method`` the system cannot step
+        (rigid rods, ``stiffness=inf``, need ``"xpbd"``), or ``sim.method`` when no
+        ``dt`` is given.
     TypeError
         ``sim`` not a System; ``method`` not a str or None; ``energy_bars`` or
         ``contacts`` not True or False.
