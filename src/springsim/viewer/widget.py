@@ -143,6 +143,9 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         self._played: deque[tuple[float, float]] = deque(maxlen=30)  # (wall s, sim s)
         self._step_cost = 0.0  # wall seconds per step of the method, measured on frames
         self._hint_shown: str | None = None  # the stiff hint the page was last sent
+        # sim.critical_dt() and when it was taken: it costs 1.5 ms on a 100 x 100 cloth,
+        # so the hint takes it again at most once a second (edits show within a second)
+        self._critical = (0.0, -float("inf"))
         self.error: str | None = None
         self.on_msg(self._on_msg)
 
@@ -761,7 +764,13 @@ class Viewer(anywidget.AnyWidget):  # type: ignore[misc]  # anywidget is untyped
         """What the page shows beside its method menu: :data:`methods.STIFF_HINT` when
         the system is too stiff for the explicit method it is stepped with on this
         machine (:func:`methods.stiff`), else None."""
-        stiff = methods.stiff(self._sim, self._method or self._sim.method, self._step_cost)
+        method = self._method or self._sim.method
+        if method in methods.STABLE_METHODS or self._step_cost <= 0:
+            return None
+        now = time.monotonic()
+        if now - self._critical[1] >= 1.0:
+            self._critical = (float(self._sim.critical_dt()), now)
+        stiff = methods.stiff(method, self._step_cost, self._critical[0])
         return methods.STIFF_HINT if stiff else None
 
     def _start_thread(self) -> None:
