@@ -5,6 +5,7 @@ the NumPy oracle (its own VBD, XPBD and backward Euler), not from the kernel.
 """
 
 import re
+import time
 
 import numpy as np
 import pytest
@@ -279,3 +280,41 @@ def test_the_hint_names_the_stable_methods_for_a_stiff_system_only():
         assert [state["hint"] for state in tap.of("state")] == [None]
     finally:
         viewer.close()
+
+
+def test_a_menu_change_while_playing_takes_effect_between_two_frames():
+    cloth = stiff_cloth()
+    viewer = ss.view(cloth)  # symplectic Euler, then xpbd from the menu
+    tap = Tap(viewer)
+    old = viewer.dt * viewer.substeps  # simulated time a frame covers (1/60 s, rounded)
+    try:
+        viewer.play()
+        while len(tap.of("frame")) < 5:
+            time.sleep(0.005)
+        choose(viewer, "xpbd")  # from the comm's thread, while the stepping thread runs
+        changed = len(tap.of("frame"))
+        while len(tap.of("frame")) < changed + 5:
+            time.sleep(0.005)
+        viewer.pause()
+    finally:
+        viewer.close()
+    assert viewer.error is None and viewer.method == "xpbd"
+    times = [frame["time"] for frame in tap.of("frame")]
+    spans = np.diff(times)
+    # every frame is all of one method's steps: the old frame's span, or two steps of
+    # 1/120 s (round-off of the clock's sum: 1e-12 s), the old before the new; and the
+    # frame the menu's message sends at once, with no step (span 0)
+    new = 2 / 120
+    kinds = [
+        "old"
+        if abs(s - old) < 1e-12
+        else "new"
+        if abs(s - new) < 1e-12
+        else "none"
+        if s == 0
+        else s
+        for s in spans
+    ]
+    first_new = kinds.index("new")
+    assert kinds.count("none") == 1 and set(kinds[:first_new]) == {"old", "none"}, spans
+    assert set(kinds[first_new:]) == {"new"}, spans
