@@ -2,6 +2,7 @@
 metrics, its fit of the convergence order and its Markdown, on hand-made numbers and a
 tiny cloth (never timed)."""
 
+import doctest
 import importlib.util
 import math
 import pathlib
@@ -10,6 +11,7 @@ import re
 import numpy as np
 import pytest
 
+import springsim.bench.stiff_cloth
 from springsim.bench.stiff_cloth import (
     FRAME,
     largest_stretch,
@@ -99,7 +101,9 @@ def test_markdown_table_of_a_hand_made_result():
     assert cells[1] == ["5,000", "XPBD", "32 × 5", "12.3", "3.1", "0.0456", "91"]
     assert cells[2] == ["5,000", "implicit Euler", "4 *", "2", "0.5", "0.5", "3"]
     assert cells[3][:4] == ["5,000", "VBD", "4 × 5 *", "unstable"]
-    assert "2 of 60 frames warned" in lines[-2] and "frame 3: boom" in lines[-1]
+    assert lines[-2] == "" and lines[-1].startswith("\\* ")  # one paragraph of notes
+    assert "implicit Euler 4: 2 of 60 frames warned" in lines[-1]
+    assert "VBD 4 × 5: frame 3: boom" in lines[-1]
 
 
 def _cells(table: str) -> list[list[str]]:
@@ -161,3 +165,10 @@ def test_convergence_study_of_a_tiny_cloth_finds_first_order():
     for line, method in zip(rows, ("implicit_euler", "vbd"), strict=True):
         numbers = [float(c) for c in re.findall(r"\|\s*([-\d.e]+)\s*(?=\|)", line)]
         assert numbers[-2:] == [round(p, 2) for p in study[method]["orders"]]
+
+
+@pytest.mark.parametrize("module", [tool, springsim.bench.stiff_cloth], ids=lambda m: m.__name__)
+def test_docstring_examples(module):
+    # test_docs.py leaves the bench's modules out (optional libraries); these two need none.
+    result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
+    assert result.attempted > 0 and result.failed == 0
