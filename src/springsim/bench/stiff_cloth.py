@@ -2,8 +2,8 @@
 
 The scene: a horizontal cloth 1 m square, ``n × n`` nodes (100×100: 59,002
 structural, shear and bend springs, all of :data:`STIFFNESS`, or of the ``stiffness``
-given; no damping, no air), :data:`MASS` in all, pinned at two corners, falling and swinging for
-:data:`FRAMES` frames of :data:`FRAME` seconds (one second). The reference is
+given; no damping, no air), :data:`MASS` in all, pinned at two corners, falling and
+swinging for :data:`FRAMES` frames of :data:`FRAME` seconds (one second). The reference is
 symplectic Euler at :data:`REFERENCE_FRACTION` × ``critical_dt()`` (the whole number
 of substeps per frame that gets there or below).
 
