@@ -4,7 +4,7 @@ Usage (from the root of a clone, with springsim installed)::
 
     python tools/stiff_cloth_table.py [--size 30] [--stiffnesses 500,5000,50000]
         [--frames 60] [--convergence-size 10] [--convergence-frames 15] [--skip-table]
-        [--json FILE]
+        [--json FILE] [--png FILE] [--from-json FILE]
 
 Two measurements, printed as the Markdown tables docs/guide/integrators.md shows:
 
@@ -26,7 +26,10 @@ Two measurements, printed as the Markdown tables docs/guide/integrators.md shows
    substeps: 1 for a first-order method in its asymptotic range.
 
 The whole run takes about five minutes on one core (four the table, one the study).
-``--skip-table`` runs the study alone; ``--json FILE`` also writes the measurements.
+``--skip-table`` runs the study alone; ``--json FILE`` also writes the measurements;
+``--png FILE`` draws the table as accuracy against cost, a panel per stiffness
+(:func:`~springsim.bench.stiff_cloth_plot.plot_stiff_cloth`, with matplotlib);
+``--from-json FILE`` prints and draws a file written so, without measuring again.
 """
 
 from __future__ import annotations
@@ -290,6 +293,23 @@ def convergence_markdown(study: dict) -> str:
     return "\n".join(lines)
 
 
+def draw(results: Sequence[dict], path: str) -> None:
+    """Draw :func:`stiff_cloth` results as accuracy against cost, a panel per stiffness."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    from springsim.bench.stiff_cloth_plot import plot_stiff_cloth
+
+    figure = plot_stiff_cloth(results)
+    for ax, result in zip(figure.axes, results, strict=True):
+        ax.set_title(
+            f"{result['n']}×{result['n']} cloth, springs of {result['stiffness']:,.0f} N/m"
+        )
+    figure.tight_layout()
+    figure.savefig(path, dpi=100)
+    print(f"wrote {path}")
+
+
 def _numbers(text: str, kind: type) -> list:
     try:
         values = [kind(item) for item in text.split(",")]
@@ -335,7 +355,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     )
     parser.add_argument("--skip-table", action="store_true", help="the convergence study only")
     parser.add_argument("--json", metavar="FILE", help="also write the measurements here")
+    parser.add_argument("--png", metavar="FILE", help="draw the table here (needs matplotlib)")
+    parser.add_argument("--from-json", metavar="FILE", help="use these measurements instead")
     args = parser.parse_args(argv)
+    if args.from_json:
+        document = json.loads(pathlib.Path(args.from_json).read_text())
+        print(markdown_table(document["table"]))
+        if document.get("convergence"):
+            print()
+            print(convergence_markdown(document["convergence"]))
+        if args.png:
+            draw(document["table"], args.png)
+        return
     if len(args.convergence_substeps) < 4:
         parser.error("--convergence-substeps: at least four")
     here = machine()
@@ -368,6 +399,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.json:
         document = {"machine": here, "table": results, "convergence": study}
         pathlib.Path(args.json).write_text(json.dumps(document, indent=1))
+    if args.png and results:
+        draw(results, args.png)
 
 
 if __name__ == "__main__":

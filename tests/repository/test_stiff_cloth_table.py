@@ -172,3 +172,23 @@ def test_docstring_examples(module):
     # test_docs.py leaves the bench's modules out (optional libraries); these two need none.
     result = doctest.testmod(module, optionflags=doctest.ELLIPSIS | doctest.NORMALIZE_WHITESPACE)
     assert result.attempted > 0 and result.failed == 0
+
+
+def test_the_command_line_writes_json_that_prints_and_draws_the_same(tmp_path, capsys):
+    import matplotlib.image  # the project's test dependency (test_docs.py draws too)
+
+    stored, png = tmp_path / "table.json", tmp_path / "table.png"
+    tiny = ["--size", "3", "--frames", "2", "--stiffnesses", "500,5000"]
+    tiny += ["--convergence-size", "3", "--convergence-frames", "2", "--passes-per-frame", "80"]
+    tool.main([*tiny, "--json", str(stored), "--png", str(png)])
+    measured = capsys.readouterr().out
+    tool.main(["--from-json", str(stored), "--png", str(tmp_path / "again.png")])
+    again = capsys.readouterr().out
+    # The stored file prints the tables the run printed, character for character.
+    table = re.findall(r"^\|.*\|$", measured, flags=re.M)
+    assert len(table) == 2 + 2 * len(tool.SETTINGS) + 2 + 4
+    assert re.findall(r"^\|.*\|$", again, flags=re.M) == table
+    image = matplotlib.image.imread(png)[..., :3]
+    assert 0.01 < np.any(image < 0.9, axis=-1).mean() < 0.9, "the picture is blank or solid"
+    with pytest.raises(SystemExit):
+        tool.main(["--stiffnesses", "0,500"])
