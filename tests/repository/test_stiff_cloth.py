@@ -147,6 +147,9 @@ def test_quick_run_rows_have_the_documented_keys():
         (dict(n=1), "n must be"),
         (dict(n=4, frames=0), "frames must be"),
         (dict(n=4, settings=[Setting("xpbd", 10, 1)]), "REFERENCE"),
+        (dict(n=4, stiffness=0.0), "stiffness must be"),
+        (dict(n=4, stiffness=math.inf), "stiffness must be"),
+        (dict(n=4, stiffness="5000"), "stiffness must be"),
     ],
 )
 def test_bad_arguments_are_refused(arguments, words):

@@ -1,9 +1,9 @@
 """Stiff cloth at frame rate: cost against accuracy, per method and setting (issue 26).
 
 The scene: a horizontal cloth 1 m square, ``n × n`` nodes (100×100: 59,002
-structural, shear and bend springs, all of :data:`STIFFNESS`; no damping, no air),
-:data:`MASS` in all, pinned at two corners, falling and swinging for
-:data:`FRAMES` frames of :data:`FRAME` seconds (one second). The reference is
+structural, shear and bend springs, all of :data:`STIFFNESS`, or of the ``stiffness``
+given; no damping, no air), :data:`MASS` in all, pinned at two corners, falling and
+swinging for :data:`FRAMES` frames of :data:`FRAME` seconds (one second). The reference is
 symplectic Euler at :data:`REFERENCE_FRACTION` × ``critical_dt()`` (the whole number
 of substeps per frame that gets there or below).
 
@@ -73,14 +73,23 @@ PD = "pd"
 VBD = "vbd"
 
 
-def stiff_cloth_scene(n: int) -> ss.System:
-    """The scene: a level ``n × n`` cloth, 1 m, 0.2 kg, springs of 5,000 N/m, two corners pinned.
+def stiff_cloth_scene(n: int, stiffness: float = STIFFNESS) -> ss.System:
+    """The scene: a level ``n × n`` cloth, 1 m, 0.2 kg, two corners pinned.
+
+    Parameters
+    ----------
+    n : int
+        Nodes per side, >= 2.
+    stiffness : float
+        Of every spring, N/m (> 0); :data:`STIFFNESS`, issue 26's 5,000, by default.
 
     Examples
     --------
     >>> from springsim.bench.stiff_cloth import stiff_cloth_scene
     >>> stiff_cloth_scene(100).num_springs
     59002
+    >>> float(stiff_cloth_scene(3, stiffness=500.0).stiffness.max())
+    500.0
     """
     return ss.cloth(
         n,
@@ -88,7 +97,7 @@ def stiff_cloth_scene(n: int) -> ss.System:
         width=WIDTH,
         height=WIDTH,
         mass=MASS,
-        stiffness=STIFFNESS,
+        stiffness=stiffness,
         normal=(0, 1, 0),  # level, facing up
         pin="top_corners",
     )
@@ -304,7 +313,11 @@ def run_setting(
 
 
 def stiff_cloth(
-    n: int = 100, *, frames: int = FRAMES, settings: Sequence[Setting] | None = None
+    n: int = 100,
+    *,
+    frames: int = FRAMES,
+    settings: Sequence[Setting] | None = None,
+    stiffness: float = STIFFNESS,
 ) -> dict:
     """Measure every setting on the ``n × n`` stiff cloth, one kernel thread.
 
@@ -319,11 +332,13 @@ def stiff_cloth(
         Frames of 1/60 s, >= 1 (60: one second).
     settings : sequence of Setting, optional
         The rows, the reference first; :func:`stiff_cloth_settings` ``(n)`` by default.
+    stiffness : float
+        Of every spring, N/m, > 0 (:data:`STIFFNESS` by default).
 
     Returns
     -------
     dict
-        ``scene`` ("stiff_cloth_<n>"), ``n``, ``nodes``, ``springs``, ``frames``,
+        ``scene`` ("stiff_cloth_<n>"), ``n``, ``stiffness``, ``nodes``, ``springs``, ``frames``,
         ``critical_dt``, ``threads`` (1), ``clock`` ("thread"), ``rows`` (a dict per
         setting, see :func:`run_setting`; the VBD rows without ``"vbd"`` in
         :data:`springsim.METHODS` have status "skipped") and ``skipped`` (their
@@ -332,16 +347,24 @@ def stiff_cloth(
     Raises
     ------
     ValueError
-        ``n`` or ``frames`` out of range, or the first setting not the reference.
+        ``n``, ``frames`` or ``stiffness`` out of range, or the first setting not the
+        reference.
     """
     if isinstance(n, bool) or not isinstance(n, int) or n < 2:
         raise ValueError(f"n must be an int >= 2, got {n!r}")
     if isinstance(frames, bool) or not isinstance(frames, int) or frames < 1:
         raise ValueError(f"frames must be an int >= 1, got {frames!r}")
+    if (
+        isinstance(stiffness, bool)
+        or not isinstance(stiffness, (int, float))
+        or not math.isfinite(stiffness)
+        or stiffness <= 0
+    ):
+        raise ValueError(f"stiffness must be a finite number > 0 (N/m), got {stiffness!r}")
     chosen = list(stiff_cloth_settings(n) if settings is None else settings)
     if not chosen or chosen[0] != REFERENCE:
         raise ValueError("settings must start with REFERENCE (symplectic Euler, no substeps)")
-    sim = stiff_cloth_scene(n)
+    sim = stiff_cloth_scene(n, float(stiffness))
     before = get_threads()
     set_threads(1)
     try:
@@ -372,6 +395,7 @@ def stiff_cloth(
     return {
         "scene": f"stiff_cloth_{n}",
         "n": n,
+        "stiffness": float(stiffness),
         "nodes": sim.num_nodes,
         "springs": sim.num_springs,
         "frames": frames,
@@ -398,8 +422,9 @@ def stiff_cloth_lines(result: dict) -> list[str]:
     )
     lines = [
         f"stiff_cloth_{n}: a level {n}×{n} cloth, {result['springs']:,} springs of"
-        f" {STIFFNESS:,.0f} N/m, {MASS} kg, two corners pinned, {result['frames']} frames"
-        f" of 1/60 s; reference symplectic Euler at {REFERENCE_FRACTION} critical_dt();"
+        f" {result['stiffness']:,.0f} N/m, {MASS} kg, two corners pinned,"
+        f" {result['frames']} frames of 1/60 s; reference symplectic Euler at"
+        f" {REFERENCE_FRACTION} critical_dt();"
         f" {result['threads']} thread, thread CPU time, median over the frames",
         table.header(),
     ]
