@@ -1311,6 +1311,12 @@ VBD_BACKTRACKS = 3
 #: scale, the sum of its terms' sizes before cancellation (less is rounding, and such a
 #: step is taken): 64 ulps.
 VBD_ROUNDING = 64.0 * np.finfo(np.float64).eps
+#: The colliders' contact stiffness in a vertex block, k_c = κ (m_i/h² + Σ its springs' k).
+VBD_CONTACT_KAPPA = 100.0
+#: Friction's smoothing speed ε_v, m/s: a slip below ε_v h meets a smoothed force.
+VBD_FRICTION_SPEED = 1e-3
+#: At most this many frozen frictions per vertex step.
+VBD_MAX_FRICTIONS = 8
 
 
 def vertex_colour_order(springs: np.ndarray, num_nodes: int) -> list[list[int]]:
@@ -1478,6 +1484,158 @@ def _vbd_colours(
     return colours
 
 
+def _vbd_depth(c: Collider, p: np.ndarray) -> tuple[bool, float, np.ndarray, np.ndarray]:
+    """Whether p is inside collider c (depth > 0), the depth, surface point and normal
+    (vbd.c's collider_depth; meshes are not modelled here)."""
+    inside, depth, surface, normal = _collider_locate(c, p)
+    return bool(inside and depth > 0.0), depth, surface, normal
+
+
+def _friction_f0(slip: float, eps: float) -> float:
+    """IPC's smoothed friction energy per unit force (vbd.c, friction_f0), m."""
+    if slip < eps:
+        return (-(slip * slip * slip) / (3.0 * eps * eps) + (slip * slip) / eps) + eps / 3.0
+    return slip
+
+
+def _friction_f1_over_s(slip: float, eps: float) -> float:
+    """f0'(s) / s (vbd.c, friction_f1_over_s), 1/m."""
+    return 2.0 / eps - slip / (eps * eps) if slip < eps else 1.0 / slip
+
+
+def _slip(p: np.ndarray, x0: np.ndarray, n: np.ndarray, dim: int) -> tuple[np.ndarray, float]:
+    """The slip across n since x0, u − (u·n) n, u = p − x0, and its length."""
+    u = np.zeros(3)
+    nn = np.zeros(3)
+    u[:dim] = p - x0
+    nn[:dim] = n
+    un = (u[0] * nn[0] + u[1] * nn[1]) + u[2] * nn[2]
+    ut = u - un * nn
+    return ut, float(np.sqrt((ut[0] * ut[0] + ut[1] * ut[1]) + ut[2] * ut[2]))
+
+
+def _vbd_contact_stiffness(
+    s: State, nodes: np.ndarray, adjacency: tuple[np.ndarray, np.ndarray, np.ndarray], h: float
+) -> np.ndarray:
+    """k_c = κ (m_i / h² + Σ its springs' k) per node (vbd.c, contact_stiffness)."""
+    block = s.m[nodes] * (1.0 / (h * h))
+    rows, _other, spring = adjacency
+    np.add.at(block, rows, s.k[spring])
+    return VBD_CONTACT_KAPPA * block
+
+
+def _add_outer(hh: np.ndarray, a: float, v: np.ndarray, dim: int) -> None:
+    """hh += a v vᵀ on the upper triangle (vbd.c, add_outer)."""
+    for r in range(dim):
+        for q in range(r, dim):
+            hh[r, q] += a * v[r] * v[q]
+
+
+def _vbd_contacts(
+    s: State,
+    nodes: np.ndarray,
+    p: np.ndarray,
+    x0: np.ndarray,
+    kc: np.ndarray,
+    h: float,
+    energy: np.ndarray,
+    force: np.ndarray,
+    hh: np.ndarray,
+    scale: np.ndarray,
+    frozen: list[list[tuple[np.ndarray, float]]],
+) -> None:
+    """The colliders at each node's iterate into its block (vbd.c): ½ k_c d², and
+    friction μλ f0(|u_T|) with n and λ = k_c d frozen (kept in ``frozen``)."""
+    dim, eps = s.dim, VBD_FRICTION_SPEED * h
+    for row, i in enumerate(nodes):
+        size_i = np.abs(p[row]).max() + np.abs(x0[i]).max()
+        hc = np.zeros((3, 3))
+        for c in s.colliders:
+            inside, depth, surface, n = _vbd_depth(c, p[row])
+            if not inside:
+                continue
+            push = kc[row] * depth
+            energy[row] += 0.5 * push * depth
+            scale[row] += push * (size_i + np.abs(surface).max())
+            force[row, :dim] += push * n
+            _add_outer(hc, kc[row], n, dim)
+            if not c.friction > 0.0 or len(frozen[row]) == VBD_MAX_FRICTIONS:
+                continue
+            mu_lambda = c.friction * push
+            frozen[row].append((n, mu_lambda))
+            ut, slip = _slip(p[row], x0[i], n, dim)
+            grip = mu_lambda * _friction_f1_over_s(slip, eps)
+            energy[row] += mu_lambda * _friction_f0(slip, eps)
+            scale[row] += mu_lambda * size_i
+            force[row] -= grip * ut
+            for q in range(dim):
+                hc[q, q] += grip
+            _add_outer(hc, -grip, n, dim)
+        hh[row] += hc
+
+
+def _vbd_entering(
+    s: State,
+    nodes: np.ndarray,
+    p: np.ndarray,
+    x0: np.ndarray,
+    kc: np.ndarray,
+    dx: np.ndarray,
+    ok: np.ndarray,
+    force: np.ndarray,
+    hh: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A collider the Newton step enters, apart at the iterate: its contact linearised at
+    the trial point joins the block and the step is taken again (vbd.c)."""
+    dim = s.dim
+    dx, ok = dx.copy(), ok.copy()
+    for row, i in enumerate(nodes):
+        if not ok[row]:
+            continue
+        trial = p[row] + dx[row]
+        entered = False
+        for c in s.colliders:
+            if _vbd_depth(c, p[row])[0]:
+                continue
+            inside, depth, _surface, n = _vbd_depth(c, trial)
+            if not inside:
+                continue
+            nn = np.zeros(3)
+            nn[:dim] = n
+            step = np.zeros(3)
+            step[:dim] = dx[row]
+            reach = depth + ((nn[0] * step[0] + nn[1] * step[1]) + nn[2] * step[2])
+            force[row, :dim] += kc[row] * reach * n
+            _add_outer(hh[row], kc[row], n, dim)
+            entered = True
+        if entered:
+            again, good = _vbd_newton(force[row : row + 1], hh[row : row + 1], dim)
+            dx[row], ok[row] = again[0], good[0]
+    return dx, ok
+
+
+def _vbd_contact_energy(
+    s: State,
+    nodes: np.ndarray,
+    trial: np.ndarray,
+    x0: np.ndarray,
+    kc: np.ndarray,
+    h: float,
+    frozen: list[list[tuple[np.ndarray, float]]],
+) -> np.ndarray:
+    """The colliders' and the frozen frictions' share of G at the trial points."""
+    dim, eps = s.dim, VBD_FRICTION_SPEED * h
+    energy = np.zeros(len(nodes))
+    for row, i in enumerate(nodes):
+        for c in s.colliders:
+            inside, depth, _surface, _n = _vbd_depth(c, trial[row])
+            if inside:
+                energy[row] += 0.5 * kc[row] * (depth * depth)
+        for n, mu_lambda in frozen[row]:
+            energy[row] += mu_lambda * _friction_f0(_slip(trial[row], x0[i], n, dim)[1], eps)
+    return energy
+
+
 def _vbd(s: State, dt: float) -> None:
     # Vertex Block Descent (Chen, Macklin et al. 2024) on backward Euler's incremental
     # potential: the forces beside the springs at the start, explicitly (as
@@ -1497,13 +1655,24 @@ def _vbd(s: State, dt: float) -> None:
         for nodes, adjacency in colours:
             p = x[nodes].copy()
             energy, force, hh, scale = _vbd_local(s, p, nodes, x, x0, y, adjacency, dt, True)
+            frozen: list[list[tuple[np.ndarray, float]]] = [[] for _ in nodes]
+            kc = np.zeros(len(nodes))
+            if s.colliders:
+                kc = _vbd_contact_stiffness(s, nodes, adjacency, dt)
+                _vbd_contacts(s, nodes, p, x0, kc, dt, energy, force, hh, scale, frozen)
             dx, ok = _vbd_newton(force, hh, s.dim)
+            if s.colliders:
+                dx, ok = _vbd_entering(s, nodes, p, x0, kc, dx, ok, force, hh)
             pending = ok.copy()
             for _try in range(VBD_BACKTRACKS + 1):
                 if not pending.any():
                     break
                 trial = p + dx
                 (trial_energy,) = _vbd_local(s, trial, nodes, x, x0, y, adjacency, dt, False)
+                if s.colliders:
+                    trial_energy = trial_energy + _vbd_contact_energy(
+                        s, nodes, trial, x0, kc, dt, frozen
+                    )
                 take = pending & (trial_energy <= energy + VBD_ROUNDING * scale)
                 x[nodes[take]] = trial[take]
                 pending &= ~take
@@ -1558,8 +1727,8 @@ def step(
     if method != "xpbd" and np.isinf(s.k).any():
         rods = np.flatnonzero(np.isinf(s.k)).tolist()
         raise ValueError(f"springs {rods} are rigid rods: use method='xpbd'")
-    if method != "xpbd" and s.colliders:
-        raise ValueError("the reference models colliders in method='xpbd' only")
+    if method not in ("xpbd", "vbd") and s.colliders:
+        raise ValueError("the reference models colliders in method='xpbd' and 'vbd' only")
     if any(c.kind == "mesh" for c in s.colliders):
         raise ValueError("the reference models planes, spheres, boxes and capsules, not meshes")
     if steps > 0 and s.contact is not None:

@@ -63,6 +63,19 @@
  * ulps of that scale. */
 #define SS_VBD_ROUNDING (64.0 * 2.220446049250313e-16)
 #define SS_MIN_SPRING_LENGTH2 (SS_MIN_SPRING_LENGTH * SS_MIN_SPRING_LENGTH)
+/* The colliders' contact stiffness, k_c = SS_VBD_CONTACT_KAPPA (m_i / h^2 + the sum of
+ * node i's springs' k): kappa times the diagonal scale of the node's block, so that the
+ * contact stays stiff against both the inertia and the springs pressing the node in. A
+ * free node resting under its weight is inside by m g / k_c = g h^2 / kappa (27 um at
+ * 1/60 s). Chosen by measurement (the header comment). */
+#define SS_VBD_CONTACT_KAPPA 100.0
+/* The friction's smoothing speed eps_v, m/s: a slip below eps_v h in a substep meets a
+ * friction force that grows smoothly from 0 to mu lambda (IPC's f1), so a sticking node
+ * creeps at less than eps_v. */
+#define SS_VBD_FRICTION_SPEED 1e-3
+/* At most this many colliders' frictions held frozen per vertex step (more: no friction
+ * from the later ones in that step). */
+#define SS_VBD_MAX_FRICTIONS 8
 
 /* The vertex graph: each node's springs (other end and spring index, by spring index)
  * and the nodes in colour order. */
@@ -194,7 +207,79 @@ typedef struct {
     const uint8_t *pinned;
     double h, inv_h, inv_h2;
     int dim;
+    const ss_collider *colliders;
+    size_t num_colliders;
 } vbd_view;
+
+/* One collider's friction on node i, frozen for the node's step (the header comment): the
+ * normal n and the force mu lambda, N. */
+typedef struct {
+    double n[3], mu_lambda;
+} vbd_friction;
+
+/* Where p is against collider col for node i, which started the substep at x0i: whether
+ * it is inside (depth > 0, m), and then the depth, the surface point and the unit normal
+ * into free space. A mesh: the triangle the segment x0i..p crosses first, else the
+ * nearest within its thickness (ss_mesh_find, as the other methods find it). */
+static int collider_depth(const ss_collider *col, int dim, const double *x0i, const double *p,
+                          double *depth, double *surface, double *normal) {
+    if (col->kind == SS_MESH) {
+        ss_mesh_contact hit = {-1, 1};
+        if (!ss_mesh_find(col->mesh, col->thickness, x0i, p, &hit))
+            return 0;
+        return ss_mesh_locate(col->mesh, col->thickness, &hit, p, depth, surface, normal);
+    }
+    return ss_collider_locate(col, NULL, dim, p, 0, depth, surface, normal) && *depth > 0.0;
+}
+
+/* IPC's smoothed friction (Li et al. 2020) for a slip s = |u_T| in a substep, eps = eps_v
+ * h: the energy per unit force f0(s) (m) and f1(s) / s (1/m), f1 = f0'. Below eps:
+ * f0 = -s^3/(3 eps^2) + s^2/eps + eps/3, f1/s = 2/eps - s/eps^2; above: s and 1/s. */
+static inline double friction_f0(double s, double eps) {
+    return s < eps ? (-(s * s * s) / (3.0 * eps * eps) + (s * s) / eps) + eps / 3.0 : s;
+}
+static inline double friction_f1_over_s(double s, double eps) {
+    return s < eps ? 2.0 / eps - s / (eps * eps) : 1.0 / s;
+}
+
+/* The tangential slip of p since x0i across unit normal n: u - (u.n) n, u = p - x0i; its
+ * length. */
+static double slip(const double *p, const double *x0i, const double *n, int dim, double *ut) {
+    double u[3] = {0.0, 0.0, 0.0};
+    for (int q = 0; q < dim; q++)
+        u[q] = p[q] - x0i[q];
+    const double un = (u[0] * n[0] + u[1] * n[1]) + u[2] * n[2];
+    for (int q = 0; q < dim; q++)
+        ut[q] = u[q] - un * n[q];
+    return sqrt((ut[0] * ut[0] + ut[1] * ut[1]) + ut[2] * ut[2]);
+}
+
+/* k_c of node i, N/m: kappa (m_i / h^2 + the sum of its springs' k, in their order). */
+static double contact_stiffness(const vbd_view *vv, size_t i) {
+    double block = vv->m[i] * vv->inv_h2;
+    for (size_t a = vv->g->adj_start[i]; a < vv->g->adj_start[i + 1]; a++)
+        block += vv->k[vv->g->adj_spring[a]];
+    return SS_VBD_CONTACT_KAPPA * block;
+}
+
+/* The colliders' and their frozen frictions' share of G_i at p. */
+static double contact_energy(const vbd_view *vv, size_t i, const double *p, double kc,
+                             const vbd_friction *frozen, int num_frozen) {
+    const int dim = vv->dim;
+    const double *x0i = vv->x0 + i * (size_t)dim;
+    const double eps = SS_VBD_FRICTION_SPEED * vv->h;
+    double energy = 0.0;
+    for (size_t c = 0; c < vv->num_colliders; c++) {
+        double depth = 0.0, surface[3] = {0.0, 0.0, 0.0}, n[3] = {0.0, 0.0, 0.0};
+        if (collider_depth(&vv->colliders[c], dim, x0i, p, &depth, surface, n))
+            energy += 0.5 * kc * (depth * depth);
+    }
+    for (int q = 0; q < num_frozen; q++) {
+        double ut[3] = {0.0, 0.0, 0.0};
+        energy += frozen[q].mu_lambda * friction_f0(slip(p, x0i, frozen[q].n, dim, ut), eps);
+    }
+    return energy;
+}
 
 /* G_i at position p of node i (the others where they are), as the comment at the top. */
 static double local_energy(const vbd_view *vv, size_t i, const double *p) {
@@ -229,6 +314,44 @@ static double local_energy(const vbd_view *vv, size_t i, const double *p) {
         }
     }
     return energy;
+}
+
+/* h += a v v^T for the symmetric block h = (h00, h01, h02, h11, h12, h22). */
+static inline void add_outer(double *h, double a, const double *v, int dim) {
+    h[0] += a * v[0] * v[0];
+    h[1] += a * v[0] * v[1];
+    h[3] += a * v[1] * v[1];
+    if (dim == 3) {
+        h[2] += a * v[0] * v[2];
+        h[4] += a * v[1] * v[2];
+        h[5] += a * v[2] * v[2];
+    }
+}
+
+/* dx = H^-1 f by the adjugate over the determinant; 0 (dx untouched) unless the
+ * determinant is positive and finite. */
+static int newton(const double *h, const double *f, int dim, double *dx) {
+    const double h00 = h[0], h01 = h[1], h02 = h[2], h11 = h[3], h12 = h[4], h22 = h[5];
+    if (dim == 3) {
+        const double c00 = h11 * h22 - h12 * h12, c01 = h02 * h12 - h01 * h22;
+        const double c02 = h01 * h12 - h02 * h11, c11 = h00 * h22 - h02 * h02;
+        const double c12 = h01 * h02 - h00 * h12, c22 = h00 * h11 - h01 * h01;
+        const double det = (h00 * c00 + h01 * c01) + h02 * c02;
+        if (!(det > 0.0) || !isfinite(det))
+            return 0;
+        const double inv_det = 1.0 / det;
+        dx[0] = ((c00 * f[0] + c01 * f[1]) + c02 * f[2]) * inv_det;
+        dx[1] = ((c01 * f[0] + c11 * f[1]) + c12 * f[2]) * inv_det;
+        dx[2] = ((c02 * f[0] + c12 * f[1]) + c22 * f[2]) * inv_det;
+    } else {
+        const double det = h00 * h11 - h01 * h01;
+        if (!(det > 0.0) || !isfinite(det))
+            return 0;
+        const double inv_det = 1.0 / det;
+        dx[0] = (h11 * f[0] - h01 * f[1]) * inv_det;
+        dx[1] = (h00 * f[1] - h01 * f[0]) * inv_det;
+    }
+    return 1;
 }
 
 /* One free node's Newton step with its line search (the comment at the top). */
@@ -290,31 +413,76 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
             h22 += axial * u[2] * u[2] + t;
         }
     }
+    /* The colliders at the node's iterate: contact 1/2 k_c d^2, and friction with its
+     * normal and normal force frozen here. */
+    vbd_friction frozen[SS_VBD_MAX_FRICTIONS];
+    int num_frozen = 0;
+    const double kc = vv->num_colliders ? contact_stiffness(vv, i) : 0.0;
+    const double eps = SS_VBD_FRICTION_SPEED * vv->h;
+    double hc[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}; /* the colliders' Hessian */
+    for (size_t c = 0; c < vv->num_colliders; c++) {
+        const ss_collider *col = &vv->colliders[c];
+        double depth = 0.0, surface[3] = {0.0, 0.0, 0.0}, n[3] = {0.0, 0.0, 0.0};
+        if (!collider_depth(col, dim, x0i, xi, &depth, surface, n))
+            continue;
+        const double push = kc * depth;
+        energy += 0.5 * push * depth;
+        scale += push * (size_i + largest(surface, dim));
+        for (int q = 0; q < dim; q++)
+            f[q] += push * n[q];
+        add_outer(hc, kc, n, dim);
+        if (!(col->friction > 0.0) || num_frozen == SS_VBD_MAX_FRICTIONS)
+            continue;
+        vbd_friction *fr = &frozen[num_frozen++];
+        memcpy(fr->n, n, sizeof n);
+        fr->mu_lambda = col->friction * push;
+        double ut[3] = {0.0, 0.0, 0.0};
+        const double s = slip(xi, x0i, n, dim, ut), grip = fr->mu_lambda * friction_f1_over_s(s, eps);
+        energy += fr->mu_lambda * friction_f0(s, eps);
+        scale += fr->mu_lambda * size_i;
+        for (int q = 0; q < dim; q++)
+            f[q] -= grip * ut[q];
+        /* grip (I - n n^T) */
+        hc[0] += grip, hc[3] += grip, hc[5] += dim == 3 ? grip : 0.0;
+        add_outer(hc, -grip, n, dim);
+    }
+    double hh[6] = {h00 + hc[0], h01 + hc[1], h02 + hc[2], h11 + hc[3], h12 + hc[4], h22 + hc[5]};
     double dx[3] = {0.0, 0.0, 0.0};
-    if (dim == 3) {
-        const double c00 = h11 * h22 - h12 * h12, c01 = h02 * h12 - h01 * h22;
-        const double c02 = h01 * h12 - h02 * h11, c11 = h00 * h22 - h02 * h02;
-        const double c12 = h01 * h02 - h00 * h12, c22 = h00 * h11 - h01 * h01;
-        const double det = (h00 * c00 + h01 * c01) + h02 * c02;
-        if (!(det > 0.0) || !isfinite(det))
+    if (!newton(hh, f, dim, dx))
+        return;
+    /* A collider the step would enter, apart at the iterate: its contact linearised at
+     * the trial point p = x_i + dx (depth d_p, normal n), 1/2 k_c (d_p + n.(p - x))^2,
+     * joins the block and the step is taken again (once): for a plane this is the exact
+     * minimiser of the block's model with the contact. */
+    if (vv->num_colliders) {
+        double p[3] = {0.0, 0.0, 0.0};
+        int entered = 0;
+        for (int q = 0; q < dim; q++)
+            p[q] = xi[q] + dx[q];
+        for (size_t c = 0; c < vv->num_colliders; c++) {
+            const ss_collider *col = &vv->colliders[c];
+            double depth = 0.0, surface[3] = {0.0, 0.0, 0.0}, n[3] = {0.0, 0.0, 0.0};
+            double now = 0.0, s0[3], n0[3];
+            if (collider_depth(col, dim, x0i, xi, &now, s0, n0) ||
+                !collider_depth(col, dim, x0i, p, &depth, surface, n))
+                continue;
+            const double reach = depth + ((n[0] * dx[0] + n[1] * dx[1]) + n[2] * dx[2]);
+            for (int q = 0; q < dim; q++)
+                f[q] += kc * reach * n[q];
+            add_outer(hh, kc, n, dim);
+            entered = 1;
+        }
+        if (entered && !newton(hh, f, dim, dx))
             return;
-        const double inv_det = 1.0 / det;
-        dx[0] = ((c00 * f[0] + c01 * f[1]) + c02 * f[2]) * inv_det;
-        dx[1] = ((c01 * f[0] + c11 * f[1]) + c12 * f[2]) * inv_det;
-        dx[2] = ((c02 * f[0] + c12 * f[1]) + c22 * f[2]) * inv_det;
-    } else {
-        const double det = h00 * h11 - h01 * h01;
-        if (!(det > 0.0) || !isfinite(det))
-            return;
-        const double inv_det = 1.0 / det;
-        dx[0] = (h11 * f[0] - h01 * f[1]) * inv_det;
-        dx[1] = (h00 * f[1] - h01 * f[0]) * inv_det;
     }
     for (int tries = 0; tries <= SS_VBD_BACKTRACKS; tries++) {
         double p[3] = {0.0, 0.0, 0.0};
         for (int q = 0; q < dim; q++)
             p[q] = xi[q] + dx[q];
-        if (local_energy(vv, i, p) <= energy + SS_VBD_ROUNDING * scale) {
+        double trial = local_energy(vv, i, p);
+        if (vv->num_colliders)
+            trial += contact_energy(vv, i, p, kc, frozen, num_frozen);
+        if (trial <= energy + SS_VBD_ROUNDING * scale) {
             for (int q = 0; q < dim; q++)
                 xi[q] = p[q];
             return;
@@ -386,7 +554,9 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
                          dt,
                          1.0 / dt,
                          1.0 / (dt * dt),
-                         sys->dim};
+                         sys->dim,
+                         sys->colliders,
+                         sys->num_colliders};
     passes(sys, &vv);
 
     /* 4. The velocities from the motion. */
