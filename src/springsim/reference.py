@@ -1681,6 +1681,36 @@ def _vbd(s: State, dt: float) -> None:
     free = ~s.pinned
     s.v = v0.copy()
     s.v[free] = (x[free] - x0[free]) / dt
+    if s.colliders:
+        coming = v0 + dt * a
+        g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
+        for i in np.flatnonzero(free):
+            for c in s.colliders:
+                _vbd_restitute(c, x[i], coming[i], s.v[i], 2.0 * g * dt)
+
+
+def _vbd_restitute(
+    c: Collider, x: np.ndarray, coming: np.ndarray, v: np.ndarray, threshold: float
+) -> None:
+    """Restitution of collider c on a node at x that came with ``coming``: v in place
+    (vbd.c, restitute)."""
+    inside, _depth, _surface, n = _vbd_depth(c, x)
+    if not inside:
+        return
+    dim = len(x)
+    u0 = _dot(coming, n, dim)
+    if not -u0 > threshold:
+        return
+    du = c.restitution * -u0 - _dot(v, n, dim)
+    v += du * n
+    if not c.friction > 0.0 or not du > 0.0:
+        return
+    vn = _dot(v, n, dim)
+    vt = v - vn * n
+    speed = float(np.sqrt(_dot(vt, vt, dim)))
+    cap = c.friction * du
+    keep = 1.0 - cap / speed if speed > cap else 0.0
+    v[:] = vn * n + keep * vt
 
 
 _STEPPERS = {

@@ -118,6 +118,31 @@ def test_friction_dissipates_the_kinetic_energy_of_a_slide():
     assert sim.dissipated == pytest.approx(0.5 * m * v0 * v0, abs=0.5 * m * EPS_V**2 + 1e-9)
 
 
+@pytest.mark.parametrize("e", [0.5, 0.8, 1.0])
+def test_a_dropped_node_rebounds_to_e_squared_h(e):
+    # Backward Euler's stiff contact alone ends an impact with no normal speed; the
+    # restitution pass gives it e times the speed it came with. It lands at v =
+    # √(2 g h) and goes in by at most v dt / (1 + κ) (the block's normal equation,
+    # (m/dt² + k_c) d = m v / dt). The apex, e² h, is off by backward Euler's drift, about
+    # g dt per step over the fall and the rise (v dt ≈ 4e-4 m of 1 m each way): 0.2 %.
+    h, dt = 1.0, 1e-4
+    sim = ss.System(dim=3)
+    sim.add_nodes([[0.0, h, 0.0]])
+    sim.add_plane((0, 1, 0), 0.0, restitution=e)
+    bounced, apex, lowest = False, -np.inf, np.inf
+    for _ in range(int(4.0 / dt)):
+        sim.step(dt, method="vbd")
+        y, vy = sim.positions[0, 1], sim.velocities[0, 1]
+        lowest = min(lowest, y)
+        bounced = bounced or vy > 0
+        if bounced:
+            apex = max(apex, y)
+            if vy < 0:
+                break
+    assert apex == pytest.approx(e * e * h, rel=2e-3)
+    assert lowest >= -np.sqrt(2 * 9.81 * h) * dt / (1 + KAPPA)
+
+
 def stiff_cloth(collider: str, n: int = 20) -> tuple[ss.System, np.ndarray, float, float]:
     """A level 1 m cloth of 5,000 N/m springs just above a ball of radius 0.3 m (a
     sphere, or a mesh of it), and how far its nodes may be from the centre at least."""

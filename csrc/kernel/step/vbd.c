@@ -526,6 +526,41 @@ static void passes(ss_system *sys, const vbd_view *vv) {
 #endif
 }
 
+/* The restitution of collider col on a free node at x (which started the substep at
+ * x0i, came with velocity `coming` and leaves with v), as XPBD's (collider_constraints.c):
+ * in contact at x (normal n) and coming in faster than `threshold` m/s (u0 = coming.n <
+ * -threshold), its normal velocity becomes e (-u0): v += du n, du = e (-u0) - v.n, and
+ * Coulomb's law on that impulse drops |v_t| by mu du (to 0 at most). Backward Euler's
+ * stiff contact alone ends every impact with no normal velocity (e = 0). */
+static void restitute(const ss_collider *col, int dim, const double *x0i, const double *x,
+                      const double *coming, double *v, double threshold) {
+    double depth = 0.0, surface[3] = {0.0, 0.0, 0.0}, n[3] = {0.0, 0.0, 0.0};
+    if (!collider_depth(col, dim, x0i, x, &depth, surface, n))
+        return;
+    const double u0 = (coming[0] * n[0] + coming[1] * n[1]) + coming[2] * n[2];
+    if (!(-u0 > threshold))
+        return;
+    double un = 0.0;
+    for (int q = 0; q < dim; q++)
+        un += v[q] * n[q];
+    const double du = col->restitution * -u0 - un, mu = col->friction;
+    for (int q = 0; q < dim; q++)
+        v[q] = v[q] + du * n[q];
+    if (!(mu > 0.0) || !(du > 0.0))
+        return;
+    double vt[3] = {0.0, 0.0, 0.0}, vn = 0.0, speed2 = 0.0;
+    for (int q = 0; q < dim; q++)
+        vn += v[q] * n[q];
+    for (int q = 0; q < dim; q++) {
+        vt[q] = v[q] - vn * n[q];
+        speed2 += vt[q] * vt[q];
+    }
+    const double speed = sqrt(speed2), cap = mu * du;
+    const double keep = speed > cap ? 1.0 - cap / speed : 0.0;
+    for (int q = 0; q < dim; q++)
+        v[q] = vn * n[q] + keep * vt[q];
+}
+
 void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
@@ -559,11 +594,21 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
                          sys->num_colliders};
     passes(sys, &vv);
 
-    /* 4. The velocities from the motion. */
-    for (size_t i = 0; i < n; i++)
-        if (!pinned[i])
-            for (size_t q = i * dim; q < (i + 1) * dim; q++)
-                v[q] = (x[q] - x0[q]) / dt;
+    /* 4. The velocities from the motion, and the colliders' restitution. */
+    const double g = sqrt((sys->gravity[0] * sys->gravity[0] + sys->gravity[1] * sys->gravity[1]) +
+                          sys->gravity[2] * sys->gravity[2]);
+    for (size_t i = 0; i < n; i++) {
+        if (pinned[i])
+            continue;
+        double coming[3] = {0.0, 0.0, 0.0}; /* the velocity it came with, v0 + h a */
+        for (size_t q = 0; q < dim; q++) {
+            coming[q] = v[i * dim + q] + dt * a[i * dim + q];
+            v[i * dim + q] = (x[i * dim + q] - x0[i * dim + q]) / dt;
+        }
+        for (size_t c = 0; c < sys->num_colliders; c++)
+            restitute(&sys->colliders[c], sys->dim, x0 + i * dim, x + i * dim, coming,
+                      v + i * dim, 2.0 * g * dt);
+    }
 }
 
 double ss_vbd_external_work(const ss_system *sys, const double *scratch) {
