@@ -1694,6 +1694,8 @@ def _vbd_restitute(
 ) -> None:
     """Restitution of collider c on a node at x that came with ``coming``: v in place
     (vbd.c, restitute)."""
+    if not c.restitution > 0.0:
+        return
     inside, _depth, _surface, n = _vbd_depth(c, x)
     if not inside:
         return
@@ -1702,8 +1704,10 @@ def _vbd_restitute(
     if not -u0 > threshold:
         return
     du = c.restitution * -u0 - _dot(v, n, dim)
+    if not du > 0.0:
+        return
     v += du * n
-    if not c.friction > 0.0 or not du > 0.0:
+    if not c.friction > 0.0:
         return
     vn = _dot(v, n, dim)
     vt = v - vn * n

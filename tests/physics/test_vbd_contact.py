@@ -22,13 +22,13 @@ def add(sim: ss.System, kind: str, dim: int) -> None:
         n[1] = 1.0
         sim.add_plane(n, offset=-0.3, friction=0.4)
     elif kind == "sphere":
-        sim.add_sphere(z, 0.8, friction=0.5)
+        sim.add_sphere(z, 0.8, restitution=0.6, friction=0.5)
     elif kind == "box":
-        sim.add_box(z, np.full(dim, 0.6), friction=0.5)
+        sim.add_box(z, np.full(dim, 0.6), restitution=0.9, friction=0.5)
     else:
         a, b = z.copy(), z.copy()
         a[0], b[0] = -0.5, 0.5
-        sim.add_capsule(a, b, 0.5, friction=0.5)
+        sim.add_capsule(a, b, 0.5, restitution=0.3, friction=0.5)
 
 
 @pytest.mark.parametrize("dim", [2, 3])

@@ -437,7 +437,8 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
         memcpy(fr->n, n, sizeof n);
         fr->mu_lambda = col->friction * push;
         double ut[3] = {0.0, 0.0, 0.0};
-        const double s = slip(xi, x0i, n, dim, ut), grip = fr->mu_lambda * friction_f1_over_s(s, eps);
+        const double s = slip(xi, x0i, n, dim, ut),
+                     grip = fr->mu_lambda * friction_f1_over_s(s, eps);
         energy += fr->mu_lambda * friction_f0(s, eps);
         scale += fr->mu_lambda * size_i;
         for (int q = 0; q < dim; q++)
@@ -529,13 +530,14 @@ static void passes(ss_system *sys, const vbd_view *vv) {
 /* The restitution of collider col on a free node at x (which started the substep at
  * x0i, came with velocity `coming` and leaves with v), as XPBD's (collider_constraints.c):
  * in contact at x (normal n) and coming in faster than `threshold` m/s (u0 = coming.n <
- * -threshold), its normal velocity becomes e (-u0): v += du n, du = e (-u0) - v.n, and
- * Coulomb's law on that impulse drops |v_t| by mu du (to 0 at most). Backward Euler's
- * stiff contact alone ends every impact with no normal velocity (e = 0). */
+ * -threshold), its normal velocity becomes e (-u0): v += du n, du = e (-u0) - v.n, if
+ * du > 0 (else the solve already sends it out faster), and Coulomb's law on that impulse
+ * drops |v_t| by mu du (to 0 at most). Backward Euler's stiff contact alone ends every
+ * impact with no normal velocity: e = 0 needs nothing more. */
 static void restitute(const ss_collider *col, int dim, const double *x0i, const double *x,
                       const double *coming, double *v, double threshold) {
     double depth = 0.0, surface[3] = {0.0, 0.0, 0.0}, n[3] = {0.0, 0.0, 0.0};
-    if (!collider_depth(col, dim, x0i, x, &depth, surface, n))
+    if (!(col->restitution > 0.0) || !collider_depth(col, dim, x0i, x, &depth, surface, n))
         return;
     const double u0 = (coming[0] * n[0] + coming[1] * n[1]) + coming[2] * n[2];
     if (!(-u0 > threshold))
@@ -544,9 +546,11 @@ static void restitute(const ss_collider *col, int dim, const double *x0i, const 
     for (int q = 0; q < dim; q++)
         un += v[q] * n[q];
     const double du = col->restitution * -u0 - un, mu = col->friction;
+    if (!(du > 0.0))
+        return; /* the solve already sends it out faster */
     for (int q = 0; q < dim; q++)
         v[q] = v[q] + du * n[q];
-    if (!(mu > 0.0) || !(du > 0.0))
+    if (!(mu > 0.0))
         return;
     double vt[3] = {0.0, 0.0, 0.0}, vn = 0.0, speed2 = 0.0;
     for (int q = 0; q < dim; q++)
@@ -606,8 +610,8 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
             v[i * dim + q] = (x[i * dim + q] - x0[i * dim + q]) / dt;
         }
         for (size_t c = 0; c < sys->num_colliders; c++)
-            restitute(&sys->colliders[c], sys->dim, x0 + i * dim, x + i * dim, coming,
-                      v + i * dim, 2.0 * g * dt);
+            restitute(&sys->colliders[c], sys->dim, x0 + i * dim, x + i * dim, coming, v + i * dim,
+                      2.0 * g * dt);
     }
 }
 
