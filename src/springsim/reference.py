@@ -1589,7 +1589,7 @@ def _vbd_entering(
     the trial point joins the block and the step is taken again (vbd.c)."""
     dim = s.dim
     dx, ok = dx.copy(), ok.copy()
-    for row, i in enumerate(nodes):
+    for row in range(len(nodes)):
         if not ok[row]:
             continue
         trial = p[row] + dx[row]
