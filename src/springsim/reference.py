@@ -1319,12 +1319,15 @@ VBD_FRICTION_SPEED = 1e-3
 VBD_MAX_FRICTIONS = 8
 
 
-def vertex_colour_order(springs: np.ndarray, num_nodes: int) -> list[list[int]]:
+def vertex_colour_order(
+    springs: np.ndarray, num_nodes: int, elements: Iterable[np.ndarray] = ()
+) -> list[list[int]]:
     """The vertex colours of ``vbd``, each a list of nodes in increasing index.
 
     The nodes are coloured greedily in index order: each takes the lowest colour that
-    no lower-numbered node sharing a spring with it took. No two nodes of a colour
-    share a spring.
+    no lower-numbered node sharing a spring (or one of ``elements``' rows: the gas
+    bodies' boundary elements) with it took. No two nodes of a colour share a spring
+    or an element.
 
     Examples
     --------
@@ -1335,6 +1338,10 @@ def vertex_colour_order(springs: np.ndarray, num_nodes: int) -> list[list[int]]:
     for i, j in springs:
         neighbours[int(i)].add(int(j))
         neighbours[int(j)].add(int(i))
+    for rows in elements:
+        for row in np.asarray(rows):
+            for i in row:
+                neighbours[int(i)].update(int(j) for j in row if j != i)
     colour = [0] * num_nodes
     for i in range(num_nodes):
         taken = {colour[j] for j in neighbours[i] if j < i}
@@ -1465,13 +1472,18 @@ def _vbd_colours(
     """The free nodes of each vertex colour and their springs (row in the colour, other
     end, spring), node by node in spring order; kept on ``s`` until its springs or pins
     change."""
-    key = (s.springs.tobytes(), s.pinned.tobytes(), len(s.x))
+    key = (
+        s.springs.tobytes() + b"".join(e.tobytes() for e, _nrt, _ambient in s.pressure),
+        s.pinned.tobytes(),
+        len(s.x),
+    )
     cached = s._vbd_cache
     if cached is not None and cached[0] == key:
         return cached[1]
     owner, other, spring = _vbd_adjacency(s)
     colours = []
-    for nodes_list in vertex_colour_order(s.springs, len(s.x)):
+    gas = [e for e, _nrt, _ambient in s.pressure]
+    for nodes_list in vertex_colour_order(s.springs, len(s.x), gas):
         nodes = np.array([i for i in nodes_list if not s.pinned[i]], dtype=np.int64)
         if not len(nodes):
             continue
@@ -1636,6 +1648,75 @@ def _vbd_contact_energy(
     return energy
 
 
+def _vbd_gas_gradients(s: State, i: int, x: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(body, dV/dx_i) for each gas body node i is on, body by body, its elements'
+    shares summed in element order (vbd.c, gas_gradient)."""
+    out = []
+    for b, (elements, _nrt, _ambient) in enumerate(s.pressure):
+        rows = np.flatnonzero((elements == i).any(axis=1))
+        if not len(rows):
+            continue
+        grad = np.zeros(3)
+        for row in rows:
+            e = elements[row]
+            if s.dim == 2:
+                grad[0] += 0.5 * (x[e[1], 1] - x[e[0], 1])
+                grad[1] += -0.5 * (x[e[1], 0] - x[e[0], 0])
+            else:
+                u, v = x[e[1]] - x[e[0]], x[e[2]] - x[e[0]]
+                grad += (1.0 / 6.0) * np.array(
+                    [
+                        u[1] * v[2] - u[2] * v[1],
+                        u[2] * v[0] - u[0] * v[2],
+                        u[0] * v[1] - u[1] * v[0],
+                    ]
+                )
+        out.append((b, grad))
+    return out
+
+
+def _vbd_gas_energy(s: State, i: int, x: np.ndarray, p: np.ndarray, volumes: list[float]) -> float:
+    """The gas bodies' share of node i's G at p: −nrt ln V(p) + ambient V(p), V(p) = V +
+    ∇V·(p − x_i); inf if some V(p) <= 0 (vbd.c, gas_energy)."""
+    energy = 0.0
+    for b, grad in _vbd_gas_gradients(s, i, x):
+        _elements, nrt, ambient = s.pressure[b]
+        volume = volumes[b] + float(np.dot(grad[: s.dim], p - x[i]))
+        if not volume > 0.0:
+            return np.inf
+        energy += -nrt * np.log(volume) + ambient * volume
+    return energy
+
+
+def _vbd_gas(
+    s: State,
+    nodes: np.ndarray,
+    x: np.ndarray,
+    volumes: list[float],
+    energy: np.ndarray,
+    force: np.ndarray,
+    hh: np.ndarray,
+    scale: np.ndarray,
+) -> None:
+    """The gas bodies in each node's block (vbd.c): −nrt ln V + ambient V, its force
+    (nrt/V − ambient) ∇V and Hessian nrt/V² ∇V ∇Vᵀ, V as the colour began."""
+    dim = s.dim
+    for row, i in enumerate(nodes):
+        gradients = _vbd_gas_gradients(s, i, x)
+        if not gradients:
+            continue
+        energy[row] += _vbd_gas_energy(s, i, x, x[i], volumes)
+        size_i = np.abs(x[i]).max() + np.abs(s.x[i]).max()
+        for b, grad in gradients:
+            _elements, nrt, ambient = s.pressure[b]
+            volume = volumes[b]
+            force[row] += (nrt / volume - ambient) * grad
+            _add_outer(hh[row], nrt / (volume * volume), grad, dim)
+            scale[row] += (nrt / volume + ambient) * np.abs(grad).sum() * size_i + (
+                nrt * abs(np.log(volume)) + ambient * volume
+            )
+
+
 def _vbd(s: State, dt: float) -> None:
     # Vertex Block Descent (Chen, Macklin et al. 2024) on backward Euler's incremental
     # potential: the forces beside the springs at the start, explicitly (as
@@ -1647,6 +1728,8 @@ def _vbd(s: State, dt: float) -> None:
     f = m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)
     f += aero_forces(s, x0, v0) + contact_forces(s, x0, v0)
     a = f / m
+    if s.pressure:  # the gas is in the blocks (_vbd_gas)
+        a -= pressure_forces(s, x0) / m
     a[s.pinned] = 0.0
     y = np.where(s.pinned[:, None], x0 + dt * v0, x0 + dt * (v0 + dt * a))
     x = x0 + dt * v0  # the first guess: the motion as it is, without this substep's push
@@ -1655,6 +1738,9 @@ def _vbd(s: State, dt: float) -> None:
         for nodes, adjacency in colours:
             p = x[nodes].copy()
             energy, force, hh, scale = _vbd_local(s, p, nodes, x, x0, y, adjacency, dt, True)
+            volumes = [enclosed_volume(e, x) for e, _nrt, _ambient in s.pressure]
+            if s.pressure:
+                _vbd_gas(s, nodes, x, volumes, energy, force, hh, scale)
             frozen: list[list[tuple[np.ndarray, float]]] = [[] for _ in nodes]
             kc = np.zeros(len(nodes))
             if s.colliders:
@@ -1669,6 +1755,13 @@ def _vbd(s: State, dt: float) -> None:
                     break
                 trial = p + dx
                 (trial_energy,) = _vbd_local(s, trial, nodes, x, x0, y, adjacency, dt, False)
+                if s.pressure:
+                    trial_energy = trial_energy + np.array(
+                        [
+                            _vbd_gas_energy(s, i, x, trial[row], volumes)
+                            for row, i in enumerate(nodes)
+                        ]
+                    )
                 if s.colliders:
                     trial_energy = trial_energy + _vbd_contact_energy(
                         s, nodes, trial, x0, kc, dt, frozen

@@ -125,6 +125,11 @@ struct ss_vbd_graph {
     int32_t *order;       /* (N,) nodes, colour by colour */
     size_t *colour_start; /* (num_colours + 1,) */
     size_t num_colours;
+    /* Each node's gas elements, body by body, element by element: (body, element). */
+    size_t *gas_start; /* (N + 1,) */
+    int32_t *gas_elem; /* (2 E,) E: the element ends over every body */
+    size_t gas_bodies; /* sys->num_bodies it was built for */
+    long gas_next;     /* sys->next_body_id it was built for */
 };
 
 void ss_vbd_forget(ss_system *sys) {
@@ -136,6 +141,8 @@ void ss_vbd_forget(ss_system *sys) {
     ss_free(g->adj_spring);
     ss_free(g->order);
     ss_free(g->colour_start);
+    ss_free(g->gas_start);
+    ss_free(g->gas_elem);
     ss_free(g);
     sys->scratch.vbd = NULL;
 }
@@ -146,10 +153,46 @@ size_t ss_vbd_nbytes(const ss_system *sys) {
         return 0;
     const size_t n = sys->num_nodes, m = sys->num_springs;
     return sizeof *g + (n + 1) * sizeof(size_t) + 2 * (2 * m + 1) * sizeof(int32_t) +
-           (n + 1) * sizeof(int32_t) + (g->num_colours + 1) * sizeof(size_t);
+           (n + 1) * sizeof(int32_t) + (g->num_colours + 1) * sizeof(size_t) +
+           (n + 1) * sizeof(size_t) + 2 * (g->gas_start[n] + 1) * sizeof(int32_t);
+}
+
+/* Each node's gas elements (g->gas_start, g->gas_elem); 0 when out of memory. */
+static int build_gas(const ss_system *sys, ss_vbd_graph *g) {
+    const size_t n = sys->num_nodes, per = (size_t)sys->dim;
+    g->gas_start = ss_malloc((n + 1) * sizeof *g->gas_start);
+    size_t ends = 0;
+    for (size_t b = 0; b < sys->num_bodies; b++)
+        ends += sys->bodies[b].count * per;
+    g->gas_elem = ss_malloc(2 * (ends + 1) * sizeof *g->gas_elem);
+    size_t *fill = ss_malloc((n + 1) * sizeof *fill);
+    if (!g->gas_start || !g->gas_elem || !fill) {
+        ss_free(fill);
+        return 0;
+    }
+    memset(g->gas_start, 0, (n + 1) * sizeof *g->gas_start);
+    for (size_t b = 0; b < sys->num_bodies; b++)
+        for (size_t q = 0; q < sys->bodies[b].count * per; q++)
+            g->gas_start[sys->bodies[b].elements[q] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        g->gas_start[i + 1] += g->gas_start[i];
+    memcpy(fill, g->gas_start, (n + 1) * sizeof *fill);
+    for (size_t b = 0; b < sys->num_bodies; b++)
+        for (size_t q = 0; q < sys->bodies[b].count * per; q++) {
+            const size_t i = (size_t)sys->bodies[b].elements[q];
+            g->gas_elem[2 * fill[i]] = (int32_t)b;
+            g->gas_elem[2 * fill[i]++ + 1] = (int32_t)(q / per);
+        }
+    ss_free(fill);
+    g->gas_bodies = sys->num_bodies;
+    g->gas_next = sys->next_body_id;
+    return 1;
 }
 
 ss_status ss_vbd_ensure_graph(ss_system *sys) {
+    if (sys->scratch.vbd && (sys->scratch.vbd->gas_bodies != sys->num_bodies ||
+                             sys->scratch.vbd->gas_next != sys->next_body_id))
+        ss_vbd_forget(sys); /* gas bodies came or went: their elements join the colouring */
     if (sys->scratch.vbd)
         return SS_OK;
     const size_t n = sys->num_nodes, m = sys->num_springs;
@@ -166,7 +209,7 @@ ss_status ss_vbd_ensure_graph(ss_system *sys) {
         g->order = ss_malloc((n + 1) * sizeof *g->order);
     }
     if (!g || !fill || !colour || !seen || !g->adj_start || !g->adj_node || !g->adj_spring ||
-        !g->order)
+        !g->order || !build_gas(sys, g))
         goto out_of_memory;
     /* Adjacency in spring order: count, offsets, fill. */
     memset(g->adj_start, 0, (n + 1) * sizeof *g->adj_start);
@@ -192,6 +235,15 @@ ss_status ss_vbd_ensure_graph(ss_system *sys) {
             const size_t j = (size_t)g->adj_node[e];
             if (j < i)
                 seen[colour[j]] = i + 1;
+        }
+        /* and no two nodes of a colour share a gas element (its gradient is fixed
+         * while the colour is solved) */
+        for (size_t e = g->gas_start[i]; e < g->gas_start[i + 1]; e++) {
+            const ss_pressure_body *body = &sys->bodies[g->gas_elem[2 * e]];
+            const int32_t *el = body->elements + (size_t)g->gas_elem[2 * e + 1] * (size_t)sys->dim;
+            for (int q = 0; q < sys->dim; q++)
+                if ((size_t)el[q] < i)
+                    seen[colour[el[q]]] = i + 1;
         }
         int32_t c = 0;
         while (seen[c] == i + 1)
@@ -227,7 +279,8 @@ out_of_memory:
 }
 
 size_t ss_vbd_scratch_size(const ss_system *sys) {
-    return 3 * sys->num_nodes * (size_t)sys->dim;
+    const size_t nd = sys->num_nodes * (size_t)sys->dim;
+    return 3 * nd + (sys->num_bodies ? nd + sys->num_bodies : 0);
 }
 
 /* The largest |coordinate| of a row, m. */
@@ -248,7 +301,68 @@ typedef struct {
     int dim;
     const ss_collider *colliders;
     size_t num_colliders;
+    const ss_pressure_body *bodies;
+    const double *volumes; /* (bodies,) m^3 (m^2 in 2D) when the colour began */
 } vbd_view;
+
+/* dV/dx_i of gas body b over node i's elements of it, gas_elem[e0 .. e1), at the
+ * current positions: each element's share as pressure.c gives it (2D edge (a, b):
+ * 1/2 (d_y, -d_x), d = x_b - x_a; 3D triangle: 1/6 (x_b - x_a) x (x_c - x_a)). V is
+ * linear in x_i: V(p) = V + grad.(p - x_i) exactly, the others held. */
+static void gas_gradient(const vbd_view *vv, size_t e0, size_t e1, double *grad) {
+    const int dim = vv->dim;
+    const ss_pressure_body *body = &vv->bodies[vv->g->gas_elem[2 * e0]];
+    grad[0] = grad[1] = grad[2] = 0.0;
+    for (size_t e = e0; e < e1; e++) {
+        const int32_t *el = body->elements + (size_t)vv->g->gas_elem[2 * e + 1] * (size_t)dim;
+        const double *a = vv->x + (size_t)el[0] * (size_t)dim,
+                     *b = vv->x + (size_t)el[1] * (size_t)dim;
+        if (dim == 2) {
+            grad[0] += 0.5 * (b[1] - a[1]);
+            grad[1] += -0.5 * (b[0] - a[0]);
+            continue;
+        }
+        const double *c = vv->x + (size_t)el[2] * 3;
+        double u[3], v[3];
+        for (int k = 0; k < 3; k++) {
+            u[k] = b[k] - a[k];
+            v[k] = c[k] - a[k];
+        }
+        const double sixth = 1.0 / 6.0;
+        grad[0] += sixth * (u[1] * v[2] - u[2] * v[1]);
+        grad[1] += sixth * (u[2] * v[0] - u[0] * v[2]);
+        grad[2] += sixth * (u[0] * v[1] - u[1] * v[0]);
+    }
+}
+
+/* The end of the run of node i's gas elements from e0 that belong to one body. */
+static size_t gas_run(const vbd_view *vv, size_t i, size_t e0) {
+    size_t e1 = e0 + 1;
+    while (e1 < vv->g->gas_start[i + 1] && vv->g->gas_elem[2 * e1] == vv->g->gas_elem[2 * e0])
+        e1++;
+    return e1;
+}
+
+/* The gas bodies' share of G_i at p: -nrt ln V(p) + ambient V(p) per body, V(p) = V +
+ * grad.(p - x_i) (V as the colour began); +inf if some V(p) <= 0. */
+static double gas_energy(const vbd_view *vv, size_t i, const double *p) {
+    const int dim = vv->dim;
+    const double *xi = vv->x + i * (size_t)dim;
+    double energy = 0.0;
+    for (size_t e0 = vv->g->gas_start[i], e1; e0 < vv->g->gas_start[i + 1]; e0 = e1) {
+        e1 = gas_run(vv, i, e0);
+        const size_t b = (size_t)vv->g->gas_elem[2 * e0];
+        double grad[3];
+        gas_gradient(vv, e0, e1, grad);
+        double volume = vv->volumes[b];
+        for (int q = 0; q < dim; q++)
+            volume += grad[q] * (p[q] - xi[q]);
+        if (!(volume > 0.0))
+            return INFINITY;
+        energy += -vv->bodies[b].nrt * log(volume) + vv->bodies[b].ambient * volume;
+    }
+    return energy;
+}
 
 /* One collider's friction on node i, frozen for the node's step (the header comment): the
  * normal n and the force mu lambda, N. */
@@ -458,7 +572,27 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
     int num_frozen = 0;
     const double kc = vv->num_colliders ? contact_stiffness(vv, i) : 0.0;
     const double eps = SS_VBD_FRICTION_SPEED * vv->h;
-    double hc[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}; /* the colliders' Hessian */
+    double hc[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}; /* the gas' and colliders' Hessian */
+    /* The gas bodies: -nrt ln V + ambient V, f += (nrt/V - ambient) grad, H += nrt/V^2
+     * grad grad^T (exact: V is linear in x_i). */
+    const int gas = vv->g->gas_start[i] < vv->g->gas_start[i + 1];
+    if (gas) {
+        energy += gas_energy(vv, i, xi);
+        for (size_t e0 = vv->g->gas_start[i], e1; e0 < vv->g->gas_start[i + 1]; e0 = e1) {
+            e1 = gas_run(vv, i, e0);
+            const ss_pressure_body *body = &vv->bodies[vv->g->gas_elem[2 * e0]];
+            const double volume = vv->volumes[vv->g->gas_elem[2 * e0]];
+            double grad[3];
+            gas_gradient(vv, e0, e1, grad);
+            const double push = body->nrt / volume - body->ambient;
+            for (int q = 0; q < dim; q++)
+                f[q] += push * grad[q];
+            add_outer(hc, body->nrt / (volume * volume), grad, dim);
+            scale += (body->nrt / volume + body->ambient) *
+                         ((fabs(grad[0]) + fabs(grad[1])) + fabs(grad[2])) * size_i +
+                     body->nrt * fabs(log(volume)) + body->ambient * volume;
+        }
+    }
     for (size_t c = 0; c < vv->num_colliders; c++) {
         const ss_collider *col = &vv->colliders[c];
         double depth = 0.0, surface[3] = {0.0, 0.0, 0.0}, n[3] = {0.0, 0.0, 0.0};
@@ -520,6 +654,8 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
         for (int q = 0; q < dim; q++)
             p[q] = xi[q] + dx[q];
         double trial = local_energy(vv, i, p);
+        if (gas)
+            trial += gas_energy(vv, i, p);
         if (vv->num_colliders)
             trial += contact_energy(vv, i, p, kc, frozen, num_frozen);
         if (trial <= energy + SS_VBD_ROUNDING * scale) {
@@ -541,13 +677,24 @@ static void solve_range(const vbd_view *vv, size_t first, size_t last) {
     }
 }
 
-static void passes(ss_system *sys, const vbd_view *vv) {
+/* Every gas body's volume at positions x, for the next colour. */
+static void measure_gas(const ss_system *sys, const double *x, double *volumes) {
+    for (size_t b = 0; b < sys->num_bodies; b++)
+        volumes[b] = ss_pressure_volume(sys, &sys->bodies[b], x);
+}
+
+/* The passes; `volumes` (vv->volumes) measured again after each colour. */
+static void passes(ss_system *sys, const vbd_view *vv, double *volumes) {
     const ss_vbd_graph *g = vv->g;
     const int threads = ss_threads_for(sys);
+    const int gas = sys->num_bodies > 0;
     if (threads <= 1) {
         for (int pass = 0; pass < sys->iterations; pass++)
-            for (size_t c = 0; c < g->num_colours; c++)
+            for (size_t c = 0; c < g->num_colours; c++) {
                 solve_range(vv, g->colour_start[c], g->colour_start[c + 1]);
+                if (gas)
+                    measure_gas(sys, vv->x, volumes);
+            }
         return;
     }
 #ifdef _OPENMP
@@ -560,9 +707,15 @@ static void passes(ss_system *sys, const vbd_view *vv) {
                 const size_t start = g->colour_start[c], size = g->colour_start[c + 1] - start;
                 solve_range(vv, start + size * t / team, start + size * (t + 1) / team);
 #pragma omp barrier
+                if (gas) {
+#pragma omp single
+                    measure_gas(sys, vv->x, volumes);
+                }
             }
         ss_fp_leave(fp);
     }
+#else
+    (void)volumes;
 #endif
 }
 
@@ -610,8 +763,19 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim, nd = n * dim;
     double *x0 = scratch, *y = x0 + nd, *a = y + nd;
 
-    /* 1-2. The explicit forces, the target and the first guess. */
+    /* 1-2. The explicit forces (less the gas, which is in the blocks), the target and the
+     * first guess. */
+    double *gas = sys->num_bodies ? a + nd : NULL, *volumes = gas ? gas + nd : NULL;
     ss_forces_beside_springs(sys, x, v, a);
+    if (sys->num_bodies) {
+        const double *m = SS_DOUBLES(sys, SS_MASSES);
+        memset(gas, 0, nd * sizeof(double));
+        ss_pressure_add_forces(sys, x, gas, dim);
+        for (size_t i = 0; i < n; i++)
+            if (!pinned[i])
+                for (size_t q = i * dim; q < (i + 1) * dim; q++)
+                    a[q] -= gas[q] / m[i];
+    }
     memcpy(x0, x, nd * sizeof(double));
     for (size_t i = 0; i < n; i++)
         for (size_t q = i * dim; q < (i + 1) * dim; q++) {
@@ -634,8 +798,12 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
                          1.0 / (dt * dt),
                          sys->dim,
                          sys->colliders,
-                         sys->num_colliders};
-    passes(sys, &vv);
+                         sys->num_colliders,
+                         sys->bodies,
+                         volumes};
+    if (sys->num_bodies)
+        measure_gas(sys, x, volumes);
+    passes(sys, &vv, volumes);
 
     /* 4. The velocities from the motion, and the colliders' restitution. */
     const double g = sqrt((sys->gravity[0] * sys->gravity[0] + sys->gravity[1] * sys->gravity[1]) +
