@@ -81,7 +81,7 @@ class State:
         Node–node contact: radii, groups and law (see :class:`Contact`).
     colliders : sequence of Collider, optional
         Planes, spheres, boxes and capsules, in the kernel's order (see
-        :class:`Collider`); only the "xpbd" method models them here.
+        :class:`Collider`); the "xpbd" and "vbd" methods model them here (not meshes).
     """
 
     def __init__(
@@ -142,7 +142,7 @@ class State:
         self.drag_coefficient = float(drag_coefficient)
         #: Node–node contact (radii, groups, law), or None: none.
         self.contact = contact
-        #: Colliders, in the kernel's order (xpbd's constraints).
+        #: Colliders, in the kernel's order (xpbd's constraints, vbd's contact energy).
         self.colliders = list(colliders)
         #: vbd's colours and adjacency, with the springs and pins they were built for.
         self._vbd_cache: tuple[tuple[bytes, bytes, int], list] | None = None  # type: ignore[type-arg]
