@@ -586,6 +586,7 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
      * normal and normal force frozen here. */
     vbd_friction frozen[SS_VBD_MAX_FRICTIONS];
     int num_frozen = 0;
+    uint64_t touching = 0; /* bit c: in contact with collider c < 64 at x_i */
     const double kc = vv->num_colliders ? contact_stiffness(vv, i) : 0.0;
     const double eps = SS_VBD_FRICTION_SPEED * vv->h;
     double hc[6] = {0.0, 0.0, 0.0, 0.0, 0.0, 0.0}; /* the gas' and colliders' Hessian */
@@ -614,6 +615,8 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
         double depth = 0.0, surface[3] = {0.0, 0.0, 0.0}, n[3] = {0.0, 0.0, 0.0};
         if (!collider_depth(col, dim, x0i, xi, &depth, surface, n))
             continue;
+        if (c < 64)
+            touching |= (uint64_t)1 << c;
         const double push = kc * depth;
         energy += 0.5 * push * depth;
         scale += push * (size_i + largest(surface, dim));
@@ -653,8 +656,9 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
             const ss_collider *col = &vv->colliders[c];
             double depth = 0.0, surface[3] = {0.0, 0.0, 0.0}, n[3] = {0.0, 0.0, 0.0};
             double now = 0.0, s0[3], n0[3];
-            if (collider_depth(col, dim, x0i, xi, &now, s0, n0) ||
-                !collider_depth(col, dim, x0i, p, &depth, surface, n))
+            const int near = c < 64 ? (int)((touching >> c) & 1)
+                                    : collider_depth(col, dim, x0i, xi, &now, s0, n0);
+            if (near || !collider_depth(col, dim, x0i, p, &depth, surface, n))
                 continue;
             const double reach = depth + ((n[0] * dx[0] + n[1] * dx[1]) + n[2] * dx[2]);
             for (int q = 0; q < dim; q++)
