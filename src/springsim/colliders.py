@@ -490,7 +490,8 @@ def add_plane(
     """Add a plane that nodes cannot pass: the half-space n·x >= offset is free.
 
     After every substep, of every method but "xpbd" (which projects colliders as
-    constraints inside its passes: docs/guide/colliders.md, "Colliders in XPBD"), a
+    constraints inside its passes: docs/guide/colliders.md, "Colliders in XPBD") and
+    "vbd" (contact energy in its solve: docs/guide/integrators.md), a
     free node found behind the plane is moved onto it; if it was moving inwards, it
     leaves with ``restitution`` e times the speed it met the plane with (its normal
     speed, less what climbing back out costs in potential energy), and Coulomb

@@ -81,7 +81,7 @@ class State:
         Node–node contact: radii, groups and law (see :class:`Contact`).
     colliders : sequence of Collider, optional
         Planes, spheres, boxes and capsules, in the kernel's order (see
-        :class:`Collider`); only the "xpbd" method models them here.
+        :class:`Collider`); the "xpbd" and "vbd" methods model them here (not meshes).
     """
 
     def __init__(
@@ -142,7 +142,7 @@ class State:
         self.drag_coefficient = float(drag_coefficient)
         #: Node–node contact (radii, groups, law), or None: none.
         self.contact = contact
-        #: Colliders, in the kernel's order (xpbd's constraints).
+        #: Colliders, in the kernel's order (xpbd's constraints, vbd's contact energy).
         self.colliders = list(colliders)
         #: vbd's colours and adjacency, with the springs and pins they were built for.
         self._vbd_cache: tuple[tuple[bytes, bytes, int], list] | None = None  # type: ignore[type-arg]
@@ -1311,14 +1311,23 @@ VBD_BACKTRACKS = 3
 #: scale, the sum of its terms' sizes before cancellation (less is rounding, and such a
 #: step is taken): 64 ulps.
 VBD_ROUNDING = 64.0 * np.finfo(np.float64).eps
+#: The colliders' contact stiffness in a vertex block, k_c = κ (m_i/h² + Σ its springs' k).
+VBD_CONTACT_KAPPA = 100.0
+#: Friction's smoothing speed ε_v, m/s: a slip below ε_v h meets a smoothed force.
+VBD_FRICTION_SPEED = 1e-3
+#: At most this many frozen frictions per vertex step.
+VBD_MAX_FRICTIONS = 8
 
 
-def vertex_colour_order(springs: np.ndarray, num_nodes: int) -> list[list[int]]:
+def vertex_colour_order(
+    springs: np.ndarray, num_nodes: int, elements: Iterable[np.ndarray] = ()
+) -> list[list[int]]:
     """The vertex colours of ``vbd``, each a list of nodes in increasing index.
 
     The nodes are coloured greedily in index order: each takes the lowest colour that
-    no lower-numbered node sharing a spring with it took. No two nodes of a colour
-    share a spring.
+    no lower-numbered node sharing a spring (or one of ``elements``' rows: the gas
+    bodies' boundary elements) with it took. No two nodes of a colour share a spring
+    or an element.
 
     Examples
     --------
@@ -1329,6 +1338,10 @@ def vertex_colour_order(springs: np.ndarray, num_nodes: int) -> list[list[int]]:
     for i, j in springs:
         neighbours[int(i)].add(int(j))
         neighbours[int(j)].add(int(i))
+    for rows in elements:
+        for row in np.asarray(rows):
+            for i in row:
+                neighbours[int(i)].update(int(j) for j in row if j != i)
     colour = [0] * num_nodes
     for i in range(num_nodes):
         taken = {colour[j] for j in neighbours[i] if j < i}
@@ -1459,13 +1472,18 @@ def _vbd_colours(
     """The free nodes of each vertex colour and their springs (row in the colour, other
     end, spring), node by node in spring order; kept on ``s`` until its springs or pins
     change."""
-    key = (s.springs.tobytes(), s.pinned.tobytes(), len(s.x))
+    key = (
+        s.springs.tobytes() + b"".join(e.tobytes() for e, _nrt, _ambient in s.pressure),
+        s.pinned.tobytes(),
+        len(s.x),
+    )
     cached = s._vbd_cache
     if cached is not None and cached[0] == key:
         return cached[1]
     owner, other, spring = _vbd_adjacency(s)
     colours = []
-    for nodes_list in vertex_colour_order(s.springs, len(s.x)):
+    gas = [e for e, _nrt, _ambient in s.pressure]
+    for nodes_list in vertex_colour_order(s.springs, len(s.x), gas):
         nodes = np.array([i for i in nodes_list if not s.pinned[i]], dtype=np.int64)
         if not len(nodes):
             continue
@@ -1476,6 +1494,227 @@ def _vbd_colours(
         colours.append((nodes, adjacency))
     s._vbd_cache = (key, colours)
     return colours
+
+
+def _vbd_depth(c: Collider, p: np.ndarray) -> tuple[bool, float, np.ndarray, np.ndarray]:
+    """Whether p is inside collider c (depth > 0), the depth, surface point and normal
+    (vbd.c's collider_depth; meshes are not modelled here)."""
+    inside, depth, surface, normal = _collider_locate(c, p)
+    return bool(inside and depth > 0.0), depth, surface, normal
+
+
+def _friction_f0(slip: float, eps: float) -> float:
+    """IPC's smoothed friction energy per unit force (vbd.c, friction_f0), m."""
+    if slip < eps:
+        return (-(slip * slip * slip) / (3.0 * eps * eps) + (slip * slip) / eps) + eps / 3.0
+    return slip
+
+
+def _friction_f1_over_s(slip: float, eps: float) -> float:
+    """f0'(s) / s (vbd.c, friction_f1_over_s), 1/m."""
+    return 2.0 / eps - slip / (eps * eps) if slip < eps else 1.0 / slip
+
+
+def _slip(p: np.ndarray, x0: np.ndarray, n: np.ndarray, dim: int) -> tuple[np.ndarray, float]:
+    """The slip across n since x0, u − (u·n) n, u = p − x0, and its length."""
+    u = np.zeros(3)
+    nn = np.zeros(3)
+    u[:dim] = p - x0
+    nn[:dim] = n
+    un = (u[0] * nn[0] + u[1] * nn[1]) + u[2] * nn[2]
+    ut = u - un * nn
+    return ut, float(np.sqrt((ut[0] * ut[0] + ut[1] * ut[1]) + ut[2] * ut[2]))
+
+
+def _vbd_contact_stiffness(
+    s: State, nodes: np.ndarray, adjacency: tuple[np.ndarray, np.ndarray, np.ndarray], h: float
+) -> np.ndarray:
+    """k_c = κ (m_i / h² + Σ its springs' k) per node (vbd.c, contact_stiffness)."""
+    block = s.m[nodes] * (1.0 / (h * h))
+    rows, _other, spring = adjacency
+    np.add.at(block, rows, s.k[spring])
+    return VBD_CONTACT_KAPPA * block
+
+
+def _add_outer(hh: np.ndarray, a: float, v: np.ndarray, dim: int) -> None:
+    """hh += a v vᵀ on the upper triangle (vbd.c, add_outer)."""
+    for r in range(dim):
+        for q in range(r, dim):
+            hh[r, q] += a * v[r] * v[q]
+
+
+def _vbd_contacts(
+    s: State,
+    nodes: np.ndarray,
+    p: np.ndarray,
+    x0: np.ndarray,
+    kc: np.ndarray,
+    h: float,
+    energy: np.ndarray,
+    force: np.ndarray,
+    hh: np.ndarray,
+    scale: np.ndarray,
+    frozen: list[list[tuple[np.ndarray, float]]],
+) -> None:
+    """The colliders at each node's iterate into its block (vbd.c): ½ k_c d², and
+    friction μλ f0(|u_T|) with n and λ = k_c d frozen (kept in ``frozen``)."""
+    dim, eps = s.dim, VBD_FRICTION_SPEED * h
+    for row, i in enumerate(nodes):
+        size_i = np.abs(p[row]).max() + np.abs(x0[i]).max()
+        hc = np.zeros((3, 3))
+        for c in s.colliders:
+            inside, depth, surface, n = _vbd_depth(c, p[row])
+            if not inside:
+                continue
+            push = kc[row] * depth
+            energy[row] += 0.5 * push * depth
+            scale[row] += push * (size_i + np.abs(surface).max())
+            force[row, :dim] += push * n
+            _add_outer(hc, kc[row], n, dim)
+            if not c.friction > 0.0 or len(frozen[row]) == VBD_MAX_FRICTIONS:
+                continue
+            mu_lambda = c.friction * push
+            frozen[row].append((n, mu_lambda))
+            ut, slip = _slip(p[row], x0[i], n, dim)
+            grip = mu_lambda * _friction_f1_over_s(slip, eps)
+            energy[row] += mu_lambda * _friction_f0(slip, eps)
+            scale[row] += mu_lambda * size_i
+            force[row] -= grip * ut
+            for q in range(dim):
+                hc[q, q] += grip
+            _add_outer(hc, -grip, n, dim)
+        hh[row] += hc
+
+
+def _vbd_entering(
+    s: State,
+    nodes: np.ndarray,
+    p: np.ndarray,
+    x0: np.ndarray,
+    kc: np.ndarray,
+    dx: np.ndarray,
+    ok: np.ndarray,
+    force: np.ndarray,
+    hh: np.ndarray,
+) -> tuple[np.ndarray, np.ndarray]:
+    """A collider the Newton step enters, apart at the iterate: its contact linearised at
+    the trial point joins the block and the step is taken again (vbd.c)."""
+    dim = s.dim
+    dx, ok = dx.copy(), ok.copy()
+    for row in range(len(nodes)):
+        if not ok[row]:
+            continue
+        trial = p[row] + dx[row]
+        entered = False
+        for c in s.colliders:
+            if _vbd_depth(c, p[row])[0]:
+                continue
+            inside, depth, _surface, n = _vbd_depth(c, trial)
+            if not inside:
+                continue
+            nn = np.zeros(3)
+            nn[:dim] = n
+            step = np.zeros(3)
+            step[:dim] = dx[row]
+            reach = depth + ((nn[0] * step[0] + nn[1] * step[1]) + nn[2] * step[2])
+            force[row, :dim] += kc[row] * reach * n
+            _add_outer(hh[row], kc[row], n, dim)
+            entered = True
+        if entered:
+            again, good = _vbd_newton(force[row : row + 1], hh[row : row + 1], dim)
+            dx[row], ok[row] = again[0], good[0]
+    return dx, ok
+
+
+def _vbd_contact_energy(
+    s: State,
+    nodes: np.ndarray,
+    trial: np.ndarray,
+    x0: np.ndarray,
+    kc: np.ndarray,
+    h: float,
+    frozen: list[list[tuple[np.ndarray, float]]],
+) -> np.ndarray:
+    """The colliders' and the frozen frictions' share of G at the trial points."""
+    dim, eps = s.dim, VBD_FRICTION_SPEED * h
+    energy = np.zeros(len(nodes))
+    for row, i in enumerate(nodes):
+        for c in s.colliders:
+            inside, depth, _surface, _n = _vbd_depth(c, trial[row])
+            if inside:
+                energy[row] += 0.5 * kc[row] * (depth * depth)
+        for n, mu_lambda in frozen[row]:
+            energy[row] += mu_lambda * _friction_f0(_slip(trial[row], x0[i], n, dim)[1], eps)
+    return energy
+
+
+def _vbd_gas_gradients(s: State, i: int, x: np.ndarray) -> list[tuple[int, np.ndarray]]:
+    """(body, dV/dx_i) for each gas body node i is on, body by body, its elements'
+    shares summed in element order (vbd.c, gas_gradient)."""
+    out = []
+    for b, (elements, _nrt, _ambient) in enumerate(s.pressure):
+        rows = np.flatnonzero((elements == i).any(axis=1))
+        if not len(rows):
+            continue
+        grad = np.zeros(3)
+        for row in rows:
+            e = elements[row]
+            if s.dim == 2:
+                grad[0] += 0.5 * (x[e[1], 1] - x[e[0], 1])
+                grad[1] += -0.5 * (x[e[1], 0] - x[e[0], 0])
+            else:
+                u, v = x[e[1]] - x[e[0]], x[e[2]] - x[e[0]]
+                grad += (1.0 / 6.0) * np.array(
+                    [
+                        u[1] * v[2] - u[2] * v[1],
+                        u[2] * v[0] - u[0] * v[2],
+                        u[0] * v[1] - u[1] * v[0],
+                    ]
+                )
+        out.append((b, grad))
+    return out
+
+
+def _vbd_gas_energy(s: State, i: int, x: np.ndarray, p: np.ndarray, volumes: list[float]) -> float:
+    """The gas bodies' share of node i's G at p: −nrt ln V(p) + ambient V(p), V(p) = V +
+    ∇V·(p − x_i); inf if some V(p) <= 0 (vbd.c, gas_energy)."""
+    energy = 0.0
+    for b, grad in _vbd_gas_gradients(s, i, x):
+        _elements, nrt, ambient = s.pressure[b]
+        volume = volumes[b] + float(np.dot(grad[: s.dim], p - x[i]))
+        if not volume > 0.0:
+            return np.inf
+        energy += -nrt * np.log(volume) + ambient * volume
+    return energy
+
+
+def _vbd_gas(
+    s: State,
+    nodes: np.ndarray,
+    x: np.ndarray,
+    volumes: list[float],
+    energy: np.ndarray,
+    force: np.ndarray,
+    hh: np.ndarray,
+    scale: np.ndarray,
+) -> None:
+    """The gas bodies in each node's block (vbd.c): −nrt ln V + ambient V, its force
+    (nrt/V − ambient) ∇V and Hessian nrt/V² ∇V ∇Vᵀ, V as the colour began."""
+    dim = s.dim
+    for row, i in enumerate(nodes):
+        gradients = _vbd_gas_gradients(s, i, x)
+        if not gradients:
+            continue
+        energy[row] += _vbd_gas_energy(s, i, x, x[i], volumes)
+        size_i = np.abs(x[i]).max() + np.abs(s.x[i]).max()
+        for b, grad in gradients:
+            _elements, nrt, ambient = s.pressure[b]
+            volume = volumes[b]
+            force[row] += (nrt / volume - ambient) * grad
+            _add_outer(hh[row], nrt / (volume * volume), grad, dim)
+            scale[row] += (nrt / volume + ambient) * np.abs(grad).sum() * size_i + (
+                nrt * abs(np.log(volume)) + ambient * volume
+            )
 
 
 def _vbd(s: State, dt: float) -> None:
@@ -1489,6 +1728,8 @@ def _vbd(s: State, dt: float) -> None:
     f = m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)
     f += aero_forces(s, x0, v0) + contact_forces(s, x0, v0)
     a = f / m
+    if s.pressure:  # the gas is in the blocks (_vbd_gas)
+        a -= pressure_forces(s, x0) / m
     a[s.pinned] = 0.0
     y = np.where(s.pinned[:, None], x0 + dt * v0, x0 + dt * (v0 + dt * a))
     x = x0 + dt * v0  # the first guess: the motion as it is, without this substep's push
@@ -1497,13 +1738,34 @@ def _vbd(s: State, dt: float) -> None:
         for nodes, adjacency in colours:
             p = x[nodes].copy()
             energy, force, hh, scale = _vbd_local(s, p, nodes, x, x0, y, adjacency, dt, True)
+            volumes = [enclosed_volume(e, x) for e, _nrt, _ambient in s.pressure]
+            if s.pressure:
+                _vbd_gas(s, nodes, x, volumes, energy, force, hh, scale)
+            frozen: list[list[tuple[np.ndarray, float]]] = [[] for _ in nodes]
+            kc = np.zeros(len(nodes))
+            if s.colliders:
+                kc = _vbd_contact_stiffness(s, nodes, adjacency, dt)
+                _vbd_contacts(s, nodes, p, x0, kc, dt, energy, force, hh, scale, frozen)
             dx, ok = _vbd_newton(force, hh, s.dim)
+            if s.colliders:
+                dx, ok = _vbd_entering(s, nodes, p, x0, kc, dx, ok, force, hh)
             pending = ok.copy()
             for _try in range(VBD_BACKTRACKS + 1):
                 if not pending.any():
                     break
                 trial = p + dx
                 (trial_energy,) = _vbd_local(s, trial, nodes, x, x0, y, adjacency, dt, False)
+                if s.pressure:
+                    trial_energy = trial_energy + np.array(
+                        [
+                            _vbd_gas_energy(s, i, x, trial[row], volumes)
+                            for row, i in enumerate(nodes)
+                        ]
+                    )
+                if s.colliders:
+                    trial_energy = trial_energy + _vbd_contact_energy(
+                        s, nodes, trial, x0, kc, dt, frozen
+                    )
                 take = pending & (trial_energy <= energy + VBD_ROUNDING * scale)
                 x[nodes[take]] = trial[take]
                 pending &= ~take
@@ -1512,6 +1774,40 @@ def _vbd(s: State, dt: float) -> None:
     free = ~s.pinned
     s.v = v0.copy()
     s.v[free] = (x[free] - x0[free]) / dt
+    if s.colliders:
+        coming = v0 + dt * a
+        g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
+        for i in np.flatnonzero(free):
+            for c in s.colliders:
+                _vbd_restitute(c, x[i], coming[i], s.v[i], 2.0 * g * dt)
+
+
+def _vbd_restitute(
+    c: Collider, x: np.ndarray, coming: np.ndarray, v: np.ndarray, threshold: float
+) -> None:
+    """Restitution of collider c on a node at x that came with ``coming``: v in place
+    (vbd.c, restitute)."""
+    if not c.restitution > 0.0:
+        return
+    inside, _depth, _surface, n = _vbd_depth(c, x)
+    if not inside:
+        return
+    dim = len(x)
+    u0 = _dot(coming, n, dim)
+    if not -u0 > threshold:
+        return
+    du = c.restitution * -u0 - _dot(v, n, dim)
+    if not du > 0.0:
+        return
+    v += du * n
+    if not c.friction > 0.0:
+        return
+    vn = _dot(v, n, dim)
+    vt = v - vn * n
+    speed = float(np.sqrt(_dot(vt, vt, dim)))
+    cap = c.friction * du
+    keep = 1.0 - cap / speed if speed > cap else 0.0
+    v[:] = vn * n + keep * vt
 
 
 _STEPPERS = {
@@ -1558,8 +1854,8 @@ def step(
     if method != "xpbd" and np.isinf(s.k).any():
         rods = np.flatnonzero(np.isinf(s.k)).tolist()
         raise ValueError(f"springs {rods} are rigid rods: use method='xpbd'")
-    if method != "xpbd" and s.colliders:
-        raise ValueError("the reference models colliders in method='xpbd' only")
+    if method not in ("xpbd", "vbd") and s.colliders:
+        raise ValueError("the reference models colliders in method='xpbd' and 'vbd' only")
     if any(c.kind == "mesh" for c in s.colliders):
         raise ValueError("the reference models planes, spheres, boxes and capsules, not meshes")
     if steps > 0 and s.contact is not None:

@@ -43,7 +43,8 @@ def one_node(position, velocity, mass=1.0, gravity=None):
 # ---- one particle: analytic values --------------------------------------------------
 
 
-@pytest.mark.parametrize("method", ss.METHODS)
+# vbd: colliders as contact energy, not colliders.c's rule (tests/physics/test_vbd_contact.py)
+@pytest.mark.parametrize("method", [m for m in ss.METHODS if m != "vbd"])
 @pytest.mark.parametrize("e", [0.0, 0.5, 0.8, 1.0])
 @pytest.mark.parametrize("mu", [0.0, 0.3, 3.0])
 def test_one_impact_dissipates_its_normal_and_friction_losses(method, e, mu):

@@ -70,7 +70,8 @@ def test_a_jelly_above_the_friction_angle_slides_at_coulombs_rate(method, fracti
     assert accel == pytest.approx(G * (math.sin(theta) - MU * math.cos(theta)), rel=0.02)
 
 
-@pytest.mark.parametrize("method", ss.METHODS)
+# vbd: colliders as contact energy, not colliders.c's rule (tests/physics/test_vbd_contact.py)
+@pytest.mark.parametrize("method", [m for m in ss.METHODS if m != "vbd"])
 def test_a_node_held_by_static_friction_does_not_move_at_all(method):
     # One node on a 30° slope with μ = 1 > tan 30°: exactly where it was put.
     theta = math.radians(30)

@@ -241,14 +241,17 @@ def test_a_stiff_cloth_never_passes_through_a_collider_at_60_hz(collider):
         sim.step(1 / 60 / 4, steps=4, method="vbd")
         d = np.linalg.norm(sim.positions - centre, axis=1)
         lowest = min(lowest, d.min())
-    # the colliders project every node out after each substep; a mesh ball's facets lie
-    # inside its sphere, by at most the inradius gap of its coarsest facet (measured in
-    # the test from the mesh itself)
-    floor = radius
+    # a sphere is contact energy in the vertex block: a node goes in by at most its load
+    # over k_c ≥ κ Σ k = 1e6 N/m, 2 µm for the cloth's whole weight (test_vbd_contact.py
+    # has the bound's derivation), so 1e-5 m; a mesh is also projected out after each
+    # substep (the safety net, vbd.c), exactly. A mesh ball's facets lie inside its
+    # sphere, by at most the inradius gap of its coarsest facet (measured in the test
+    # from the mesh itself)
+    floor, slack = radius, 1e-5 if collider == "sphere" else 1e-9
     if collider == "mesh":
         tri = np.array(ball.positions)[np.array(ball.faces)]
         normal = np.cross(tri[:, 1] - tri[:, 0], tri[:, 2] - tri[:, 0])
         normal /= np.linalg.norm(normal, axis=1)[:, None]
         floor = np.abs(np.sum((tri[:, 0] - centre) * normal, axis=1)).min()
-    assert lowest >= floor - 1e-9
+    assert lowest >= floor - slack
     assert lowest < radius + 0.02  # it fell onto the ball: the test saw the contact

@@ -29,7 +29,8 @@ def flat_triangle_under_a_floor():
     return sim
 
 
-@pytest.mark.parametrize("method", ss.METHODS)
+# vbd: colliders as contact energy, not colliders.c's rule (tests/physics/test_vbd_contact.py)
+@pytest.mark.parametrize("method", [m for m in ss.METHODS if m != "vbd"])
 def test_a_gas_body_flattened_by_a_collider_rolls_the_step_back(method):
     sim = flat_triangle_under_a_floor()
     before = snapshot(sim)

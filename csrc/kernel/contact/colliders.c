@@ -530,7 +530,7 @@ static double collide_mesh(ss_system *sys, const ss_collider *col, size_t i, dou
     return taken;
 }
 
-void ss_colliders_apply(ss_system *sys, double damped) {
+void ss_colliders_apply(ss_system *sys, double damped, int meshes_only) {
     const size_t n = sys->num_nodes;
     const int dim = sys->dim;
     double *x = SS_DOUBLES(sys, SS_POSITIONS);
@@ -539,6 +539,8 @@ void ss_colliders_apply(ss_system *sys, double damped) {
     double taken = 0.0;
     for (size_t c = 0; c < sys->num_colliders; c++) {
         const ss_collider *col = &sys->colliders[c];
+        if (meshes_only && col->kind != SS_MESH)
+            continue;
         if (col->kind == SS_MESH)
             detect(sys, col);
         for (size_t i = 0; i < n; i++) {

@@ -17,8 +17,9 @@ void ss_colliders_begin_substep(ss_system *sys);
 /* After a substep's integration: put free nodes found inside a collider back on its
  * surface and apply restitution and Coulomb friction; adds what the contacts take to
  * sys->state.dissipated when track_energy (see colliders.c for how it is counted), `damped` J
- * being what damping and drag were counted to dissipate in this substep. */
-void ss_colliders_apply(ss_system *sys, double damped);
+ * being what damping and drag were counted to dissipate in this substep. With
+ * meshes_only, the mesh colliders alone (VBD's safety net: vbd.c). */
+void ss_colliders_apply(ss_system *sys, double damped, int meshes_only);
 /* Free what ss_colliders_prepare built (on topology edits and when the system goes;
  * colliders.c). */
 void ss_colliders_forget(ss_system *sys);

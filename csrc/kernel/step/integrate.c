@@ -216,8 +216,10 @@ void ss_integrate_substep(ss_system *sys, double dt, ss_method method, double *s
     ss_constraints_limit_strain(sys);
     if (sys->track_energy && limited)
         sys->state.dissipated += before - total_energy(sys);
-    if (method != SS_XPBD) /* XPBD solved the colliders as constraints (xpbd.c) */
-        ss_colliders_apply(sys, damped);
+    /* XPBD solved the colliders as constraints (xpbd.c), VBD as contact energy (vbd.c),
+     * which leaves the meshes' thin layers to this rule as a safety net */
+    if (method != SS_XPBD)
+        ss_colliders_apply(sys, damped, method == SS_VBD);
     if (xpbd_books && sys->scratch.xpbd_pushed) {
         /* the energy the substep lost, in place of what damping, drag, the strain limit
          * and the colliders booked by their own rules (which assume no other contact
