@@ -525,6 +525,7 @@ class Contact:
     off: set[tuple[int, int]] = field(default_factory=set)
     dt: float = 0.0
     method: str = "symplectic_euler"
+    segments: bool = False
 
     @classmethod
     def from_system(cls, sim: _core.System) -> Contact:
@@ -538,6 +539,7 @@ class Contact:
             friction=friction,
             off={(int(a), int(b)) for a, b in sim._contact_filter()},
             dt=sim._contact_dt(),
+            segments=sim._segment_contact(),
         )
 
     def omega_dt(self) -> float:
@@ -691,9 +693,19 @@ def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ..
     mi, mj = s.m[i], s.m[j]
     m_eff = np.where(s.pinned[i], mj, np.where(s.pinned[j], mi, mi * mj / (mi + mj)))
     k = c.pair_stiffness(m_eff)
+    force, power = _law(c, delta, n, v[j] - v[i], k, m_eff)
+    force[~live] = 0.0
+    return p, force, np.where(live, delta, 0.0), np.where(live, power, 0.0), k
+
+
+def _law(
+    c: Contact, delta: np.ndarray, n: np.ndarray, vrel: np.ndarray, k: np.ndarray, m_eff: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Node–node contact's law on contacts of overlap δ along unit normals n (rows), with
+    relative velocities vrel, stiffnesses k and effective masses m_eff: the force on the
+    side n points to, and the power the dashpot and friction take."""
     root = np.sqrt(k * m_eff)
     damping = 2.0 * c.zeta() * root
-    vrel = v[j] - v[i]
     vn = np.sum(vrel * n, axis=1)
     fn = k * delta - damping * vn
     power = damping * vn**2
@@ -710,8 +722,68 @@ def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ..
         moving = speed > 0
         force[moving] -= (ft[moving] / speed[moving])[:, None] * vt[moving]
         power = power + np.where(moving, ft * speed, 0.0)
-    force[~live] = 0.0
-    return p, force, np.where(live, delta, 0.0), np.where(live, power, 0.0), k
+    return force, power
+
+
+def segment_pairs(s: State) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The segment pairs segment contact may act on (csrc/kernel/contact/segment_contact.c):
+    the springs whose nodes both have radii, each once as (lo, hi); every two with no node
+    in common, no node of one joined by a spring to a node of the other, and every node of
+    one allowed by the groups' filter to touch every node of the other."""
+    c = s.contact
+    if c is None or not c.segments or s.dim != 3:
+        return []
+    joined = {(min(i, j), max(i, j)) for i, j in s.springs.tolist()}
+    segs = sorted((i, j) for i, j in joined if i != j and c.radii[i] > 0 and c.radii[j] > 0)
+    out = []
+    for k, e in enumerate(segs):
+        for f in segs[k + 1 :]:
+            if any(u == w or (min(u, w), max(u, w)) in joined for u in e for w in f):
+                continue
+            groups = [(int(c.groups[u]), int(c.groups[w])) for u in e for w in f]
+            if any((min(g, h), max(g, h)) in c.off for g, h in groups):
+                continue
+            out.append((e, f))
+    return out
+
+
+def segment_contact(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Segment contact's forces (N, 3), energy (J) and power lost (W), by brute force
+    over :func:`segment_pairs`. Segments (a, b), (c, d) of radii R = (r_a + r_b)/2 whose
+    closest points p = a + s (b − a), q = c + t (d − c) overlap, δ = R_ab + R_cd − |p − q|
+    > 0, get node–node contact's law along n = (p − q)/|p − q| with the relative velocity
+    Σ w_k v_k (w = (1 − s, s, −(1 − t), −t)), the stiffness at m_k = 1/(max(w_a, w_b) +
+    max(w_c, w_d)) (w = 1/m, 0 pinned) and the dashpot's mass 1/Σ w_k²/m_k; the force F on
+    p is shared as w_k F."""
+    c = s.contact
+    f = np.zeros_like(x)
+    energy = power = 0.0
+    for (a, b), (cc, d) in segment_pairs(s):
+        assert c is not None
+        st, tt = _closest_on_segments(x[a], x[b], x[cc], x[d])
+        nodes = [a, b, cc, d]
+        w = np.array([1.0 - st, st, -(1.0 - tt), -tt])
+        gap = w @ x[nodes]
+        dist = float(np.sqrt(gap @ gap))
+        delta = 0.5 * (c.radii[a] + c.radii[b]) + 0.5 * (c.radii[cc] + c.radii[d]) - dist
+        inv = np.where(s.pinned[nodes], 0.0, 1.0 / s.m[nodes])
+        w_max = max(inv[0], inv[1]) + max(inv[2], inv[3])
+        if not (delta > 0.0 and dist > 0.0 and w_max > 0.0):
+            continue
+        W = float(np.sum(w * w * inv))
+        k = c.pair_stiffness(np.array([1.0 / w_max]))
+        force, lost = _law(
+            c,
+            np.array([delta]),
+            (gap / dist)[None, :],
+            (w @ v[nodes])[None, :],
+            k,
+            np.array([1.0 / W if W > 0.0 else 0.0]),
+        )
+        f[nodes] += w[:, None] * force
+        energy += float(0.5 * k[0] * delta**2)
+        power += float(lost[0])
+    return f, energy, power
 
 
 def contact_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -720,7 +792,7 @@ def contact_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     f = np.zeros_like(x)
     np.add.at(f, p[:, 1], force)
     np.add.at(f, p[:, 0], -force)
-    return f
+    return f + segment_contact(s, x, v)[0]
 
 
 def contact_energy(s: State, x: np.ndarray) -> float:
@@ -728,12 +800,12 @@ def contact_energy(s: State, x: np.ndarray) -> float:
     if s.contact is None:
         return 0.0
     _p, _force, delta, _power, k = _contact_law(s, x, np.zeros_like(x))
-    return float(0.5 * np.sum(k * delta**2))
+    return float(0.5 * np.sum(k * delta**2)) + segment_contact(s, x, np.zeros_like(x))[1]
 
 
 def contact_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
     """Power, W, the dashpots and friction take out of the motion."""
-    return float(np.sum(_contact_law(s, x, v)[3]))
+    return float(np.sum(_contact_law(s, x, v)[3])) + segment_contact(s, x, v)[2]
 
 
 def contact_matrices(s: State, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -60,6 +60,7 @@ void ss_contact_scratch_release(ss_contact_scratch *found) {
     ss_free(found->bucket_start);
     ss_free(found->adj_first);
     ss_free(found->adj);
+    ss_segments_free(found->segments);
     memset(found, 0, sizeof *found);
 }
 
@@ -82,6 +83,7 @@ ss_contact *ss_contact_copy(const ss_contact *src) {
     t->stiffness = src->stiffness;
     t->restitution = src->restitution;
     t->friction = src->friction;
+    t->segments = src->segments;
     t->zeta = src->zeta;
     t->omega_dt = src->omega_dt;
     t->calibrated_rough = -1; /* calibrated again at its first step: the same numbers */
@@ -105,7 +107,8 @@ size_t ss_contact_nbytes(const ss_contact *t) {
            t->frame_capacity * (SS_CONTACT_FRAME + 3) * sizeof(double) +
            2 * f->node_capacity * sizeof(entry) +
            (f->bucket_start ? (f->bucket_capacity + 1) * sizeof(int32_t) : 0) +
-           f->adj_node_capacity * sizeof(size_t) + f->adj_capacity * sizeof(int32_t);
+           f->adj_node_capacity * sizeof(size_t) + f->adj_capacity * sizeof(int32_t) +
+           ss_segments_nbytes(f->segments);
 }
 
 ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, double restitution,
@@ -558,7 +561,8 @@ static int fit_frames(ss_contact *t) {
 int ss_contact_step_find(const ss_system *sys, const double *x) {
     ss_contact *t = sys->contact;
     /* a failed search leaves pairs the frames may have no room for: none are used then */
-    t->search_failed = ss_contact_find(sys, x, &t->found) || fit_frames(t);
+    t->search_failed = ss_contact_find(sys, x, &t->found) || fit_frames(t) ||
+                       ss_segments_search(sys, x, &t->found, 0.0);
     return t->search_failed ? -1 : 0;
 }
 
@@ -815,16 +819,26 @@ static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const do
         return out;
     const double m_eff = pair_mass(m, pinned, i, j);
     const double k = ss_contact_pair_stiffness(t, m_eff, dt);
-    const double root = sqrt(k * m_eff);
-    const double c = 2.0 * t->zeta * root;
-    double n[3], vrel[3] = {0.0, 0.0, 0.0}, vn = 0.0;
+    double n[3] = {0.0, 0.0, 0.0}, vrel[3] = {0.0, 0.0, 0.0};
     for (size_t w = 0; w < dim; w++) {
         n[w] = d[w] / dist;
         vrel[w] = v[(size_t)j * dim + w] - v[(size_t)i * dim + w];
-        vn += vrel[w] * n[w];
     }
+    out.power = ss_contact_law(t, dim, delta, n, vrel, k, m_eff, out.force);
+    out.delta = delta;
+    out.stiffness = k;
+    return out;
+}
+
+double ss_contact_law(const ss_contact *t, size_t dim, double delta, const double n[3],
+                      const double vrel[3], double k, double m_eff, double force[3]) {
+    const double root = sqrt(k * m_eff);
+    const double c = 2.0 * t->zeta * root;
+    double vn = 0.0, power;
+    for (size_t w = 0; w < dim; w++)
+        vn += vrel[w] * n[w];
     double fn = k * delta - c * vn;
-    out.power = c * vn * vn;
+    power = c * vn * vn;
     if (t->stiffness == SS_CONTACT_FROM_STEP) {
         /* the step's calibrated dashpot, never beyond the spring (see "The restitution
          * of the law from the step") */
@@ -832,12 +846,10 @@ static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const do
         double damper = -2.0 * t->step_zeta * root * vn;
         damper = damper > cap ? cap : damper < -cap ? -cap : damper;
         fn = spring + damper;
-        out.power = -damper * vn;
+        power = -damper * vn;
     }
     for (size_t w = 0; w < dim; w++)
-        out.force[w] = fn * n[w];
-    out.delta = delta;
-    out.stiffness = k;
+        force[w] = fn * n[w];
     if (t->friction > 0.0) {
         double vt[3], speed2 = 0.0;
         for (size_t w = 0; w < dim; w++) {
@@ -849,11 +861,11 @@ static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const do
             const double viscous = 2.0 * root * speed, cap = t->friction * fabs(fn);
             const double ft = viscous < cap ? viscous : cap;
             for (size_t w = 0; w < dim; w++)
-                out.force[w] -= ft * vt[w] / speed;
-            out.power += ft * speed;
+                force[w] -= ft * vt[w] / speed;
+            power += ft * speed;
         }
     }
-    return out;
+    return power;
 }
 
 void ss_contact_search(const ss_system *sys, const double *x) {
@@ -861,8 +873,13 @@ void ss_contact_search(const ss_system *sys, const double *x) {
         sys->contact->failed = 1;
 }
 
-size_t ss_contact_num_pairs(const ss_system *sys) {
+/* Node pairs found by the step's last search (0 after a failed one). */
+static size_t node_pairs(const ss_system *sys) {
     return sys->contact->search_failed ? 0 : sys->contact->found.num_pairs;
+}
+
+size_t ss_contact_num_pairs(const ss_system *sys) {
+    return node_pairs(sys) + ss_segments_num_pairs(&sys->contact->found);
 }
 
 void ss_contact_pair_forces(const ss_system *sys, const double *x, const double *v, size_t first,
@@ -870,10 +887,15 @@ void ss_contact_pair_forces(const ss_system *sys, const double *x, const double 
     double *out = sys->contact->pair_forces;
     const int32_t *pairs = sys->contact->found.pairs;
     const double dt = sys->contact->step_dt;
-    for (size_t p = first; p < last; p++) {
+    const size_t nodes = node_pairs(sys), split = last < nodes ? last : nodes;
+    for (size_t p = first; p < split; p++) {
         const pair_result pr = pair_law(sys, pairs, x, v, p, dt);
         memcpy(out + 3 * p, pr.force, sizeof pr.force);
     }
+    /* then the segment pairs (their range follows the node pairs') */
+    if (last > nodes)
+        ss_segments_pair_forces(sys, &sys->contact->found, x, v, dt,
+                                (first > nodes ? first : nodes) - nodes, last - nodes);
 }
 
 void ss_contact_gather_forces(const ss_system *sys, double *f, size_t stride) {
@@ -894,6 +916,7 @@ void ss_contact_gather_forces(const ss_system *sys, double *f, size_t stride) {
             fj[w] += F[w];
         }
     }
+    ss_segments_gather_forces(&t->found, f, stride);
 }
 
 void ss_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
@@ -906,8 +929,9 @@ void ss_contact_add_forces(const ss_system *sys, const double *x, const double *
 /* Search at x in `found`: the step's scratch (kept fit for the step's other buffers) or
  * a query's. */
 static int find_in(const ss_system *sys, const double *x, ss_contact_scratch *found) {
-    return found == &sys->contact->found ? ss_contact_step_find(sys, x)
-                                         : ss_contact_find(sys, x, found);
+    return found == &sys->contact->found
+               ? ss_contact_step_find(sys, x)
+               : ss_contact_find(sys, x, found) || ss_segments_search(sys, x, found, 0.0);
 }
 
 /* 1/2 sum k_c delta^2 over the first `count` pairs of `pairs` at the current positions,
@@ -926,12 +950,16 @@ static double potential(const ss_system *sys, const int32_t *pairs, size_t count
 double ss_contact_energy(const ss_system *sys, ss_contact_scratch *found) {
     if (find_in(sys, SS_DOUBLES(sys, SS_POSITIONS), found))
         return NAN;
-    return potential(sys, found->pairs, found->num_pairs, law_dt(sys, found));
+    const double dt = law_dt(sys, found);
+    return potential(sys, found->pairs, found->num_pairs, dt) +
+           ss_segments_energy(sys, found, SS_DOUBLES(sys, SS_POSITIONS), dt);
 }
 
 double ss_contact_found_energy(const ss_system *sys) {
     const ss_contact *t = sys->contact;
-    const double sum = potential(sys, t->found.pairs, ss_contact_num_pairs(sys), t->step_dt);
+    const double sum =
+        potential(sys, t->found.pairs, node_pairs(sys), t->step_dt) +
+        ss_segments_energy(sys, &t->found, SS_DOUBLES(sys, SS_POSITIONS), t->step_dt);
     return t->search_failed ? NAN : sum;
 }
 
@@ -943,7 +971,7 @@ double ss_contact_power(const ss_system *sys) {
     double power = 0.0;
     for (size_t p = 0; p < found->num_pairs; p++)
         power += pair_law(sys, found->pairs, x, v, p, sys->contact->step_dt).power;
-    return power;
+    return power + ss_segments_power(sys, found, x, v, sys->contact->step_dt);
 }
 
 void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own) {
@@ -992,7 +1020,7 @@ void ss_contact_frames(const ss_system *sys, const double *x, double scale_c, do
     const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     const int32_t *pairs = t->found.pairs;
-    for (size_t p = 0; p < ss_contact_num_pairs(sys); p++) {
+    for (size_t p = 0; p < node_pairs(sys); p++) {
         const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
         double *frame = t->frames + SS_CONTACT_FRAME * p, dist2 = 0.0;
         for (size_t w = 0; w < 3; w++) {
@@ -1018,7 +1046,7 @@ void ss_contact_frames(const ss_system *sys, const double *x, double scale_c, do
 void ss_contact_add_blocks(const ss_system *sys, const double *p, double *out) {
     const ss_contact *t = sys->contact;
     const size_t dim = (size_t)sys->dim;
-    for (size_t q = 0; q < ss_contact_num_pairs(sys); q++) {
+    for (size_t q = 0; q < node_pairs(sys); q++) {
         const double *frame = t->frames + SS_CONTACT_FRAME * q;
         if (frame[3] == 0.0)
             continue;
@@ -1038,7 +1066,7 @@ void ss_contact_add_blocks(const ss_system *sys, const double *p, double *out) {
 void ss_contact_add_diagonal(const ss_system *sys, double *diag) {
     const ss_contact *t = sys->contact;
     const size_t dim = (size_t)sys->dim;
-    for (size_t q = 0; q < ss_contact_num_pairs(sys); q++) {
+    for (size_t q = 0; q < node_pairs(sys); q++) {
         const double *frame = t->frames + SS_CONTACT_FRAME * q;
         for (int end = 0; end < 2; end++) {
             const size_t i = (size_t)t->found.pairs[2 * q + end] * dim;
@@ -1087,14 +1115,17 @@ static int by_pair(const void *a, const void *b) {
 int ss_contact_constraints_begin(const ss_system *sys, const double *x, const double *v,
                                  double margin, double dt) {
     ss_contact *t = sys->contact;
-    t->search_failed = find_within(sys, x, &t->found, margin) || fit_frames(t);
+    t->search_failed = find_within(sys, x, &t->found, margin) || fit_frames(t) ||
+                       ss_segments_search(sys, x, &t->found, margin);
     if (t->search_failed)
         return -1;
+    ss_segments_constraints_begin(&t->found);
     if (t->found.num_pairs > 1)
         qsort(t->found.pairs, t->found.num_pairs, 2 * sizeof(int32_t), by_pair);
     const size_t dim = (size_t)sys->dim;
     const double compliance =
         t->stiffness == SS_CONTACT_FROM_STEP ? 0.0 : 1.0 / (t->stiffness * dt * dt);
+    t->segment_compliance = compliance;
     for (size_t p = 0; p < t->found.num_pairs; p++) {
         const size_t i = (size_t)t->found.pairs[2 * p], j = (size_t)t->found.pairs[2 * p + 1];
         double d2 = 0.0, along = 0.0;
@@ -1156,6 +1187,8 @@ void ss_contact_constraints_solve(const ss_system *sys, double *records, size_t 
             xj[k] = xj[k] - xj[3] * g;
         }
     }
+    ss_segments_constraints_solve(sys, &sys->contact->found, records, stride,
+                                  sys->contact->segment_compliance);
 }
 
 size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, double *v,
