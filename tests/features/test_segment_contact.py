@@ -8,9 +8,9 @@ independently of the kernel, after every substep.
 
 import numpy as np
 import pytest
+from features.test_edge_contact import edge_crossings
 
 import springsim as ss
-from features.test_edge_contact import edge_crossings
 from springsim import reference
 
 #: The strings: 11 nodes 0.1 m apart, radius 0.02 m: 2 r = 0.04 m, far less than the
@@ -151,9 +151,10 @@ def test_the_energy_books_balance():
         peak = max(peak, e.contact)
         books.append(e.total + sim.dissipated - start)
     # The contact stores a share of the kinetic energy (the lower string gives way) and
-    # the dashpot and friction take some. The books close to RK4's error and the trapezoid rule on the dissipated
-    # power: each substep's is O((w dt)^2) of the power's change, w = sqrt(k W) ~ 450 /s,
-    # (w dt)^2 = 5e-4; a thousandth of the kinetic energy bounds them with room.
+    # the dashpot and friction take some. The books close to RK4's error and the
+    # trapezoid rule on the dissipated power: each substep's is O((w dt)^2) of the
+    # power's change, w = sqrt(k W) ~ 450 /s, (w dt)^2 = 5e-4; a thousandth of the
+    # kinetic energy bounds them with room.
     assert peak > 0.02 * start
     assert sim.dissipated > 0.0
     assert np.abs(books).max() < 1e-3 * start

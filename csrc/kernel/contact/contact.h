@@ -1,4 +1,5 @@
-/* contact.h - part of the kernel API: node-node contact (contact.c, contact.c).
+/* contact.h - part of the kernel API: node-node contact (contact.c, contact_law.c) and
+ * segment contact (segment_contact.c).
  * Included by springsim.h only, at its place there (it uses what comes before it).
  *
  * Nodes with a contact radius r > 0 (SS_RADII) repel when closer than r_i + r_j: a
@@ -28,6 +29,9 @@
  * measurement (contact.c). */
 #define SS_CONTACT_OMEGA_DT 0.1
 #define SS_CONTACT_DAMPING_DT 0.3
+/* The law from the step's dashpot force is at most this many times its spring's,
+ * |c v_n| <= 2 k delta (contact.c, "The restitution of the law from the step"). */
+#define SS_CONTACT_DAMPER_CAP 2.0
 
 /* What one search finds, and the memory it searches in (grow-only, derived from the
  * state: never copied, never saved). The step searches in its own, sys->contact->found; a
@@ -92,7 +96,8 @@ size_t ss_contact_nbytes(const ss_contact *contact);
 /* Check and set the law (nothing changes on error). */
 ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, double restitution,
                              double friction);
-/* Switch contact between groups a and b (a == b: within a group) off or on. */
+/* Switch contact between groups a and b (a == b: within a group) off or on
+ * (contact_law.c, with ss_contact_enabled, ss_contact_pair_stiffness, ss_contact_law). */
 ss_status ss_contact_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled);
 /* Nonzero when groups a and b may touch. */
 int ss_contact_enabled(const ss_contact *contact, int32_t a, int32_t b);
