@@ -997,6 +997,7 @@ def _xpbd(s: State, dt: float) -> None:
         r_max = float(s.contact.radii.max(initial=0.0)) if s.contact is not None else 0.0
         held = _collider_begin(s, x0, w, 2.0 * moved + 2.0 * r_max)
     contacts = _contact_begin(s, moved, dt) if s.contact is not None else None
+    segments = _segment_begin(s, moved)
     # Once per substep: the springs that pull, in solve order, and their constants.
     solved = []
     for k in colour_order(s.springs, len(s.x)):
@@ -1024,6 +1025,8 @@ def _xpbd(s: State, dt: float) -> None:
             s.x[j] += w[j] * delta
         if contacts is not None:
             _contact_constraints(s, contacts, x0, w)
+        if segments:
+            _segment_constraints(s, segments, x0, w, dt)
         if held is not None:
             _collider_constraints(s, held, x0, w)
     free = ~s.pinned
@@ -1098,6 +1101,73 @@ def _contact_constraints(
         g = dmu * (slip / length)
         s.x[i] += w[i] * g
         s.x[j] -= w[j] * g
+
+
+def _segment_begin(s: State, moved: float) -> list[list[float]]:
+    """XPBD's segment constraints of a substep, as [a, b, c, d, λ, λ_t] (λ = λ_t = 0): the
+    pairs of :func:`segment_pairs` whose closest points are within 2 R_max + margin at the
+    predicted positions (R_max the largest segment radius; margin as node–node contact's,
+    twice the farthest predicted move at most the largest node radius)."""
+    pairs = segment_pairs(s)
+    if not pairs:
+        return []
+    c = s.contact
+    assert c is not None
+    ends = c.radii[s.springs]  # (M, 2): every segment's, listed or not
+    r_max = float(np.max(0.5 * (ends[:, 0] + ends[:, 1]), where=(ends > 0).all(1), initial=0.0))
+    reach = 2.0 * r_max + min(2.0 * moved, float(c.radii.max(initial=0.0)))
+    out = []
+    for (a, b), (cc, d) in pairs:
+        st, tt = _closest_on_segments(s.x[a], s.x[b], s.x[cc], s.x[d])
+        gap = (s.x[a] + st * (s.x[b] - s.x[a])) - (s.x[cc] + tt * (s.x[d] - s.x[cc]))
+        if gap @ gap < reach * reach:
+            out.append([a, b, cc, d, 0.0, 0.0])
+    return out
+
+
+def _segment_constraints(
+    s: State, segments: list[list[float]], x0: np.ndarray, w: np.ndarray, dt: float
+) -> None:
+    """One pass over the segment pairs (csrc/kernel/contact/segment_contact.c), in the
+    order of :func:`segment_pairs`: C = |p − q| − (R_ab + R_cd) ≥ 0 at the closest points,
+    W = Σ w_k² / m_k, Δλ = (−C − α̃λ)/(W + α̃) with λ ≥ 0 (α̃ = 1/(k_c dt²), 0 from the
+    step), node k moved by w_k (1/m_k) Δλ n; then friction on the contact points' slip
+    Σ w_k (x_k − x0_k) across n, taken back up to μλ in all. No restitution."""
+    c = s.contact
+    assert c is not None
+    compliance = 0.0 if c.stiffness is None else 1.0 / (c.stiffness * dt * dt)
+    for row in segments:
+        nodes = [int(q) for q in row[:4]]
+        a, b, cc, d = nodes
+        h = 0.5 * (c.radii[a] + c.radii[b]) + 0.5 * (c.radii[cc] + c.radii[d])
+        st, tt = _closest_on_segments(s.x[a], s.x[b], s.x[cc], s.x[d])
+        weights = np.array([1.0 - st, st, -(1.0 - tt), -tt])
+        gap = weights @ s.x[nodes]
+        dist = float(np.sqrt(gap @ gap))
+        if row[4] == 0.0 and not dist < h:
+            continue
+        if dist == 0.0:
+            continue  # (the kernel takes (b − a) × (d − c); the tests never meet it)
+        n = gap / dist
+        inv = w[nodes]
+        W = float(np.sum(weights * weights * inv))
+        if not W > 0.0:
+            continue
+        dlam = (-(dist - h) - compliance * row[4]) / (W + compliance)
+        dlam = max(dlam, -row[4])
+        row[4] += dlam
+        s.x[nodes] += (weights * inv)[:, None] * (dlam * n)[None, :]
+        room = c.friction * row[4] - row[5]
+        if not (c.friction > 0.0 and room > 0.0):
+            continue
+        slip = weights @ (s.x[nodes] - x0[nodes])
+        slip = slip - (slip @ n) * n
+        length = float(np.sqrt(slip @ slip))
+        if not length > 0.0:
+            continue
+        dmu = min(length / W, room)
+        row[5] += dmu
+        s.x[nodes] -= (weights * inv)[:, None] * (dmu * slip / length)[None, :]
 
 
 def _restitute(s: State, contacts: list[list[float]], w: np.ndarray, threshold: float) -> None:

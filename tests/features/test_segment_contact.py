@@ -160,6 +160,30 @@ def test_the_energy_books_balance():
     assert np.abs(books).max() < 1e-3 * start
 
 
+def test_the_divergence_watch_counts_what_the_segments_store():
+    # Two segments that start crossed 1 cm apart (radii 0.1 m: 0.19 m deep) hold
+    # 1/2 k delta^2 = 1805 J and nothing else: the step releases it into their motion. The
+    # watch allows divergence_factor (100) times the energy available, which is this
+    # stored energy alone: were it not counted, the first check would call the motion
+    # diverged (UnstableError). The books balance too: symplectic Euler at w dt = 0.03
+    # (w = sqrt(k W), W = 1/(2 m) + ...) and the trapezoid rule on the dashpot's power
+    # leave a few 1e-3 of the energy.
+    sim = ss.System(dim=3)
+    sim.gravity = 0
+    sim.add_nodes([[-1, 0, 0], [1, 0, 0], [0, -1, 0.01], [0, 1, 0.01]], masses=1.0)
+    sim.add_springs([[0, 1], [2, 3]], stiffness=10.0)
+    sim.radii = 0.1
+    sim.contact_stiffness = 1e5
+    sim.segment_contact = True
+    sim.track_energy = True
+    stored = sim.energy().contact
+    assert stored == pytest.approx(0.5 * 1e5 * 0.19**2, rel=1e-12)
+    sim.step(1e-4, steps=200)
+    e = sim.energy()
+    assert e.contact == 0.0 and e.kinetic > 0.3 * stored  # apart, flying (restitution 0.5)
+    assert abs(e.total + sim.dissipated - stored) < 5e-3 * stored
+
+
 def random_strings(seed: int) -> ss.System:
     """Four random 5-node strings in a 0.4 m cube, random radii 0.03-0.08 m, masses and
     velocities, one node pinned, groups 0 and 1 (0-1 switched off in odd seeds)."""
@@ -229,6 +253,32 @@ def test_kernel_agrees_with_the_reference(seed):
     assert np.abs((with_segments - without) - f_seg).max() <= 1e-12 * np.abs(f_ref).max()
 
 
+@pytest.mark.parametrize("method", ss.METHODS)
+@pytest.mark.parametrize("stiffness", [500.0, None])
+def test_kernel_steps_as_the_reference_does(method, stiffness):
+    # Both integrate the same law (xpbd: the same constraints in the same order) from a
+    # state where segments touch; they sum the same terms in other orders (~1e-16
+    # relative per operation): after 20 substeps 1e-11 of the scale allows for the
+    # contacts' amplification over a fraction of their period (w dt ~ 0.1 or less).
+    sim = random_strings(0)
+    sim.contact_friction = 0.3
+    sim.contact_stiffness = stiffness
+    sim.segment_contact = True
+    ref = reference.State.from_system(sim)
+    assert reference.segment_contact(ref, ref.x, ref.v)[1] > 0.0 or stiffness is None
+    assert len(reference.segment_pairs(ref)) > 0
+    dt = 2e-4
+    a, r = sim.copy(), reference.State.from_system(sim)
+    a.cg_tolerance = 1e-15  # the reference solves exactly
+    a.step(dt, steps=20, method=method)
+    reference.step(r, dt, steps=20, method=method)
+    scale = np.abs(r.x).max()
+    np.testing.assert_allclose(a.positions, r.x, rtol=1e-11, atol=1e-11 * scale)
+    np.testing.assert_allclose(a.velocities, r.v, rtol=1e-11, atol=1e-11 * np.abs(r.v).max())
+    e_ref = reference.contact_energy(r, r.x)
+    assert a.energy().contact == pytest.approx(e_ref, rel=1e-9, abs=1e-15 * max(e_ref, 1.0))
+
+
 def test_the_setting_is_kept_and_checked(tmp_path):
     sim = crossed_strings()
     sim.step(1e-3)
@@ -257,7 +307,8 @@ def test_the_setting_is_kept_and_checked(tmp_path):
 def test_threads_and_simd_paths_give_the_same_bits(method):
     """Segment pairs are found in an order fixed by the positions, their forces computed
     alone (shared by threads with the node pairs) and added in pair order: the state
-    after N steps is bit-identical for 1 and 2 threads and every SIMD path."""
+    after N steps is bit-identical for 1 and 2 threads and every SIMD path (xpbd runs on
+    one thread: its SIMD paths)."""
     paths = [path for path, available in ss.simd_paths().items() if available]
     results = {}
     try:
@@ -265,8 +316,8 @@ def test_threads_and_simd_paths_give_the_same_bits(method):
             for path in paths:
                 ss.set_num_threads(threads)
                 ss.set_simd(path)
-                sim = strings_heap()
-                sim.step(2e-4, steps=60, method=method)
+                sim = strings_heap(45, 190)  # 8,505 springs: the kernel uses threads
+                sim.step(2e-4, steps=30, method=method)
                 results[(threads, path)] = (
                     sim.positions.tobytes() + sim.velocities.tobytes(),
                     sim.self_collision_crossings,
@@ -277,23 +328,23 @@ def test_threads_and_simd_paths_give_the_same_bits(method):
     assert len(set(results.values())) == 1
 
 
-def strings_heap() -> ss.System:
-    """20 strings of 50 nodes (radius 5 mm, nodes 2 cm apart), in five layers turned
-    45° to each other, falling onto each other: thousands of springs (threads are used)
-    and many segment pairs."""
+def strings_heap(strings: int = 20, nodes: int = 50) -> ss.System:
+    """``strings`` strings of ``nodes`` nodes (radius 5 mm, nodes 2 cm apart), in five
+    layers turned 45° to each other 12 mm apart, the upper layers thrown down (0.5 m/s
+    per layer) under gravity: they fall onto each other, with many segment pairs."""
     sim = ss.System(dim=3)
     sim.gravity = (0, 0, -9.81)
-    s = (np.arange(50) - 24.5) * 0.02
-    for k in range(20):
+    s = (np.arange(nodes) - (nodes - 1) / 2) * 0.02
+    for k in range(strings):
         angle = (k % 5) * np.pi / 4
-        y = (k // 5 - 1.5) * 0.05
+        y = (k // 5 - (strings // 5 - 1) / 2) * 0.05
         x = np.c_[
             np.cos(angle) * s - np.sin(angle) * y,
             np.sin(angle) * s + np.cos(angle) * y,
             0 * s + 0.012 * (k % 5),
         ]
-        nodes = sim.add_nodes(x, masses=0.002, velocities=[[0.0, 0.0, -0.5 * (k % 5)]] * 50)
-        sim.add_springs(np.c_[nodes[:-1], nodes[1:]], stiffness=500.0, damping=0.001)
+        added = sim.add_nodes(x, masses=0.002, velocities=[[0.0, 0.0, -0.5 * (k % 5)]] * nodes)
+        sim.add_springs(np.c_[added[:-1], added[1:]], stiffness=500.0, damping=0.001)
     sim.radii = 0.005
     sim.segment_contact = True
     return sim

@@ -1125,5 +1125,5 @@ size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, d
             v[j * dim + w] = v[j * dim + w] + (wj / wsum) * (du * n[w]);
         }
     }
-    return pushed;
+    return pushed + ss_segments_constraints_pushed(&sys->contact->found);
 }

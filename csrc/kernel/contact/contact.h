@@ -211,6 +211,8 @@ double ss_segments_power(const ss_system *sys, const ss_contact_scratch *found, 
 void ss_segments_constraints_begin(ss_contact_scratch *found);
 void ss_segments_constraints_solve(const ss_system *sys, ss_contact_scratch *found, double *records,
                                    size_t stride, double compliance);
+/* How many of found's pairs pushed in the last solve. */
+size_t ss_segments_constraints_pushed(const ss_contact_scratch *found);
 /* Crossings: at a step call's start the positions are seen; after each substep the pairs
  * that went through each other since the last check are counted into
  * sys->state.crossings (segment_contact.c). -1 when out of memory (nothing counted). */
@@ -232,7 +234,8 @@ int ss_contact_constraints_begin(const ss_system *sys, const double *x, const do
  * friction on records of `stride` doubles, (x, y, z, w, s_x, s_y, s_z, ...) per node. */
 void ss_contact_constraints_solve(const ss_system *sys, double *records, size_t stride);
 /* After the solve, v = (x - s) / dt: restitution on the pairs that pushed (e for an
- * approach faster than threshold m/s, else 0), pair by pair; returns how many pushed. */
+ * approach faster than threshold m/s, else 0), pair by pair; returns how many pushed,
+ * the segment pairs (which get no restitution) with them. */
 size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, double *v,
                                         const double *inv_mass, double threshold);
 

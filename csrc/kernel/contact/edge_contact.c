@@ -429,6 +429,11 @@ int ss_edge_list_search(ss_edge_list *el, const double *x, double reach, ss_edge
     return 0;
 }
 
+void ss_edge_list_sort_pairs(ss_edge_list *el) {
+    if (el->count > 1)
+        qsort(el->pairs, el->count, 2 * sizeof(int32_t), by_edge);
+}
+
 int ss_edge_list_fit(ss_edge_list *el) {
     return ss_self_collision_reserve((void **)&el->results, &el->results_capacity,
                                      SS_EDGE_RESULT * el->count, sizeof(double)) ||

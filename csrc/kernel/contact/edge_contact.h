@@ -265,6 +265,8 @@ int ss_edge_list_search(ss_edge_list *el, const double *x, double reach, ss_edge
 /* el->edges[0 .. 2 raw) (each lo < hi) sorted and made unique, el->num_edges set, and
  * each node's neighbours along them (n nodes) indexed: -1 when out of memory. */
 int ss_edge_list_index(ss_edge_list *el, size_t raw, size_t n);
+/* The pairs in (e, f) order (a solve order that depends on the topology only). */
+void ss_edge_list_sort_pairs(ss_edge_list *el);
 /* Results and touching for the pairs: -1 when out of memory. */
 int ss_edge_list_fit(ss_edge_list *el);
 /* The forces of pairs [first, last) at (x, v) into results (any thread, disjoint ranges):

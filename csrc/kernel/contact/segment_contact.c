@@ -42,7 +42,8 @@
  * computed alone (threads share them, after the node pairs) and they are added serially
  * in pair order, so the bits do not depend on the thread count.
  *
- * XPBD: each pair is an inequality constraint C = d_pq - (R_ab + R_cd) >= 0 with
+ * XPBD: each pair is an inequality constraint C = d_pq - (R_ab + R_cd) >= 0, solved in
+ * the order of its segments' indices (as node pairs are in (i, j) order), with
  * edge_contact.c's projection (lambda >= 0, momentum kept, positional friction) and node
  * contact's compliance 1 / (k_c dt^2) (0, a hard layer, for the law from the step); it
  * gets no restitution pass (its contacts are inelastic).
@@ -251,8 +252,10 @@ double ss_segments_power(const ss_system *sys, const ss_contact_scratch *found, 
 }
 
 void ss_segments_constraints_begin(ss_contact_scratch *found) {
-    if (ss_segments_num_pairs(found))
-        ss_edge_constraints_begin(&found->segments->list);
+    if (!ss_segments_num_pairs(found))
+        return;
+    ss_edge_list_sort_pairs(&found->segments->list); /* solved in (e, f) order */
+    ss_edge_constraints_begin(&found->segments->list);
 }
 
 void ss_segments_constraints_solve(const ss_system *sys, ss_contact_scratch *found, double *records,
@@ -260,6 +263,10 @@ void ss_segments_constraints_solve(const ss_system *sys, ss_contact_scratch *fou
     if (ss_segments_num_pairs(found))
         ss_edge_constraints_solve(&found->segments->list, records, stride, 0.0,
                                   found->segments->radius, compliance, sys->contact->friction);
+}
+
+size_t ss_segments_constraints_pushed(const ss_contact_scratch *found) {
+    return ss_segments_num_pairs(found) ? ss_edge_constraints_pushed(&found->segments->list) : 0;
 }
 
 int ss_segments_see(ss_system *sys) {
