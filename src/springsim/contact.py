@@ -1,6 +1,8 @@
-"""Node–node contact: per-node radii and groups, the contact law, the group filter.
+"""Node–node contact: per-node radii and groups, the contact law, the group filter; and
+segment contact, the same law between the springs of strings with radii.
 
-The kernel's half is ``csrc/kernel/contact/contact.c`` (the law, the grid search, the energy books).
+The kernel's half is ``csrc/kernel/contact/contact.c`` (the grid search, the energy books),
+``contact_law.c`` (the law, the filter) and ``segment_contact.c``.
 """
 
 from __future__ import annotations

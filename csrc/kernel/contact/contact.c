@@ -1,6 +1,9 @@
-/* contact.c - node-node contact: its settings, the group filter, and the search for
- * the pairs that touch (the broad phase). The law, forces, energy and power are
- * contact.c's; the header comment there explains them.
+/* contact.c - node-node contact: its settings, the search for the pairs that touch (the
+ * broad phase), and the pairs' forces, energy and power ("The law" below explains them;
+ * the law for one contact and the group filter are contact_law.c's, which segment
+ * contact shares). Each search also finds the segment pairs (segment_contact.c) when
+ * segment contact is on: they follow the node pairs in the force evaluation's ranges,
+ * the sums of energy and power, and XPBD's passes.
  *
  * Broad phase, at every force evaluation: every node with r > 0 gets the grid cell of
  * side 2 r_max it is in, and the nodes are counting-sorted by cell, stably (a cell
