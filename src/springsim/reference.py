@@ -1105,9 +1105,10 @@ def _contact_constraints(
 
 def _segment_begin(s: State, moved: float) -> list[list[float]]:
     """XPBD's segment constraints of a substep, as [a, b, c, d, λ, λ_t] (λ = λ_t = 0): the
-    pairs of :func:`segment_pairs` whose closest points are within 2 R_max + margin at the
-    predicted positions (R_max the largest segment radius; margin as node–node contact's,
-    twice the farthest predicted move at most the largest node radius)."""
+    pairs of :func:`segment_pairs` whose closest points are within 2 R_max (1 + 1e-6) +
+    margin at the predicted positions (R_max the largest segment radius, with the kernel's
+    slack; margin as node–node contact's, twice the farthest predicted move at most the
+    largest node radius)."""
     pairs = segment_pairs(s)
     if not pairs:
         return []
@@ -1115,7 +1116,7 @@ def _segment_begin(s: State, moved: float) -> list[list[float]]:
     assert c is not None
     ends = c.radii[s.springs]  # (M, 2): every segment's, listed or not
     r_max = float(np.max(0.5 * (ends[:, 0] + ends[:, 1]), where=(ends > 0).all(1), initial=0.0))
-    reach = 2.0 * r_max + min(2.0 * moved, float(c.radii.max(initial=0.0)))
+    reach = (1.0 + 1e-6) * 2.0 * r_max + min(2.0 * moved, float(c.radii.max(initial=0.0)))
     out = []
     for (a, b), (cc, d) in pairs:
         st, tt = _closest_on_segments(s.x[a], s.x[b], s.x[cc], s.x[d])

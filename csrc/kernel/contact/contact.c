@@ -628,6 +628,7 @@ double ss_contact_calibrated_zeta(double restitution, int rough, ss_method metho
 ss_status ss_contact_prepare(ss_system *sys, double dt, ss_method method) {
     ss_contact *t = sys->contact;
     t->failed = 0;
+    ss_segments_forget(&t->found);
     if (ss_contact_step_find(sys, SS_DOUBLES(sys, SS_POSITIONS)))
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
     t->step_dt = dt;

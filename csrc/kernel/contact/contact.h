@@ -218,6 +218,9 @@ size_t ss_segments_constraints_pushed(const ss_contact_scratch *found);
  * sys->state.crossings (segment_contact.c). -1 when out of memory (nothing counted). */
 int ss_segments_see(ss_system *sys);
 int ss_segments_count_crossings(ss_system *sys);
+/* Before a step call: the next search builds its list afresh (the last check's list may
+ * have been made for radii, groups or positions since changed). */
+void ss_segments_forget(ss_contact_scratch *found);
 /* Free a list (NULL: nothing); bytes it holds. */
 void ss_segments_free(struct ss_segments *segments);
 size_t ss_segments_nbytes(const struct ss_segments *segments);

@@ -38,24 +38,29 @@
  * they would touch everywhere), and whose groups may touch, every node of one with every
  * node of the other (ss_contact_enabled). Searched at every force evaluation, as node
  * pairs are, by edge_contact.c's broad phase (a hashed grid of segment midpoints, pairs
- * within 2 R_max): their order depends on the positions only, each pair's force is
+ * within 2 R_max), then sorted by their segments' indices (e, f): each pair's force is
  * computed alone (threads share them, after the node pairs) and they are added serially
- * in pair order, so the bits do not depend on the thread count.
+ * in that order, so the bits do not depend on the thread count.
  *
  * XPBD: each pair is an inequality constraint C = d_pq - (R_ab + R_cd) >= 0, solved in
- * the order of its segments' indices (as node pairs are in (i, j) order), with
+ * (e, f) order (as node pairs are in (i, j) order), with
  * edge_contact.c's projection (lambda >= 0, momentum kept, positional friction) and node
  * contact's compliance 1 / (k_c dt^2) (0, a hard layer, for the law from the step); it
  * gets no restitution pass (its contacts are inelastic).
  *
  * Crossings: each step call sees the positions as it starts; after every substep, the
- * pairs within 2 R_max + 2 D of each other at the positions seen, D the largest node move
- * since (every pair that met in between, moving in a straight line, is among them), whose
+ * pairs within 2 R_max + 2 D of each other at the new positions, D the largest node move
+ * since the positions seen (every pair that met in between, moving in a straight line, is
+ * among them: from where they met, each point of theirs moved at most D), whose
  * twist ((b - a) x (d - c)).(c - a) changed sign while their closest points were inside
  * both segments at both checks went through (ss_edge_count_crossings): counted into
  * sys->state.crossings, with self-collision's. A move faster than the guarantee's bound
  * (docs/guide/node-contact.md) is counted as well: the check is swept over the substep's
- * move, not over the pairs in contact. */
+ * move, not over the pairs in contact. The check's list, a superset of the pairs within
+ * 2 R_max at the new positions, is kept by the next search if it is at the same positions
+ * (symplectic Euler's and most methods' next force evaluation): each search sorts its
+ * pairs by (e, f), so the touching pairs come in the same order from either list and the
+ * sums have the same bits. */
 #include "springsim.h"
 
 #include "edge_contact.h"
@@ -73,6 +78,10 @@ struct ss_segments {
     double *seen; /* (N, 3) positions at the last crossing check (the step's only) */
     size_t seen_capacity;
     int seen_valid;
+    /* The list is the last crossing check's, built at `seen` within 2 R_max + reuse_margin:
+     * a search at those positions with no larger margin keeps it (see the top). */
+    int reuse;
+    double reuse_margin;
     int failed; /* the last search ran out of memory */
 };
 
@@ -141,8 +150,13 @@ static int groups_touch(const void *context, const int32_t *e, const int32_t *f)
 int ss_segments_search(const ss_system *sys, const double *x, ss_contact_scratch *found,
                        double margin) {
     struct ss_segments *sg = found->segments;
-    if (sg)
+    if (sg && sg->reuse && !sg->failed && margin <= sg->reuse_margin &&
+        memcmp(x, sg->seen, 3 * sys->num_nodes * sizeof(double)) == 0)
+        return 0; /* the crossing check's list, at these positions, holds every pair */
+    if (sg) {
         sg->list.count = 0;
+        sg->reuse = 0;
+    }
     if (!sys->contact->segments || sys->dim != 3 || ss_array_absent(sys, SS_RADII))
         return 0;
     if (!sg) {
@@ -166,9 +180,13 @@ int ss_segments_search(const ss_system *sys, const double *x, ss_contact_scratch
         r_max = sg->radius[e] > r_max ? sg->radius[e] : r_max;
     }
     const int filtered = !ss_array_absent(sys, SS_GROUPS) && sys->contact->num_off;
-    if (ss_edge_list_search(el, x, 2.0 * r_max + margin, filtered ? groups_touch : NULL, sys) ||
+    /* The reach, with the box test's slack: a pair the forces find touching (their own
+     * rounding of |p - q| < R_e + R_f <= 2 R_max) is always listed. */
+    const double reach = (1.0 + SS_EDGE_BOX_SLACK) * 2.0 * r_max + margin;
+    if (ss_edge_list_search(el, x, reach, filtered ? groups_touch : NULL, sys) ||
         ss_edge_list_fit(el))
         return -1;
+    ss_edge_list_sort_pairs(el); /* an order that does not depend on the reach */
     sg->failed = 0;
     return 0;
 }
@@ -252,10 +270,8 @@ double ss_segments_power(const ss_system *sys, const ss_contact_scratch *found, 
 }
 
 void ss_segments_constraints_begin(ss_contact_scratch *found) {
-    if (!ss_segments_num_pairs(found))
-        return;
-    ss_edge_list_sort_pairs(&found->segments->list); /* solved in (e, f) order */
-    ss_edge_constraints_begin(&found->segments->list);
+    if (ss_segments_num_pairs(found))
+        ss_edge_constraints_begin(&found->segments->list);
 }
 
 void ss_segments_constraints_solve(const ss_system *sys, ss_contact_scratch *found, double *records,
@@ -302,11 +318,21 @@ int ss_segments_count_crossings(ss_system *sys) {
         most = d > most ? d : most;
     }
     /* A NaN move leaves `most` as it was: the step fails on its forces anyway. */
-    if (ss_segments_search(sys, sg->seen, found, 2.0 * sqrt(most)))
+    const double margin = 2.0 * sqrt(most);
+    if (ss_segments_search(sys, x, found, margin)) {
+        sg->seen_valid = 0; /* counted from the next call's start */
         return -1;
+    }
     sys->state.crossings += ss_edge_count_crossings(&sg->list, sg->seen, x);
     memcpy(sg->seen, x, n3 * sizeof(double));
+    sg->reuse = 1; /* the next force evaluation, at x, may keep this list */
+    sg->reuse_margin = margin;
     return 0;
+}
+
+void ss_segments_forget(ss_contact_scratch *found) {
+    if (found->segments)
+        found->segments->reuse = 0;
 }
 
 void ss_segments_free(struct ss_segments *sg) {
