@@ -9,6 +9,7 @@ independently of the kernel, after every substep.
 import numpy as np
 import pytest
 from features.test_edge_contact import edge_crossings
+from features.test_node_contact import stepped_with_the_reference
 
 import springsim as ss
 from springsim import reference
@@ -267,14 +268,7 @@ def test_kernel_steps_as_the_reference_does(method, stiffness):
     ref = reference.State.from_system(sim)
     assert reference.segment_contact(ref, ref.x, ref.v)[1] > 0.0 or stiffness is None
     assert len(reference.segment_pairs(ref)) > 0
-    dt = 2e-4
-    a, r = sim.copy(), reference.State.from_system(sim)
-    a.cg_tolerance = 1e-15  # the reference solves exactly
-    a.step(dt, steps=20, method=method)
-    reference.step(r, dt, steps=20, method=method)
-    scale = np.abs(r.x).max()
-    np.testing.assert_allclose(a.positions, r.x, rtol=1e-11, atol=1e-11 * scale)
-    np.testing.assert_allclose(a.velocities, r.v, rtol=1e-11, atol=1e-11 * np.abs(r.v).max())
+    a, r = stepped_with_the_reference(sim, 2e-4, method)
     e_ref = reference.contact_energy(r, r.x)
     assert a.energy().contact == pytest.approx(e_ref, rel=1e-9, abs=1e-15 * max(e_ref, 1.0))
 

@@ -3,7 +3,10 @@
  * phase's grid, the growth of a pair list). Private to self_collision.c, which owns the
  * list (inside its own setting) and calls these at each of its steps, so that the force
  * evaluation, XPBD, the energy and the books see one self-collision: its node-triangle
- * candidates first, then its edge pairs. */
+ * candidates first, then its edge pairs; and to segment_contact.c, whose segment pairs
+ * are a list of its own (its edges the springs of strings with radii) that reuses the
+ * closest points, the pair geometry, the broad phase, the gather of forces, the XPBD
+ * projection and the crossing count. */
 #ifndef SPRINGSIM_EDGE_CONTACT_H
 #define SPRINGSIM_EDGE_CONTACT_H
 
