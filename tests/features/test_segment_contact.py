@@ -13,6 +13,7 @@ from features.test_node_contact import stepped_with_the_reference
 
 import springsim as ss
 from springsim import reference
+from springsim.bench.segments import strings_heap
 
 #: The strings: 11 nodes 0.1 m apart, radius 0.02 m: 2 r = 0.04 m, far less than the
 #: spacing, so node–node contact alone lets a string through between two nodes.
@@ -334,25 +335,3 @@ def test_one_call_of_n_substeps_gives_the_bits_of_n_calls(method):
     assert one.energy().contact > 0.0  # strings touch
     assert one.positions.tobytes() == many.positions.tobytes()
     assert one.velocities.tobytes() == many.velocities.tobytes()
-
-
-def strings_heap(strings: int = 20, nodes: int = 50) -> ss.System:
-    """``strings`` strings of ``nodes`` nodes (radius 5 mm, nodes 2 cm apart), in five
-    layers turned 45° to each other 12 mm apart, the upper layers thrown down (0.5 m/s
-    per layer) under gravity: they fall onto each other, with many segment pairs."""
-    sim = ss.System(dim=3)
-    sim.gravity = (0, 0, -9.81)
-    s = (np.arange(nodes) - (nodes - 1) / 2) * 0.02
-    for k in range(strings):
-        angle = (k % 5) * np.pi / 4
-        y = (k // 5 - (strings // 5 - 1) / 2) * 0.05
-        x = np.c_[
-            np.cos(angle) * s - np.sin(angle) * y,
-            np.sin(angle) * s + np.cos(angle) * y,
-            0 * s + 0.012 * (k % 5),
-        ]
-        added = sim.add_nodes(x, masses=0.002, velocities=[[0.0, 0.0, -0.5 * (k % 5)]] * nodes)
-        sim.add_springs(np.c_[added[:-1], added[1:]], stiffness=500.0, damping=0.001)
-    sim.radii = 0.005
-    sim.segment_contact = True
-    return sim
