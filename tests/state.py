@@ -41,6 +41,7 @@ SCALARS = (
     "contact_stiffness",
     "contact_restitution",
     "contact_friction",
+    "segment_contact",
     "self_collision_crossings",
 )
 

@@ -48,6 +48,29 @@ PyObject *ss_py_system_set_contact_law(SystemObject *self, PyObject *args) {
     Py_RETURN_NONE;
 }
 
+/* _segment_contact() -> bool: segment contact is on. */
+PyObject *ss_py_system_segment_contact(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = ss_py_system(self);
+    if (!sys)
+        return NULL;
+    return PyBool_FromLong(sys->contact->segments);
+}
+
+/* _set_segment_contact(on): on in 3D only (ValueError, nothing changed). */
+PyObject *ss_py_system_set_segment_contact(SystemObject *self, PyObject *args) {
+    int on;
+    if (!PyArg_ParseTuple(args, "p:_set_segment_contact", &on))
+        return NULL;
+    ss_system *sys = ss_py_system(self);
+    if (!sys)
+        return NULL;
+    ss_status st = ss_contact_set_segments(sys, on);
+    if (st)
+        return ss_py_raise_status(sys, st);
+    Py_RETURN_NONE;
+}
+
 /* _set_contact_filter(group_a, group_b, enabled) */
 PyObject *ss_py_system_set_contact_filter(SystemObject *self, PyObject *args) {
     int a, b, enabled;

@@ -33,3 +33,12 @@ PyObject *ss_py_system_self_collision(SystemObject *self, PyObject *unused) {
     return Py_BuildValue("(dddnO)", setting[0], setting[1], setting[2],
                          (Py_ssize_t)sys->state.crossings, setting[3] != 0.0 ? Py_True : Py_False);
 }
+
+/* _crossings() -> int: the crossings counted (self-collision's and segment contact's). */
+PyObject *ss_py_system_crossings(SystemObject *self, PyObject *unused) {
+    (void)unused;
+    ss_system *sys = ss_py_system(self);
+    if (!sys)
+        return NULL;
+    return PyLong_FromSize_t(sys->state.crossings);
+}

@@ -127,6 +127,9 @@ PyObject *ss_py_system_pressure_elements(SystemObject *self, PyObject *arg);
 /* py_contact.c */
 PyObject *ss_py_system_contact_law(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_set_contact_law(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_segment_contact(SystemObject *self, PyObject *unused);
+PyObject *ss_py_system_set_segment_contact(SystemObject *self, PyObject *args);
+PyObject *ss_py_system_crossings(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_set_contact_filter(SystemObject *self, PyObject *args);
 PyObject *ss_py_system_contact_filter(SystemObject *self, PyObject *unused);
 PyObject *ss_py_system_contact_pairs(SystemObject *self, PyObject *unused);

@@ -1,6 +1,8 @@
-"""Node–node contact: per-node radii and groups, the contact law, the group filter.
+"""Node–node contact: per-node radii and groups, the contact law, the group filter; and
+segment contact, the same law between the springs of strings with radii.
 
-The kernel's half is ``csrc/kernel/contact/contact.c`` (the law, the grid search, the energy books).
+The kernel's half is ``csrc/kernel/contact/contact.c`` (the grid search, the energy books),
+``contact_law.c`` (the law, the filter) and ``segment_contact.c``.
 """
 
 from __future__ import annotations
@@ -276,3 +278,43 @@ def contact_pairs(self: _core.System) -> np.ndarray:
     [[0, 1]]
     """
     return self._contact_pairs()
+
+
+def segment_contact(self: _core.System) -> bool:
+    """Whether strings with radii touch along their springs, not only at their nodes.
+
+    Off by default. On (3D only), each spring whose two nodes have radii is a
+    segment of radius (r_a + r_b) / 2, and two segments that share no node, are
+    not joined by a spring and whose groups may touch (:meth:`set_contact`) repel
+    at their closest points with node–node contact's law (:attr:`contact_stiffness`,
+    :attr:`contact_restitution`, :attr:`contact_friction`), the force shared by
+    the four nodes so that momentum is kept. Its potential is in
+    ``energy().contact``; segments that still went through each other are counted
+    in :attr:`self_collision_crossings`. Kept by :meth:`save`, :meth:`copy` and
+    pickling. Off by default because it costs a search of the springs at every
+    force evaluation (see the user guide, "Strings with radii").
+
+    Raises
+    ------
+    TypeError
+        A value that is not a bool.
+    ValueError
+        True on a 2D system (strings in a plane meet at their nodes).
+
+    Examples
+    --------
+    >>> import springsim as ss
+    >>> sim = ss.System(dim=3)
+    >>> sim.segment_contact
+    False
+    >>> sim.segment_contact = True
+    >>> sim.segment_contact
+    True
+    """
+    return self._segment_contact()
+
+
+def set_segment_contact(self: _core.System, value: bool) -> None:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"segment_contact must be a bool, not {type(value).__name__}")
+    self._set_segment_contact(bool(value))

@@ -525,6 +525,7 @@ class Contact:
     off: set[tuple[int, int]] = field(default_factory=set)
     dt: float = 0.0
     method: str = "symplectic_euler"
+    segments: bool = False
 
     @classmethod
     def from_system(cls, sim: _core.System) -> Contact:
@@ -538,6 +539,7 @@ class Contact:
             friction=friction,
             off={(int(a), int(b)) for a, b in sim._contact_filter()},
             dt=sim._contact_dt(),
+            segments=sim._segment_contact(),
         )
 
     def omega_dt(self) -> float:
@@ -691,9 +693,19 @@ def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ..
     mi, mj = s.m[i], s.m[j]
     m_eff = np.where(s.pinned[i], mj, np.where(s.pinned[j], mi, mi * mj / (mi + mj)))
     k = c.pair_stiffness(m_eff)
+    force, power = _law(c, delta, n, v[j] - v[i], k, m_eff)
+    force[~live] = 0.0
+    return p, force, np.where(live, delta, 0.0), np.where(live, power, 0.0), k
+
+
+def _law(
+    c: Contact, delta: np.ndarray, n: np.ndarray, vrel: np.ndarray, k: np.ndarray, m_eff: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Node–node contact's law on contacts of overlap δ along unit normals n (rows), with
+    relative velocities vrel, stiffnesses k and effective masses m_eff: the force on the
+    side n points to, and the power the dashpot and friction take."""
     root = np.sqrt(k * m_eff)
     damping = 2.0 * c.zeta() * root
-    vrel = v[j] - v[i]
     vn = np.sum(vrel * n, axis=1)
     fn = k * delta - damping * vn
     power = damping * vn**2
@@ -710,8 +722,68 @@ def _contact_law(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, ..
         moving = speed > 0
         force[moving] -= (ft[moving] / speed[moving])[:, None] * vt[moving]
         power = power + np.where(moving, ft * speed, 0.0)
-    force[~live] = 0.0
-    return p, force, np.where(live, delta, 0.0), np.where(live, power, 0.0), k
+    return force, power
+
+
+def segment_pairs(s: State) -> list[tuple[tuple[int, int], tuple[int, int]]]:
+    """The segment pairs segment contact may act on (csrc/kernel/contact/segment_contact.c):
+    the springs whose nodes both have radii, each once as (lo, hi); every two with no node
+    in common, no node of one joined by a spring to a node of the other, and every node of
+    one allowed by the groups' filter to touch every node of the other."""
+    c = s.contact
+    if c is None or not c.segments or s.dim != 3:
+        return []
+    joined = {(min(i, j), max(i, j)) for i, j in s.springs.tolist()}
+    segs = sorted((i, j) for i, j in joined if i != j and c.radii[i] > 0 and c.radii[j] > 0)
+    out = []
+    for k, e in enumerate(segs):
+        for f in segs[k + 1 :]:
+            if any(u == w or (min(u, w), max(u, w)) in joined for u in e for w in f):
+                continue
+            groups = [(int(c.groups[u]), int(c.groups[w])) for u in e for w in f]
+            if any((min(g, h), max(g, h)) in c.off for g, h in groups):
+                continue
+            out.append((e, f))
+    return out
+
+
+def segment_contact(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float, float]:
+    """Segment contact's forces (N, 3), energy (J) and power lost (W), by brute force
+    over :func:`segment_pairs`. Segments (a, b), (c, d) of radii R = (r_a + r_b)/2 whose
+    closest points p = a + s (b − a), q = c + t (d − c) overlap, δ = R_ab + R_cd − |p − q|
+    > 0, get node–node contact's law along n = (p − q)/|p − q| with the relative velocity
+    Σ w_k v_k (w = (1 − s, s, −(1 − t), −t)), the stiffness at m_k = 1/(max(w_a, w_b) +
+    max(w_c, w_d)) (w = 1/m, 0 pinned) and the dashpot's mass 1/Σ w_k²/m_k; the force F on
+    p is shared as w_k F."""
+    c = s.contact
+    f = np.zeros_like(x)
+    energy = power = 0.0
+    for (a, b), (cc, d) in segment_pairs(s):
+        assert c is not None
+        st, tt = _closest_on_segments(x[a], x[b], x[cc], x[d])
+        nodes = [a, b, cc, d]
+        w = np.array([1.0 - st, st, -(1.0 - tt), -tt])
+        gap = w @ x[nodes]
+        dist = float(np.sqrt(gap @ gap))
+        delta = 0.5 * (c.radii[a] + c.radii[b]) + 0.5 * (c.radii[cc] + c.radii[d]) - dist
+        inv = np.where(s.pinned[nodes], 0.0, 1.0 / s.m[nodes])
+        w_max = max(inv[0], inv[1]) + max(inv[2], inv[3])
+        if not (delta > 0.0 and dist > 0.0 and w_max > 0.0):
+            continue
+        W = float(np.sum(w * w * inv))
+        k = c.pair_stiffness(np.array([1.0 / w_max]))
+        force, lost = _law(
+            c,
+            np.array([delta]),
+            (gap / dist)[None, :],
+            (w @ v[nodes])[None, :],
+            k,
+            np.array([1.0 / W if W > 0.0 else 0.0]),
+        )
+        f[nodes] += w[:, None] * force
+        energy += float(0.5 * k[0] * delta**2)
+        power += float(lost[0])
+    return f, energy, power
 
 
 def contact_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
@@ -720,7 +792,7 @@ def contact_forces(s: State, x: np.ndarray, v: np.ndarray) -> np.ndarray:
     f = np.zeros_like(x)
     np.add.at(f, p[:, 1], force)
     np.add.at(f, p[:, 0], -force)
-    return f
+    return f + segment_contact(s, x, v)[0]
 
 
 def contact_energy(s: State, x: np.ndarray) -> float:
@@ -728,12 +800,12 @@ def contact_energy(s: State, x: np.ndarray) -> float:
     if s.contact is None:
         return 0.0
     _p, _force, delta, _power, k = _contact_law(s, x, np.zeros_like(x))
-    return float(0.5 * np.sum(k * delta**2))
+    return float(0.5 * np.sum(k * delta**2)) + segment_contact(s, x, np.zeros_like(x))[1]
 
 
 def contact_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
     """Power, W, the dashpots and friction take out of the motion."""
-    return float(np.sum(_contact_law(s, x, v)[3]))
+    return float(np.sum(_contact_law(s, x, v)[3])) + segment_contact(s, x, v)[2]
 
 
 def contact_matrices(s: State, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -925,6 +997,7 @@ def _xpbd(s: State, dt: float) -> None:
         r_max = float(s.contact.radii.max(initial=0.0)) if s.contact is not None else 0.0
         held = _collider_begin(s, x0, w, 2.0 * moved + 2.0 * r_max)
     contacts = _contact_begin(s, moved, dt) if s.contact is not None else None
+    segments = _segment_begin(s, moved)
     # Once per substep: the springs that pull, in solve order, and their constants.
     solved = []
     for k in colour_order(s.springs, len(s.x)):
@@ -952,6 +1025,8 @@ def _xpbd(s: State, dt: float) -> None:
             s.x[j] += w[j] * delta
         if contacts is not None:
             _contact_constraints(s, contacts, x0, w)
+        if segments:
+            _segment_constraints(s, segments, x0, w, dt)
         if held is not None:
             _collider_constraints(s, held, x0, w)
     free = ~s.pinned
@@ -1026,6 +1101,74 @@ def _contact_constraints(
         g = dmu * (slip / length)
         s.x[i] += w[i] * g
         s.x[j] -= w[j] * g
+
+
+def _segment_begin(s: State, moved: float) -> list[list[float]]:
+    """XPBD's segment constraints of a substep, as [a, b, c, d, λ, λ_t] (λ = λ_t = 0): the
+    pairs of :func:`segment_pairs` whose closest points are within 2 R_max (1 + 1e-6) +
+    margin at the predicted positions (R_max the largest segment radius, with the kernel's
+    slack; margin as node–node contact's, twice the farthest predicted move at most the
+    largest node radius)."""
+    pairs = segment_pairs(s)
+    if not pairs:
+        return []
+    c = s.contact
+    assert c is not None
+    ends = c.radii[s.springs]  # (M, 2): every segment's, listed or not
+    r_max = float(np.max(0.5 * (ends[:, 0] + ends[:, 1]), where=(ends > 0).all(1), initial=0.0))
+    reach = (1.0 + 1e-6) * 2.0 * r_max + min(2.0 * moved, float(c.radii.max(initial=0.0)))
+    out = []
+    for (a, b), (cc, d) in pairs:
+        st, tt = _closest_on_segments(s.x[a], s.x[b], s.x[cc], s.x[d])
+        gap = (s.x[a] + st * (s.x[b] - s.x[a])) - (s.x[cc] + tt * (s.x[d] - s.x[cc]))
+        if gap @ gap < reach * reach:
+            out.append([a, b, cc, d, 0.0, 0.0])
+    return out
+
+
+def _segment_constraints(
+    s: State, segments: list[list[float]], x0: np.ndarray, w: np.ndarray, dt: float
+) -> None:
+    """One pass over the segment pairs (csrc/kernel/contact/segment_contact.c), in the
+    order of :func:`segment_pairs`: C = |p − q| − (R_ab + R_cd) ≥ 0 at the closest points,
+    W = Σ w_k² / m_k, Δλ = (−C − α̃λ)/(W + α̃) with λ ≥ 0 (α̃ = 1/(k_c dt²), 0 from the
+    step), node k moved by w_k (1/m_k) Δλ n; then friction on the contact points' slip
+    Σ w_k (x_k − x0_k) across n, taken back up to μλ in all. No restitution."""
+    c = s.contact
+    assert c is not None
+    compliance = 0.0 if c.stiffness is None else 1.0 / (c.stiffness * dt * dt)
+    for row in segments:
+        nodes = [int(q) for q in row[:4]]
+        a, b, cc, d = nodes
+        h = 0.5 * (c.radii[a] + c.radii[b]) + 0.5 * (c.radii[cc] + c.radii[d])
+        st, tt = _closest_on_segments(s.x[a], s.x[b], s.x[cc], s.x[d])
+        weights = np.array([1.0 - st, st, -(1.0 - tt), -tt])
+        gap = weights @ s.x[nodes]
+        dist = float(np.sqrt(gap @ gap))
+        if row[4] == 0.0 and not dist < h:
+            continue
+        if dist == 0.0:
+            continue  # (the kernel takes (b − a) × (d − c); the tests never meet it)
+        n = gap / dist
+        inv = w[nodes]
+        W = float(np.sum(weights * weights * inv))
+        if not W > 0.0:
+            continue
+        dlam = (-(dist - h) - compliance * row[4]) / (W + compliance)
+        dlam = max(dlam, -row[4])
+        row[4] += dlam
+        s.x[nodes] += (weights * inv)[:, None] * (dlam * n)[None, :]
+        room = c.friction * row[4] - row[5]
+        if not (c.friction > 0.0 and room > 0.0):
+            continue
+        slip = weights @ (s.x[nodes] - x0[nodes])
+        slip = slip - (slip @ n) * n
+        length = float(np.sqrt(slip @ slip))
+        if not length > 0.0:
+            continue
+        dmu = min(length / W, room)
+        row[5] += dmu
+        s.x[nodes] -= (weights * inv)[:, None] * (dmu * slip / length)[None, :]
 
 
 def _restitute(s: State, contacts: list[list[float]], w: np.ndarray, threshold: float) -> None:

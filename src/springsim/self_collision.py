@@ -175,7 +175,9 @@ def self_collision(self: _core.System) -> SelfCollision | None:
 
 def self_collision_crossings(self: _core.System) -> int:
     """Nodes seen to go through a triangle, and edges through an edge, since
-    self-collision was turned on.
+    self-collision was turned on; and, with :attr:`segment_contact`, strings' segments
+    seen to go through each other (checked after every substep: see the user guide,
+    "Strings with radii").
 
     Whenever the contact list (the node–triangle pairs, and with ``edges`` the edge
     pairs, closer than about twice the thickness) is rebuilt, and at the end of every
@@ -184,7 +186,7 @@ def self_collision_crossings(self: _core.System) -> int:
     so did two edges whose twist about each other, ((b − a) × (d − c))·(c − a),
     changed sign while their closest points were inside both at both checks. A node
     that jumps further than the list reaches, or goes through and back between two
-    checks, is not seen, so this is a lower bound; 0 when off. A rolled-back step
+    checks, is not seen, so this is a lower bound; 0 when both are off. A rolled-back step
     leaves it as it was.
 
     Examples
@@ -193,5 +195,4 @@ def self_collision_crossings(self: _core.System) -> int:
     >>> ss.cloth(3, 3, width=1.0, height=1.0, mass=0.1, stiffness=10.0).self_collision_crossings
     0
     """
-    setting = self._self_collision()
-    return 0 if setting is None else setting[3]
+    return self._crossings()

@@ -245,6 +245,7 @@ class System(_core.System):
     set_contact = contact.set_contact
     contact_enabled = contact.contact_enabled
     contact_pairs = contact.contact_pairs
+    segment_contact = property(contact.segment_contact, contact.set_segment_contact)
 
     # Self-collision of surfaces (self_collision.py)
     enable_self_collision = self_collision.enable_self_collision

@@ -553,6 +553,7 @@ class Fuzzer(RuleBasedStateMachine):
         "contact_stiffness",
         "contact_restitution",
         "contact_friction",
+        "segment_contact",
     )
 
     @rule(

@@ -191,6 +191,11 @@ def test_quick_run_describes_machine_and_targets(quick):
     pair = document["two_systems"]
     assert pair["speedup"] > 0 and pair["errors"] == []
     assert pair["speedup"] == pytest.approx(pair["sequential_seconds"] / pair["concurrent_seconds"])
+    segments = document["segment_contact"]
+    assert segments["contact_energy"] > 0 and segments["substeps"] == 100
+    assert segments["ratio"] == pytest.approx(
+        segments["segments_seconds"] / segments["nodes_seconds"]
+    )
     drag = document["pin_drag"]
     assert drag["plain_seconds"] > 0 and drag["substeps"] == 1000
     assert drag["ratio"] == pytest.approx(drag["drag_seconds"] / drag["plain_seconds"])
@@ -216,6 +221,7 @@ def test_quick_run_describes_machine_and_targets(quick):
         "thread CPU time",
         simd,
         "pin drag:",
+        "segment contact:",
         "track_energy:",
         f"simd: {paths['chosen']}, {paths['choice']}",
     ):

@@ -1,6 +1,9 @@
-/* contact.c - node-node contact: its settings, the group filter, and the search for
- * the pairs that touch (the broad phase). The law, forces, energy and power are
- * contact.c's; the header comment there explains them.
+/* contact.c - node-node contact: its settings, the search for the pairs that touch (the
+ * broad phase), and the pairs' forces, energy and power ("The law" below explains them;
+ * the law for one contact and the group filter are contact_law.c's, which segment
+ * contact shares). Each search also finds the segment pairs (segment_contact.c) when
+ * segment contact is on: they follow the node pairs in the force evaluation's ranges,
+ * the sums of energy and power, and XPBD's passes.
  *
  * Broad phase, at every force evaluation: every node with r > 0 gets the grid cell of
  * side 2 r_max it is in, and the nodes are counting-sorted by cell, stably (a cell
@@ -60,6 +63,7 @@ void ss_contact_scratch_release(ss_contact_scratch *found) {
     ss_free(found->bucket_start);
     ss_free(found->adj_first);
     ss_free(found->adj);
+    ss_segments_free(found->segments);
     memset(found, 0, sizeof *found);
 }
 
@@ -82,6 +86,7 @@ ss_contact *ss_contact_copy(const ss_contact *src) {
     t->stiffness = src->stiffness;
     t->restitution = src->restitution;
     t->friction = src->friction;
+    t->segments = src->segments;
     t->zeta = src->zeta;
     t->omega_dt = src->omega_dt;
     t->calibrated_rough = -1; /* calibrated again at its first step: the same numbers */
@@ -105,7 +110,8 @@ size_t ss_contact_nbytes(const ss_contact *t) {
            t->frame_capacity * (SS_CONTACT_FRAME + 3) * sizeof(double) +
            2 * f->node_capacity * sizeof(entry) +
            (f->bucket_start ? (f->bucket_capacity + 1) * sizeof(int32_t) : 0) +
-           f->adj_node_capacity * sizeof(size_t) + f->adj_capacity * sizeof(int32_t);
+           f->adj_node_capacity * sizeof(size_t) + f->adj_capacity * sizeof(int32_t) +
+           ss_segments_nbytes(f->segments);
 }
 
 ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, double restitution,
@@ -132,60 +138,6 @@ ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, do
     t->friction = friction;
     t->zeta = zeta_of(restitution);
     t->omega_dt = omega_dt_of(t->zeta, friction);
-    return SS_OK;
-}
-
-static uint64_t group_key(int32_t a, int32_t b) {
-    const uint32_t lo = (uint32_t)(a < b ? a : b), hi = (uint32_t)(a < b ? b : a);
-    return (uint64_t)lo << 32 | hi;
-}
-
-/* Index of the first key >= key in the sorted filter. */
-static size_t filter_find(const ss_contact *t, uint64_t key) {
-    size_t lo = 0, hi = t->num_off;
-    while (lo < hi) {
-        const size_t mid = lo + (hi - lo) / 2;
-        if (t->off[mid] < key)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
-    return lo;
-}
-
-int ss_contact_enabled(const ss_contact *t, int32_t a, int32_t b) {
-    if (!t->num_off)
-        return 1;
-    const uint64_t key = group_key(a, b);
-    const size_t k = filter_find(t, key);
-    return !(k < t->num_off && t->off[k] == key);
-}
-
-ss_status ss_contact_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled) {
-    ss_contact *t = sys->contact;
-    const uint64_t key = group_key(a, b);
-    const size_t k = filter_find(t, key);
-    const int present = k < t->num_off && t->off[k] == key;
-    if (enabled && present) {
-        memmove(t->off + k, t->off + k + 1, (t->num_off - k - 1) * sizeof *t->off);
-        t->num_off--;
-    } else if (!enabled && !present) {
-        if (t->num_off == t->off_capacity) {
-            const size_t capacity = t->off_capacity ? 2 * t->off_capacity : 8;
-            uint64_t *fresh = ss_malloc(capacity * sizeof *fresh);
-            if (!fresh)
-                return ss_fail(sys, SS_ERR_NOMEM, "out of memory for the contact filter");
-            if (t->num_off)
-                memcpy(fresh, t->off, t->num_off * sizeof *fresh);
-            ss_free(t->off);
-            t->off = fresh;
-            t->off_capacity = capacity;
-        }
-        memmove(t->off + k + 1, t->off + k, (t->num_off - k) * sizeof *t->off);
-        t->off[k] = key;
-        t->num_off++;
-    }
-    sys->state_edits++;
     return SS_OK;
 }
 
@@ -558,7 +510,8 @@ static int fit_frames(ss_contact *t) {
 int ss_contact_step_find(const ss_system *sys, const double *x) {
     ss_contact *t = sys->contact;
     /* a failed search leaves pairs the frames may have no room for: none are used then */
-    t->search_failed = ss_contact_find(sys, x, &t->found) || fit_frames(t);
+    t->search_failed = ss_contact_find(sys, x, &t->found) || fit_frames(t) ||
+                       ss_segments_search(sys, x, &t->found, 0.0);
     return t->search_failed ? -1 : 0;
 }
 
@@ -583,8 +536,6 @@ int ss_contact_step_find(const ss_system *sys, const double *x) {
  * e = 0 takes the largest zeta, CAL_ZETA_MAX. */
 
 #define CAL_PHASES 8
-/* The dashpot's force is at most this many times the spring's, |c v_n| <= 2 k delta. */
-#define DAMPER_CAP 2.0
 #define CAL_ZETA_MAX 10.0
 #define CAL_ITERATIONS 40
 #define CAL_MAX_STEPS 2000
@@ -594,7 +545,7 @@ int ss_contact_step_find(const ss_system *sys, const double *x) {
 static double law_1d(double u, double w, double a, double zeta) {
     if (!(u < 0.0))
         return 0.0;
-    const double spring = -a * a * u, cap = DAMPER_CAP * spring;
+    const double spring = -a * a * u, cap = SS_CONTACT_DAMPER_CAP * spring;
     double damper = -2.0 * zeta * a * w;
     damper = damper > cap ? cap : damper < -cap ? -cap : damper;
     return spring + damper;
@@ -677,6 +628,7 @@ double ss_contact_calibrated_zeta(double restitution, int rough, ss_method metho
 ss_status ss_contact_prepare(ss_system *sys, double dt, ss_method method) {
     ss_contact *t = sys->contact;
     t->failed = 0;
+    ss_segments_forget(&t->found);
     if (ss_contact_step_find(sys, SS_DOUBLES(sys, SS_POSITIONS)))
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
     t->step_dt = dt;
@@ -774,15 +726,6 @@ typedef struct {
     double stiffness; /* k_c, N/m */
 } pair_result;
 
-double ss_contact_pair_stiffness(const ss_contact *t, double m_eff, double dt) {
-    if (t->stiffness != SS_CONTACT_FROM_STEP)
-        return t->stiffness;
-    if (!(dt > 0.0))
-        return 0.0; /* no step yet: no stiffness */
-    const double w = t->omega_dt / dt;
-    return m_eff * w * w;
-}
-
 /* The dt the law from the step is at: the running call's in the step's scratch, the
  * last call's for a query. */
 static double law_dt(const ss_system *sys, const ss_contact_scratch *found) {
@@ -815,44 +758,14 @@ static pair_result pair_law(const ss_system *sys, const int32_t *pairs, const do
         return out;
     const double m_eff = pair_mass(m, pinned, i, j);
     const double k = ss_contact_pair_stiffness(t, m_eff, dt);
-    const double root = sqrt(k * m_eff);
-    const double c = 2.0 * t->zeta * root;
-    double n[3], vrel[3] = {0.0, 0.0, 0.0}, vn = 0.0;
+    double n[3] = {0.0, 0.0, 0.0}, vrel[3] = {0.0, 0.0, 0.0};
     for (size_t w = 0; w < dim; w++) {
         n[w] = d[w] / dist;
         vrel[w] = v[(size_t)j * dim + w] - v[(size_t)i * dim + w];
-        vn += vrel[w] * n[w];
     }
-    double fn = k * delta - c * vn;
-    out.power = c * vn * vn;
-    if (t->stiffness == SS_CONTACT_FROM_STEP) {
-        /* the step's calibrated dashpot, never beyond the spring (see "The restitution
-         * of the law from the step") */
-        const double spring = k * delta, cap = DAMPER_CAP * spring;
-        double damper = -2.0 * t->step_zeta * root * vn;
-        damper = damper > cap ? cap : damper < -cap ? -cap : damper;
-        fn = spring + damper;
-        out.power = -damper * vn;
-    }
-    for (size_t w = 0; w < dim; w++)
-        out.force[w] = fn * n[w];
+    out.power = ss_contact_law(t, dim, delta, n, vrel, k, m_eff, out.force);
     out.delta = delta;
     out.stiffness = k;
-    if (t->friction > 0.0) {
-        double vt[3], speed2 = 0.0;
-        for (size_t w = 0; w < dim; w++) {
-            vt[w] = vrel[w] - vn * n[w];
-            speed2 += vt[w] * vt[w];
-        }
-        const double speed = sqrt(speed2);
-        if (speed > 0.0) {
-            const double viscous = 2.0 * root * speed, cap = t->friction * fabs(fn);
-            const double ft = viscous < cap ? viscous : cap;
-            for (size_t w = 0; w < dim; w++)
-                out.force[w] -= ft * vt[w] / speed;
-            out.power += ft * speed;
-        }
-    }
     return out;
 }
 
@@ -861,8 +774,13 @@ void ss_contact_search(const ss_system *sys, const double *x) {
         sys->contact->failed = 1;
 }
 
-size_t ss_contact_num_pairs(const ss_system *sys) {
+/* Node pairs found by the step's last search (0 after a failed one). */
+static size_t node_pairs(const ss_system *sys) {
     return sys->contact->search_failed ? 0 : sys->contact->found.num_pairs;
+}
+
+size_t ss_contact_num_pairs(const ss_system *sys) {
+    return node_pairs(sys) + ss_segments_num_pairs(&sys->contact->found);
 }
 
 void ss_contact_pair_forces(const ss_system *sys, const double *x, const double *v, size_t first,
@@ -870,10 +788,15 @@ void ss_contact_pair_forces(const ss_system *sys, const double *x, const double 
     double *out = sys->contact->pair_forces;
     const int32_t *pairs = sys->contact->found.pairs;
     const double dt = sys->contact->step_dt;
-    for (size_t p = first; p < last; p++) {
+    const size_t nodes = node_pairs(sys), split = last < nodes ? last : nodes;
+    for (size_t p = first; p < split; p++) {
         const pair_result pr = pair_law(sys, pairs, x, v, p, dt);
         memcpy(out + 3 * p, pr.force, sizeof pr.force);
     }
+    /* then the segment pairs (their range follows the node pairs') */
+    if (last > nodes)
+        ss_segments_pair_forces(sys, &sys->contact->found, x, v, dt,
+                                (first > nodes ? first : nodes) - nodes, last - nodes);
 }
 
 void ss_contact_gather_forces(const ss_system *sys, double *f, size_t stride) {
@@ -894,6 +817,7 @@ void ss_contact_gather_forces(const ss_system *sys, double *f, size_t stride) {
             fj[w] += F[w];
         }
     }
+    ss_segments_gather_forces(&t->found, f, stride);
 }
 
 void ss_contact_add_forces(const ss_system *sys, const double *x, const double *v, double *f,
@@ -906,8 +830,9 @@ void ss_contact_add_forces(const ss_system *sys, const double *x, const double *
 /* Search at x in `found`: the step's scratch (kept fit for the step's other buffers) or
  * a query's. */
 static int find_in(const ss_system *sys, const double *x, ss_contact_scratch *found) {
-    return found == &sys->contact->found ? ss_contact_step_find(sys, x)
-                                         : ss_contact_find(sys, x, found);
+    return found == &sys->contact->found
+               ? ss_contact_step_find(sys, x)
+               : ss_contact_find(sys, x, found) || ss_segments_search(sys, x, found, 0.0);
 }
 
 /* 1/2 sum k_c delta^2 over the first `count` pairs of `pairs` at the current positions,
@@ -926,12 +851,16 @@ static double potential(const ss_system *sys, const int32_t *pairs, size_t count
 double ss_contact_energy(const ss_system *sys, ss_contact_scratch *found) {
     if (find_in(sys, SS_DOUBLES(sys, SS_POSITIONS), found))
         return NAN;
-    return potential(sys, found->pairs, found->num_pairs, law_dt(sys, found));
+    const double dt = law_dt(sys, found);
+    return potential(sys, found->pairs, found->num_pairs, dt) +
+           ss_segments_energy(sys, found, SS_DOUBLES(sys, SS_POSITIONS), dt);
 }
 
 double ss_contact_found_energy(const ss_system *sys) {
     const ss_contact *t = sys->contact;
-    const double sum = potential(sys, t->found.pairs, ss_contact_num_pairs(sys), t->step_dt);
+    const double sum =
+        potential(sys, t->found.pairs, node_pairs(sys), t->step_dt) +
+        ss_segments_energy(sys, &t->found, SS_DOUBLES(sys, SS_POSITIONS), t->step_dt);
     return t->search_failed ? NAN : sum;
 }
 
@@ -943,7 +872,7 @@ double ss_contact_power(const ss_system *sys) {
     double power = 0.0;
     for (size_t p = 0; p < found->num_pairs; p++)
         power += pair_law(sys, found->pairs, x, v, p, sys->contact->step_dt).power;
-    return power;
+    return power + ss_segments_power(sys, found, x, v, sys->contact->step_dt);
 }
 
 void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own) {
@@ -992,7 +921,7 @@ void ss_contact_frames(const ss_system *sys, const double *x, double scale_c, do
     const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     const int32_t *pairs = t->found.pairs;
-    for (size_t p = 0; p < ss_contact_num_pairs(sys); p++) {
+    for (size_t p = 0; p < node_pairs(sys); p++) {
         const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
         double *frame = t->frames + SS_CONTACT_FRAME * p, dist2 = 0.0;
         for (size_t w = 0; w < 3; w++) {
@@ -1018,7 +947,7 @@ void ss_contact_frames(const ss_system *sys, const double *x, double scale_c, do
 void ss_contact_add_blocks(const ss_system *sys, const double *p, double *out) {
     const ss_contact *t = sys->contact;
     const size_t dim = (size_t)sys->dim;
-    for (size_t q = 0; q < ss_contact_num_pairs(sys); q++) {
+    for (size_t q = 0; q < node_pairs(sys); q++) {
         const double *frame = t->frames + SS_CONTACT_FRAME * q;
         if (frame[3] == 0.0)
             continue;
@@ -1038,7 +967,7 @@ void ss_contact_add_blocks(const ss_system *sys, const double *p, double *out) {
 void ss_contact_add_diagonal(const ss_system *sys, double *diag) {
     const ss_contact *t = sys->contact;
     const size_t dim = (size_t)sys->dim;
-    for (size_t q = 0; q < ss_contact_num_pairs(sys); q++) {
+    for (size_t q = 0; q < node_pairs(sys); q++) {
         const double *frame = t->frames + SS_CONTACT_FRAME * q;
         for (int end = 0; end < 2; end++) {
             const size_t i = (size_t)t->found.pairs[2 * q + end] * dim;
@@ -1087,14 +1016,17 @@ static int by_pair(const void *a, const void *b) {
 int ss_contact_constraints_begin(const ss_system *sys, const double *x, const double *v,
                                  double margin, double dt) {
     ss_contact *t = sys->contact;
-    t->search_failed = find_within(sys, x, &t->found, margin) || fit_frames(t);
+    t->search_failed = find_within(sys, x, &t->found, margin) || fit_frames(t) ||
+                       ss_segments_search(sys, x, &t->found, margin);
     if (t->search_failed)
         return -1;
+    ss_segments_constraints_begin(&t->found);
     if (t->found.num_pairs > 1)
         qsort(t->found.pairs, t->found.num_pairs, 2 * sizeof(int32_t), by_pair);
     const size_t dim = (size_t)sys->dim;
     const double compliance =
         t->stiffness == SS_CONTACT_FROM_STEP ? 0.0 : 1.0 / (t->stiffness * dt * dt);
+    t->segment_compliance = compliance;
     for (size_t p = 0; p < t->found.num_pairs; p++) {
         const size_t i = (size_t)t->found.pairs[2 * p], j = (size_t)t->found.pairs[2 * p + 1];
         double d2 = 0.0, along = 0.0;
@@ -1156,6 +1088,8 @@ void ss_contact_constraints_solve(const ss_system *sys, double *records, size_t 
             xj[k] = xj[k] - xj[3] * g;
         }
     }
+    ss_segments_constraints_solve(sys, &sys->contact->found, records, stride,
+                                  sys->contact->segment_compliance);
 }
 
 size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, double *v,
@@ -1195,5 +1129,5 @@ size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, d
             v[j * dim + w] = v[j * dim + w] + (wj / wsum) * (du * n[w]);
         }
     }
-    return pushed;
+    return pushed + ss_segments_constraints_pushed(&sys->contact->found);
 }

@@ -1,4 +1,5 @@
-/* contact.h - part of the kernel API: node-node contact (contact.c, contact.c).
+/* contact.h - part of the kernel API: node-node contact (contact.c, contact_law.c) and
+ * segment contact (segment_contact.c).
  * Included by springsim.h only, at its place there (it uses what comes before it).
  *
  * Nodes with a contact radius r > 0 (SS_RADII) repel when closer than r_i + r_j: a
@@ -28,6 +29,9 @@
  * measurement (contact.c). */
 #define SS_CONTACT_OMEGA_DT 0.1
 #define SS_CONTACT_DAMPING_DT 0.3
+/* The law from the step's dashpot force is at most this many times its spring's,
+ * |c v_n| <= 2 k delta (contact.c, "The restitution of the law from the step"). */
+#define SS_CONTACT_DAMPER_CAP 2.0
 
 /* What one search finds, and the memory it searches in (grow-only, derived from the
  * state: never copied, never saved). The step searches in its own, sys->contact->found; a
@@ -46,6 +50,7 @@ typedef struct ss_contact_scratch {
     size_t adj_edits, adj_nodes, adj_capacity; /* topology_edits it was built at; N; room */
     size_t adj_node_capacity;                  /* N + 1 that adj_first has room for */
     int adj_valid;
+    struct ss_segments *segments; /* segment contact's pairs (segment_contact.c), or NULL */
 } ss_contact_scratch;
 
 /* Settings and scratch of node-node contact; every system owns one (sys->contact). */
@@ -54,6 +59,7 @@ typedef struct ss_contact {
     double stiffness;   /* k_c, N/m > 0, or SS_CONTACT_FROM_STEP (the default) */
     double restitution; /* e in [0, 1]: the speed ratio of a head-on two-ball collision */
     double friction;    /* Coulomb mu >= 0 */
+    int segments;       /* segment contact on (segment_contact.c): springs with radii touch */
     double zeta;        /* the dashpot's damping ratio for e */
     double omega_dt;    /* w_c dt of the law from the step, for zeta and mu */
     /* The law from the step's dashpot for the running call's method: its damping ratio,
@@ -68,7 +74,8 @@ typedef struct ss_contact {
     /* s: the running call's substep, which its forces and books use. (The last
      * successful call's, which queries use, is state: sys->state.contact_dt.) */
     double step_dt;
-    uint64_t *off; /* group pairs switched off: (min << 32 | max) keys, sorted */
+    double segment_compliance; /* XPBD: the running substep's 1 / (k_c dt^2) (0: from the step) */
+    uint64_t *off;             /* group pairs switched off: (min << 32 | max) keys, sorted */
     size_t num_off, off_capacity;
     /* The step's scratch, grow-only, derived from the state (never copied, never saved). */
     ss_contact_scratch found; /* the step's searches */
@@ -89,7 +96,8 @@ size_t ss_contact_nbytes(const ss_contact *contact);
 /* Check and set the law (nothing changes on error). */
 ss_status ss_contact_set_law(ss_system *sys, double radius, double stiffness, double restitution,
                              double friction);
-/* Switch contact between groups a and b (a == b: within a group) off or on. */
+/* Switch contact between groups a and b (a == b: within a group) off or on
+ * (contact_law.c, with ss_contact_enabled, ss_contact_pair_stiffness, ss_contact_law). */
 ss_status ss_contact_set_filter(ss_system *sys, int32_t a, int32_t b, int enabled);
 /* Nonzero when groups a and b may touch. */
 int ss_contact_enabled(const ss_contact *contact, int32_t a, int32_t b);
@@ -164,6 +172,59 @@ double ss_contact_power(const ss_system *sys);
  * scales with dt, at a w_c dt chosen stable (contact.c). */
 void ss_contact_stability_rows(const ss_system *sys, double *rows, double *own);
 
+/* The law for one contact of overlap delta (m) along the unit normal n, relative
+ * velocity vrel (m/s; n and vrel point the same way for a separating pair), stiffness k
+ * (N/m) and effective mass m_eff (kg): writes the force on the side n points to (N;
+ * minus it on the other), returns the power its dashpot and friction take, W. */
+double ss_contact_law(const ss_contact *contact, size_t dim, double delta, const double n[3],
+                      const double vrel[3], double k, double m_eff, double force[3]);
+
+/* ---- Segment contact (segment_contact.c) --------------------------------------
+ *
+ * With sys->contact->segments on (3D only), each spring whose two nodes have radii is a
+ * segment of radius (r_a + r_b) / 2, and two segments that share no node, are not joined
+ * by a spring and whose groups may touch get node-node contact's law at their closest
+ * points. Their pairs live in a contact search's scratch (found->segments), after its
+ * node pairs: the force evaluation's pair ranges count both. */
+
+/* Switch segment contact on or off: SS_ERR_VALUE (nothing changed) in 2D. */
+ss_status ss_contact_set_segments(ss_system *sys, int on);
+/* The segment pairs within 2 r_max + margin (m) at x into found->segments (none when off);
+ * -1 when out of memory. */
+int ss_segments_search(const ss_system *sys, const double *x, ss_contact_scratch *found,
+                       double margin);
+/* Pairs in found's list (0 when off or after a failed search). */
+size_t ss_segments_num_pairs(const ss_contact_scratch *found);
+/* The forces of pairs [first, last) at (x, v), the law at substep dt, into found's scratch
+ * (any thread, disjoint ranges); then f += them, in pair order (one thread). */
+void ss_segments_pair_forces(const ss_system *sys, ss_contact_scratch *found, const double *x,
+                             const double *v, double dt, size_t first, size_t last);
+void ss_segments_gather_forces(const ss_contact_scratch *found, double *f, size_t stride);
+/* 1/2 k delta^2 over found's pairs at x, J; the power their dashpots and friction take at
+ * (x, v), W (the law at substep dt). */
+double ss_segments_energy(const ss_system *sys, const ss_contact_scratch *found, const double *x,
+                          double dt);
+double ss_segments_power(const ss_system *sys, const ss_contact_scratch *found, const double *x,
+                         const double *v, double dt);
+/* XPBD: start found's pairs (lambda = lambda_t = 0); one pass of them on records of
+ * `stride` doubles, as a layer of compliance a~ (0: hard). */
+void ss_segments_constraints_begin(ss_contact_scratch *found);
+void ss_segments_constraints_solve(const ss_system *sys, ss_contact_scratch *found, double *records,
+                                   size_t stride, double compliance);
+/* How many of found's pairs pushed in the last solve. */
+size_t ss_segments_constraints_pushed(const ss_contact_scratch *found);
+/* Crossings: at a step call's start the positions are seen; after each substep the pairs
+ * that went through each other since the last check are counted into
+ * sys->state.crossings (segment_contact.c). -1 when out of memory (nothing counted). */
+int ss_segments_see(ss_system *sys);
+int ss_segments_count_crossings(ss_system *sys);
+/* Before a step call: the next search builds its list afresh (the last check's list may
+ * have been made for radii, groups or positions since changed). */
+void ss_segments_forget(ss_contact_scratch *found);
+/* Free a list (NULL: nothing); bytes it holds. */
+void ss_segments_free(struct ss_segments *segments);
+size_t ss_segments_nbytes(const struct ss_segments *segments);
+
 /* ---- Contact as constraints (XPBD; contact.c, "Contact as constraints") ------- */
 
 /* Find the pairs within r_i + r_j + margin (m) at the predicted positions x, sorted by
@@ -176,7 +237,8 @@ int ss_contact_constraints_begin(const ss_system *sys, const double *x, const do
  * friction on records of `stride` doubles, (x, y, z, w, s_x, s_y, s_z, ...) per node. */
 void ss_contact_constraints_solve(const ss_system *sys, double *records, size_t stride);
 /* After the solve, v = (x - s) / dt: restitution on the pairs that pushed (e for an
- * approach faster than threshold m/s, else 0), pair by pair; returns how many pushed. */
+ * approach faster than threshold m/s, else 0), pair by pair; returns how many pushed,
+ * the segment pairs (which get no restitution) with them. */
 size_t ss_contact_constraints_restitute(const ss_system *sys, const double *x, double *v,
                                         const double *inv_mass, double threshold);
 

@@ -50,122 +50,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* The closest points of segments (p1, q1) and (p2, q2): p1 + s (q1 - p1) and p2 + t (q2 -
- * p2) (Ericson 5.1.9; a degenerate segment is its first point; parallel ones take s = 0). */
-static void closest_params(const double *p1, const double *q1, const double *p2, const double *q2,
-                           double *s_out, double *t_out) {
-    double d1[3], d2[3], r[3];
-    for (int q = 0; q < 3; q++) {
-        d1[q] = q1[q] - p1[q];
-        d2[q] = q2[q] - p2[q];
-        r[q] = p1[q] - p2[q];
-    }
-#define DOT(u, v) ((u)[0] * (v)[0] + (u)[1] * (v)[1] + (u)[2] * (v)[2])
-    const double a = DOT(d1, d1), e = DOT(d2, d2), f = DOT(d2, r);
-    double s = 0.0, t = 0.0;
-    if (!(a > 0.0) && !(e > 0.0)) {
-        s = t = 0.0;
-    } else if (!(a > 0.0)) {
-        t = f / e;
-        t = t < 0.0 ? 0.0 : t > 1.0 ? 1.0 : t;
-    } else {
-        const double c = DOT(d1, r);
-        if (!(e > 0.0)) {
-            s = -c / a;
-            s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
-        } else {
-            const double b = DOT(d1, d2), denom = a * e - b * b;
-            if (denom > 0.0) {
-                s = (b * f - c * e) / denom;
-                s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
-            }
-            t = (b * s + f) / e;
-            if (t < 0.0) {
-                t = 0.0;
-                s = -c / a;
-                s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
-            } else if (t > 1.0) {
-                t = 1.0;
-                s = (b - c) / a;
-                s = s < 0.0 ? 0.0 : s > 1.0 ? 1.0 : s;
-            }
-        }
-    }
-#undef DOT
-    *s_out = s;
-    *t_out = t;
-}
-
-/* The four nodes of pair c: a, b of the first edge, then c, d of the second. */
-static void pair_nodes(const ss_edge_list *el, size_t c, size_t node[4]) {
-    const int32_t *pair = el->pairs + 2 * c;
-    for (int k = 0; k < 2; k++) {
-        node[2 * k] = (size_t)el->edges[2 * (size_t)pair[k]];
-        node[2 * k + 1] = (size_t)el->edges[2 * (size_t)pair[k] + 1];
-    }
-}
-
-/* The signed weights of the four nodes for parameters (s, t): p - q = sum w_k x_k. */
-static void weights_of(double s, double t, double w[4]) {
-    w[0] = 1.0 - s;
-    w[1] = s;
-    w[2] = -(1.0 - t);
-    w[3] = -t;
-}
-
-/* Slack of the box test, relative to h: far above the rounding of the closest points, so
- * that a pair the test skips is one they would have found apart too. */
-#define SS_EDGE_BOX_SLACK 1e-6
-
-/* Nonzero when edges (a, b) and (c, d) are farther apart than h along some axis (so
- * apart): most of the list's pairs, skipped before the closest points. NaN: never. */
-static inline int apart_by_box(const double *a, const double *b, const double *c, const double *d,
-                               double h) {
-    const double gap = (1.0 + SS_EDGE_BOX_SLACK) * h;
-    int apart = 0;
-    for (int q = 0; q < 3; q++) {
-        const double lo1 = a[q] < b[q] ? a[q] : b[q], hi1 = a[q] < b[q] ? b[q] : a[q];
-        const double lo2 = c[q] < d[q] ? c[q] : d[q], hi2 = c[q] < d[q] ? d[q] : c[q];
-        apart |= (lo1 - hi2 > gap) | (lo2 - hi1 > gap);
-    }
-    return apart;
-}
-
-/* One pair's contact at x (nodes x[node[k]] with `stride` doubles per row): 0 when apart
- * (d_pq >= h, or no direction); else 1, with the weights w, the unit normal n from q to p
- * and the depth h - d_pq. */
-static int edge_contact_at(const double *x, size_t stride, const size_t node[4], double h,
-                           double w[4], double n[3], double *depth) {
-    const double *a = x + stride * node[0], *b = x + stride * node[1], *c = x + stride * node[2],
-                 *d = x + stride * node[3];
-    if (apart_by_box(a, b, c, d, h))
-        return 0;
-    double s, t;
-    closest_params(a, b, c, d, &s, &t);
-    weights_of(s, t, w);
-    double d2 = 0.0;
-    for (int q = 0; q < 3; q++) {
-        n[q] = (w[0] * a[q] + w[1] * b[q]) + (w[2] * c[q] + w[3] * d[q]);
-        d2 += n[q] * n[q];
-    }
-    return ss_self_contact_normal(n, d2, h, a, b, c, d, depth);
-}
-
-/* u = sum w_k v_k: the velocity of p relative to q. */
-static void relative_velocity(const double *v, const size_t node[4], const double w[4],
-                              double u[3]) {
-    for (int q = 0; q < 3; q++)
-        u[q] = (w[0] * v[3 * node[0] + (size_t)q] + w[1] * v[3 * node[1] + (size_t)q]) +
-               (w[2] * v[3 * node[2] + (size_t)q] + w[3] * v[3 * node[3] + (size_t)q]);
-}
-
 void ss_edge_pair_forces(ss_edge_list *el, const double *x, const double *v, double h, double k,
                          double mu, size_t first, size_t last) {
     for (size_t c = first; c < last; c++) {
         size_t node[4];
         double w[4], n[3], depth, *F = el->results + SS_EDGE_RESULT * c;
-        pair_nodes(el, c, node);
-        const int hit = edge_contact_at(x, 3, node, h, w, n, &depth);
+        ss_edge_pair_nodes(el, c, node);
+        const int hit = ss_edge_contact_at(x, 3, node, h, w, n, &depth);
         el->touching[c] = (uint8_t)hit;
         if (!hit)
             continue;
@@ -176,7 +67,7 @@ void ss_edge_pair_forces(ss_edge_list *el, const double *x, const double *v, dou
         F[4] = -w[3];
         if (mu > 0.0) {
             double u[3], g[3];
-            relative_velocity(v, node, w, u);
+            ss_edge_relative_velocity(v, node, w, u);
             ss_self_collision_friction(mu, u, n, fn, g);
             for (int q = 0; q < 3; q++)
                 F[q] += g[q];
@@ -191,8 +82,8 @@ void ss_edge_gather_forces(const ss_edge_list *el, double *f, size_t stride) {
         size_t node[4];
         double w[4];
         const double *F = el->results + SS_EDGE_RESULT * c;
-        pair_nodes(el, c, node);
-        weights_of(F[3], F[4], w);
+        ss_edge_pair_nodes(el, c, node);
+        ss_edge_weights(F[3], F[4], w);
         for (int corner = 0; corner < 4; corner++) {
             double *fv = f + node[corner] * stride;
             for (int q = 0; q < 3; q++)
@@ -206,8 +97,8 @@ double ss_edge_depth_sum(const ss_edge_list *el, const double *x, double h) {
     for (size_t c = 0; c < el->count; c++) {
         size_t node[4];
         double w[4], n[3], depth;
-        pair_nodes(el, c, node);
-        if (edge_contact_at(x, 3, node, h, w, n, &depth))
+        ss_edge_pair_nodes(el, c, node);
+        if (ss_edge_contact_at(x, 3, node, h, w, n, &depth))
             sum += depth * depth;
     }
     return sum;
@@ -219,10 +110,10 @@ double ss_edge_power(const ss_edge_list *el, const double *x, const double *v, d
     for (size_t c = 0; mu > 0.0 && c < el->count; c++) {
         size_t node[4];
         double w[4], n[3], depth, u[3], g[3];
-        pair_nodes(el, c, node);
-        if (!edge_contact_at(x, 3, node, h, w, n, &depth))
+        ss_edge_pair_nodes(el, c, node);
+        if (!ss_edge_contact_at(x, 3, node, h, w, n, &depth))
             continue;
-        relative_velocity(v, node, w, u);
+        ss_edge_relative_velocity(v, node, w, u);
         power += ss_self_collision_friction(mu, u, n, k * depth, g);
     }
     return power;
@@ -239,7 +130,7 @@ static double twist(const double *x, const size_t node[4], int *inside) {
                          e1[0] * e2[1] - e1[1] * e2[0]};
     if (inside) {
         double s, t;
-        closest_params(a, b, c, d, &s, &t);
+        ss_segments_closest(a, b, c, d, &s, &t);
         *inside = s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0;
     }
     return N[0] * (c[0] - a[0]) + N[1] * (c[1] - a[1]) + N[2] * (c[2] - a[2]);
@@ -249,7 +140,7 @@ size_t ss_edge_count_crossings(const ss_edge_list *el, const double *x0, const d
     size_t crossed = 0;
     for (size_t c = 0; c < el->count; c++) {
         size_t node[4];
-        pair_nodes(el, c, node);
+        ss_edge_pair_nodes(el, c, node);
         const double v0 = twist(x0, node, NULL), v1 = twist(x, node, NULL);
         if (!((v0 > 0.0 && v1 < 0.0) || (v0 < 0.0 && v1 > 0.0)))
             continue; /* the same twist: most pairs */
@@ -266,19 +157,21 @@ void ss_edge_constraints_begin(ss_edge_list *el) {
         el->results[SS_EDGE_RESULT * c] = el->results[SS_EDGE_RESULT * c + 1] = 0.0;
 }
 
-void ss_edge_constraints_solve(ss_edge_list *el, double *records, size_t stride, double h,
-                               double mu) {
+void ss_edge_constraints_solve(ss_edge_list *el, double *records, size_t stride, double thickness,
+                               const double *radius, double compliance, double mu) {
     for (size_t c = 0; c < el->count; c++) {
+        const double h =
+            radius ? radius[el->pairs[2 * c]] + radius[el->pairs[2 * c + 1]] : thickness;
         size_t node[4];
         double *state = el->results + SS_EDGE_RESULT * c, *r[4];
-        pair_nodes(el, c, node);
+        ss_edge_pair_nodes(el, c, node);
         for (int k = 0; k < 4; k++)
             r[k] = records + node[k] * stride;
-        if (state[0] == 0.0 && apart_by_box(r[0], r[1], r[2], r[3], h))
+        if (state[0] == 0.0 && ss_edge_apart_by_box(r[0], r[1], r[2], r[3], h))
             continue; /* apart, and not pushed this substep */
         double w[4], n[3], s, t, d2 = 0.0;
-        closest_params(r[0], r[1], r[2], r[3], &s, &t);
-        weights_of(s, t, w);
+        ss_segments_closest(r[0], r[1], r[2], r[3], &s, &t);
+        ss_edge_weights(s, t, w);
         for (int q = 0; q < 3; q++) {
             n[q] = (w[0] * r[0][q] + w[1] * r[1][q]) + (w[2] * r[2][q] + w[3] * r[3][q]);
             d2 += n[q] * n[q];
@@ -303,7 +196,7 @@ void ss_edge_constraints_solve(ss_edge_list *el, double *records, size_t stride,
                          (w[2] * w[2] * r[2][3] + w[3] * w[3] * r[3][3]);
         if (!(W > 0.0))
             continue;
-        double dlambda = -C / W;
+        double dlambda = (-C - compliance * state[0]) / (W + compliance);
         if (state[0] + dlambda < 0.0)
             dlambda = -state[0];
         state[0] = state[0] + dlambda;
@@ -359,9 +252,19 @@ static int find_edges(ss_edge_list *el, const ss_system *sys) {
             e[6 * t + 2 * (size_t)k] = a < b ? a : b;
             e[6 * t + 2 * (size_t)k + 1] = a < b ? b : a;
         }
-    qsort(e, 3 * nf, 2 * sizeof(int32_t), by_edge);
+    if (ss_edge_list_index(el, 3 * nf, sys->num_nodes))
+        return -1;
+    el->edges_edits = sys->topology_edits;
+    el->edges_faces = nf;
+    el->edges_valid = 1;
+    return 0;
+}
+
+int ss_edge_list_index(ss_edge_list *el, size_t raw, size_t n) {
+    int32_t *e = el->edges;
+    qsort(e, raw, 2 * sizeof(int32_t), by_edge);
     size_t unique = 0;
-    for (size_t k = 0; k < 3 * nf; k++)
+    for (size_t k = 0; k < raw; k++)
         if (unique == 0 || e[2 * k] != e[2 * unique - 2] || e[2 * k + 1] != e[2 * unique - 1]) {
             e[2 * unique] = e[2 * k];
             e[2 * unique + 1] = e[2 * k + 1];
@@ -369,7 +272,6 @@ static int find_edges(ss_edge_list *el, const ss_system *sys) {
         }
     el->num_edges = unique;
     /* Each node's neighbours along the edges (CSR): joined() scans a node's few. */
-    const size_t n = sys->num_nodes;
     if (ss_self_collision_reserve((void **)&el->adj_first, &el->adj_first_capacity, n + 1,
                                   sizeof(size_t)) ||
         ss_self_collision_reserve((void **)&el->adj, &el->adj_capacity, 2 * unique + 1,
@@ -388,9 +290,6 @@ static int find_edges(ss_edge_list *el, const ss_system *sys) {
     for (size_t i = n; i > 0; i--)
         first[i] = first[i - 1];
     first[0] = 0;
-    el->edges_edits = sys->topology_edits;
-    el->edges_faces = nf;
-    el->edges_valid = 1;
     return 0;
 }
 
@@ -433,6 +332,12 @@ int ss_edge_list_build(ss_edge_list *el, const ss_system *sys, const double *x, 
           el->edges_faces == sys->num_faces) &&
         find_edges(el, sys))
         return -1;
+    return ss_edge_list_search(el, x, reach, NULL, NULL);
+}
+
+int ss_edge_list_search(ss_edge_list *el, const double *x, double reach, ss_edge_filter allowed,
+                        const void *context) {
+    el->count = 0;
     const size_t ne = el->num_edges;
     double extent = 0.0;
     for (size_t e = 0; e < ne; e++)
@@ -503,14 +408,15 @@ int ss_edge_list_build(ss_edge_list *el, const ss_system *sys, const double *x, 
                             continue;
                         const double *c = x + 3 * (size_t)o->a, *d = x + 3 * (size_t)o->b;
                         double s, t, d2 = 0.0;
-                        closest_params(a, b, c, d, &s, &t);
+                        ss_segments_closest(a, b, c, d, &s, &t);
                         for (int q = 0; q < 3; q++) {
                             const double g =
                                 (a[q] + s * (b[q] - a[q])) - (c[q] + t * (d[q] - c[q]));
                             d2 += g * g;
                         }
                         const size_t f = (size_t)o->edge;
-                        if (d2 >= reach * reach || neighbours(el, e, f))
+                        if (d2 >= reach * reach || neighbours(el, e, f) ||
+                            (allowed && !allowed(context, el->edges + 2 * e, el->edges + 2 * f)))
                             continue; /* (NaN is kept: its forces fail the step) */
                         if (reserve_pairs(el, el->count + 1))
                             return -1;
@@ -521,6 +427,11 @@ int ss_edge_list_build(ss_edge_list *el, const ss_system *sys, const double *x, 
                 }
     }
     return 0;
+}
+
+void ss_edge_list_sort_pairs(ss_edge_list *el) {
+    if (el->count > 1)
+        qsort(el->pairs, el->count, 2 * sizeof(int32_t), by_edge);
 }
 
 int ss_edge_list_fit(ss_edge_list *el) {

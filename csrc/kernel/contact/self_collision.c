@@ -1015,7 +1015,7 @@ void ss_self_collision_constraints_solve(const ss_system *sys, double *records, 
                 v[k][q] = v[k][q] + (w[k] * v[k][3]) * g;
         }
     }
-    ss_edge_constraints_solve(&sc->edges, records, stride, h, mu);
+    ss_edge_constraints_solve(&sc->edges, records, stride, h, NULL, 0.0, mu);
 }
 
 size_t ss_self_collision_constraints_pushed(const ss_system *sys) {

@@ -424,6 +424,8 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         (st = ss_constraints_begin_tearing(sys)) || (st = ss_colliders_prepare(sys)) ||
         (st = ss_contact_prepare(sys, contact_dt > 0.0 ? contact_dt : dt, method)))
         return st;
+    if (ss_segments_see(sys)) /* the positions segment contact's crossings are counted from */
+        return ss_fail(sys, SS_ERR_NOMEM, "out of memory for segment contact");
     ss_system_release_free_memory(sys); /* after the set-up's last large allocation */
     ss_backup backup = {.bytes = nd * sizeof(double), .state = sys->state};
     backup.saved[SS_STATE_POSITIONS] = sys->scratch.buffer;
@@ -488,6 +490,9 @@ static ss_status step_in_ieee_mode(ss_system *sys, double dt, size_t steps, ss_m
         const int books_due = watched && ss_books_tick(sys, dt, s + 1 == steps);
         if (sys->drives)
             ss_drives_settle(sys); /* the driven nodes on their targets exactly */
+        /* the segments that went through each other in this substep, counted (out of
+         * memory: not counted) */
+        (void)ss_segments_count_crossings(sys);
 
         if (poll && (s + 1) % clock_every == 0 && s + 1 != steps && wall_seconds() >= next_poll) {
             if (poll->stop(poll->context)) {

@@ -38,6 +38,7 @@ from springsim.bench.scenes import (
     peer_scene,
     scene,
 )
+from springsim.bench.segments import segment_contact_cost, segment_contact_line
 from springsim.bench.selfcol import self_collision_cost, self_collision_line
 from springsim.bench.simd import simd_cost, simd_line
 from springsim.bench.stiff_cloth import (
@@ -301,6 +302,8 @@ def run(args: argparse.Namespace, out) -> dict:
     bench.say(ownership_line(ownership))
     pin_drag = drag_cost(bench.repeats)
     bench.say(drag_line(pin_drag))
+    segments = segment_contact_cost(bench.repeats)
+    bench.say(segment_contact_line(segments))
     books = track_energy_cost(bench.repeats)
     bench.say(track_energy_line(books))
     simd = simd_cost(bench.repeats)
@@ -359,6 +362,7 @@ def run(args: argparse.Namespace, out) -> dict:
         "self_collision": bench.self_collision,
         "ownership": ownership,
         "pin_drag": pin_drag,
+        "segment_contact": segments,
         "track_energy": books,
         "stiff_cloth": stiff,
         "simd": simd,

@@ -64,9 +64,11 @@ key                   shape, dtype          meaning
                                             positions then its k velocities
 ``radii``             (N,) float64          node–node contact radii, m
 ``groups``            (N,) int32            contact groups
-``contact_law``       (4,) float64          contact radius, stiffness (0: from the
+``contact_law``       (4,) or (5,) float64  contact radius, stiffness (0: from the
                                             step, ``contact_stiffness = None``),
-                                            restitution, friction
+                                            restitution, friction, then 1.0 when
+                                            :attr:`System.segment_contact` is on
+                                            (else left out)
 ``contact_off``       (K, 2) int32          the group pairs that do not touch
 ``self_collision``    (3,), (4,) or (0,)    thickness, stiffness, friction of
                       float64               :meth:`System.enable_self_collision`, then 1.0
@@ -429,7 +431,9 @@ def contact_entries(sim: _core.System) -> dict[str, np.ndarray]:
     return {
         "radii": np.array(sim._view("radii")),
         "groups": np.array(sim._view("groups")),
-        "contact_law": np.array(sim._contact_law(), dtype=np.float64),
+        "contact_law": np.array(
+            sim._contact_law() + ((1.0,) if sim._segment_contact() else ()), dtype=np.float64
+        ),
         "contact_off": np.array(off, dtype=np.int32).reshape(len(off), 2),
     }
 
@@ -712,6 +716,8 @@ def check_contact_entries(
     data = {}
     for key, (dtype, shape) in expected.items():
         value = entry(key)
+        if key == "contact_law" and value.shape == (5,) and value[4] == 1.0:
+            shape = (5,)  # segment contact on
         if value.dtype != dtype or value.shape != shape:
             raise invalid(
                 f"entry {key!r} must be {np.dtype(dtype)} of shape {shape}, got "
@@ -894,8 +900,10 @@ def apply_contact_entries(sim: _core.System, data: dict[str, np.ndarray]) -> Non
     """Give ``sim`` (built from a file) its contact settings; absent entries: defaults."""
     if "contact_law" not in data:
         return
-    radius, stiffness, restitution, friction = data["contact_law"].tolist()
+    radius, stiffness, restitution, friction = data["contact_law"].tolist()[:4]
     sim._set_contact_law(radius, stiffness, restitution, friction)
+    if data["contact_law"].shape == (5,):
+        sim._set_segment_contact(True)
     for key in ("radii", "groups"):  # all zero bits: left cold (no memory), as it was saved
         bits = np.ascontiguousarray(data[key])
         if np.any(bits.view(np.uint8)):  # (bits, not values: a radius of -0.0 is kept)
