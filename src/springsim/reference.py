@@ -750,8 +750,8 @@ def segment_pairs(s: State) -> list[tuple[tuple[int, int], tuple[int, int]]]:
 def segment_contact(s: State, x: np.ndarray, v: np.ndarray) -> tuple[np.ndarray, float, float]:
     """Segment contact's forces (N, 3), energy (J) and power lost (W), by brute force
     over :func:`segment_pairs`. Segments (a, b), (c, d) of radii R = (r_a + r_b)/2 whose
-    closest points p = a + s (b − a), q = c + t (d − c) overlap, δ = R_ab + R_cd − |p − q|
-    > 0, get node–node contact's law along n = (p − q)/|p − q| with the relative velocity
+    closest points p = a + s (b − a), q = c + t (d − c) overlap, δ = R_ab + R_cd − ‖p − q‖
+    > 0, get node–node contact's law along n = (p − q)/‖p − q‖ with the relative velocity
     Σ w_k v_k (w = (1 − s, s, −(1 − t), −t)), the stiffness at m_k = 1/(max(w_a, w_b) +
     max(w_c, w_d)) (w = 1/m, 0 pinned) and the dashpot's mass 1/Σ w_k²/m_k; the force F on
     p is shared as w_k F."""
@@ -1130,7 +1130,7 @@ def _segment_constraints(
     s: State, segments: list[list[float]], x0: np.ndarray, w: np.ndarray, dt: float
 ) -> None:
     """One pass over the segment pairs (csrc/kernel/contact/segment_contact.c), in the
-    order of :func:`segment_pairs`: C = |p − q| − (R_ab + R_cd) ≥ 0 at the closest points,
+    order of :func:`segment_pairs`: C = ‖p − q‖ − (R_ab + R_cd) ≥ 0 at the closest points,
     W = Σ w_k² / m_k, Δλ = (−C − α̃λ)/(W + α̃) with λ ≥ 0 (α̃ = 1/(k_c dt²), 0 from the
     step), node k moved by w_k (1/m_k) Δλ n; then friction on the contact points' slip
     Σ w_k (x_k − x0_k) across n, taken back up to μλ in all. No restitution."""
