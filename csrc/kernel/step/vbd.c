@@ -503,26 +503,18 @@ static double contact_energy(const vbd_view *vv, size_t i, const double *p, doub
     return energy;
 }
 
-/* The diagonal scale of node i's block, N/m: m_i / h^2 + the sum of its springs' k. */
-static double block_scale(const vbd_view *vv, size_t i) {
-    double block = vv->m[i] * vv->inv_h2;
-    for (size_t a = vv->g->adj_start[i]; a < vv->g->adj_start[i + 1]; a++)
-        block += vv->k[vv->g->adj_spring[a]];
-    return block;
-}
-
 /* The stiffness of contact pair (i, j), N/m: the user's contact_stiffness, else kappa
- * B_i B_j / (B_i + B_j), the blocks' scales in series (kappa B_i against a pinned j). The
+ * m_eff / h^2, m_eff = m_i m_j / (m_i + m_j) (m_i against a pinned j): the pair's inertia
+ * scale, without the springs' k that the colliders' k_c counts (the header comment). The
  * same bits from either end. */
 static double pair_stiffness(const vbd_view *vv, size_t i, size_t j) {
     if (vv->pair_k > 0.0)
         return vv->pair_k;
-    const double bi = block_scale(vv, i);
     if (vv->pinned[j])
-        return SS_VBD_CONTACT_KAPPA * bi;
-    const double bj = block_scale(vv, j);
-    const double lo = bi < bj ? bi : bj, hi = bi < bj ? bj : bi; /* one order either end */
-    return SS_VBD_CONTACT_KAPPA * (lo * hi / (lo + hi));
+        return SS_VBD_CONTACT_KAPPA * (vv->m[i] * vv->inv_h2);
+    const double lo = vv->m[i] < vv->m[j] ? vv->m[i] : vv->m[j];
+    const double hi = vv->m[i] < vv->m[j] ? vv->m[j] : vv->m[i]; /* one order either end */
+    return SS_VBD_CONTACT_KAPPA * ((lo * hi / (lo + hi)) * vv->inv_h2);
 }
 
 /* Overlap of node i at p with node j at x_j, m (> 0: touching), and the unit normal from
