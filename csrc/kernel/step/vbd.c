@@ -620,7 +620,7 @@ static int newton(const double *h, const double *f, int dim, double *dx) {
 }
 
 /* One free node's Newton step with its line search (the comment at the top). */
-static void solve_vertex(const vbd_view *vv, size_t i) {
+static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
     const int dim = vv->dim;
     double *xi = vv->x + i * (size_t)dim;
     const double *yi = vv->y + i * (size_t)dim, *x0i = vv->x0 + i * (size_t)dim;
@@ -770,6 +770,10 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
         hc[0] += grip, hc[3] += grip, hc[5] += dim == 3 ? grip : 0.0;
         add_outer(hc, -grip, n, dim);
     }
+    if (force) { /* only -grad G_i at x_i, wanted */
+        memcpy(force, f, (size_t)dim * sizeof *f);
+        return;
+    }
     double hh[6] = {h00 + hc[0], h01 + hc[1], h02 + hc[2], h11 + hc[3], h12 + hc[4], h22 + hc[5]};
     double dx[3] = {0.0, 0.0, 0.0};
     if (!newton(hh, f, dim, dx))
@@ -850,7 +854,7 @@ static void solve_range(const vbd_view *vv, const int32_t *order, size_t first, 
     for (size_t q = first; q < last; q++) {
         const size_t i = (size_t)order[q];
         if (!vv->pinned[i])
-            solve_vertex(vv, i);
+            solve_vertex(vv, i, NULL);
     }
 }
 
@@ -1004,6 +1008,27 @@ static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, c
     return 1;
 }
 
+/* The unit normal from i to j of pair p at x when it touches there (1), else 0. */
+static int pair_normal(const ss_system *sys, const ss_vbd_graph *g, size_t p, const double *x,
+                       double *n) {
+    const size_t dim = (size_t)sys->dim;
+    const double *r = SS_DOUBLES(sys, SS_RADII);
+    const size_t i = (size_t)g->near.pairs[2 * p], j = (size_t)g->near.pairs[2 * p + 1];
+    double d2 = 0.0;
+    for (size_t q = 0; q < dim; q++) {
+        n[q] = x[j * dim + q] - x[i * dim + q];
+        d2 += n[q] * n[q];
+    }
+    if (!(d2 >= SS_MIN_SPRING_LENGTH2))
+        return 0;
+    const double dist = sqrt(d2);
+    if (!((r[i] + r[j]) - dist > 0.0))
+        return 0;
+    for (size_t q = 0; q < dim; q++)
+        n[q] = n[q] / dist;
+    return 1;
+}
+
 /* The contact pairs' restitution, pair by pair in their order, after v = (x - x0) / h (as
  * XPBD's, contact.c): a pair touching at x (normal n from i to j) that came in faster
  * than `threshold` m/s (u0 = (coming_j - coming_i).n < -threshold) leaves at e (-u0): du =
@@ -1012,28 +1037,18 @@ static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, c
 static void restitute_pairs(const ss_system *sys, const ss_vbd_graph *g, const double *x,
                             const double *coming, double *v, double threshold) {
     const double e = sys->contact->restitution;
-    if (!(e > 0.0))
-        return;
     const size_t dim = (size_t)sys->dim;
-    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const double *m = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     for (size_t p = 0; p < g->near.num_pairs; p++) {
         const size_t i = (size_t)g->near.pairs[2 * p], j = (size_t)g->near.pairs[2 * p + 1];
         const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
         const double wsum = wi + wj;
-        double n[3] = {0.0, 0.0, 0.0}, d2 = 0.0;
-        for (size_t q = 0; q < dim; q++) {
-            n[q] = x[j * dim + q] - x[i * dim + q];
-            d2 += n[q] * n[q];
-        }
-        if (wsum == 0.0 || !(d2 >= SS_MIN_SPRING_LENGTH2))
-            continue;
-        const double dist = sqrt(d2);
-        if (!((r[i] + r[j]) - dist > 0.0))
+        double n[3] = {0.0, 0.0, 0.0};
+        if (wsum == 0.0 || !pair_normal(sys, g, p, x, n))
             continue;
         double u0 = 0.0, un = 0.0;
         for (size_t q = 0; q < dim; q++) {
-            n[q] = n[q] / dist;
             u0 += (coming[j * dim + q] - coming[i * dim + q]) * n[q];
             un += (v[j * dim + q] - v[i * dim + q]) * n[q];
         }
@@ -1079,7 +1094,8 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
     ss_vbd_graph *graph = sys->scratch.vbd;
     vbd_colouring colouring = {graph->order, graph->colour_start, graph->num_colours};
     int touching = 0;
-    if (!ss_array_absent(sys, SS_RADII)) {
+    const int contact = !ss_array_absent(sys, SS_RADII);
+    if (contact) {
         touching = find_pairs(sys, graph, x0, y);
         if (touching < 0) {
             for (size_t q = 0; q < nd; q++)
@@ -1117,28 +1133,24 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
         measure_gas(sys, x, volumes);
     passes(sys, &vv, &colouring, volumes);
 
-    /* 4. The velocities from the motion, and the colliders' restitution. */
+    /* 4. The velocities from the motion, and the colliders' and pairs' restitution. */
     const double g = sqrt((sys->gravity[0] * sys->gravity[0] + sys->gravity[1] * sys->gravity[1]) +
                           sys->gravity[2] * sys->gravity[2]);
+    const double threshold = 2.0 * g * dt;
     for (size_t i = 0; i < n; i++) {
-        if (pinned[i])
-            continue;
         double *coming = a + i * dim; /* the velocity it came with, v0 + h a (a no longer) */
         for (size_t q = 0; q < dim; q++) {
-            coming[q] = v[i * dim + q] + dt * a[i * dim + q];
-            v[i * dim + q] = (x[i * dim + q] - x0[i * dim + q]) / dt;
+            coming[q] = pinned[i] ? v[i * dim + q] : v[i * dim + q] + dt * a[i * dim + q];
+            if (!pinned[i])
+                v[i * dim + q] = (x[i * dim + q] - x0[i * dim + q]) / dt;
         }
-        for (size_t c = 0; c < sys->num_colliders; c++)
-            restitute(&sys->colliders[c], sys->dim, x0 + i * dim, x + i * dim, coming, v + i * dim,
-                      2.0 * g * dt);
     }
-    if (touching) {
-        for (size_t i = 0; i < n; i++) /* a pinned node comes with its own velocity */
-            if (pinned[i])
-                for (size_t q = i * dim; q < (i + 1) * dim; q++)
-                    a[q] = v[q];
-        restitute_pairs(sys, graph, x, a, v, 2.0 * g * dt);
-    }
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < sys->num_colliders && !pinned[i]; c++)
+            restitute(&sys->colliders[c], sys->dim, x0 + i * dim, x + i * dim, a + i * dim,
+                      v + i * dim, threshold);
+    if (touching)
+        restitute_pairs(sys, graph, x, a, v, threshold);
 }
 
 double ss_vbd_external_work(const ss_system *sys, const double *scratch) {
