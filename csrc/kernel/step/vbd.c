@@ -1029,6 +1029,39 @@ static int pair_normal(const ss_system *sys, const ss_vbd_graph *g, size_t p, co
     return 1;
 }
 
+/* The first guess apart where a pair came together in this substep: each pair (in pair
+ * order, one after another) overlapping at x by delta more than at x0 (delta0, or 0) is
+ * moved apart along its normal n at x by equal and opposite momenta, x_i -= w_i / (w_i +
+ * w_j) s n, x_j += w_j / (w_i + w_j) s n, s = delta - max(delta0, 0) (w = 1/m, 0
+ * pinned). Only where the passes start: the target y and the energy they minimise stay;
+ * a resting pair (delta = delta0) keeps its overlap. */
+static void guess_apart(const ss_system *sys, const ss_vbd_graph *g, const double *x0, double *x) {
+    const size_t dim = (size_t)sys->dim;
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    for (size_t p = 0; p < g->near.num_pairs; p++) {
+        const size_t i = (size_t)g->near.pairs[2 * p], j = (size_t)g->near.pairs[2 * p + 1];
+        const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
+        const double wsum = wi + wj;
+        double n[3] = {0.0, 0.0, 0.0};
+        if (wsum == 0.0 || !pair_normal(sys, g, p, x, n))
+            continue;
+        double d2 = 0.0, e2 = 0.0;
+        for (size_t q = 0; q < dim; q++) {
+            d2 += (x[j * dim + q] - x[i * dim + q]) * (x[j * dim + q] - x[i * dim + q]);
+            e2 += (x0[j * dim + q] - x0[i * dim + q]) * (x0[j * dim + q] - x0[i * dim + q]);
+        }
+        const double delta = (r[i] + r[j]) - sqrt(d2), before = (r[i] + r[j]) - sqrt(e2);
+        const double apart = before > 0.0 ? delta - before : delta;
+        if (!(apart > 0.0))
+            continue;
+        for (size_t q = 0; q < dim; q++) {
+            x[i * dim + q] = x[i * dim + q] - (wi / wsum) * (apart * n[q]);
+            x[j * dim + q] = x[j * dim + q] + (wj / wsum) * (apart * n[q]);
+        }
+    }
+}
+
 /* The contact pairs' restitution, pair by pair in their order, after v = (x - x0) / h (as
  * XPBD's, contact.c): a pair touching at x (normal n from i to j) that came in faster
  * than `threshold` m/s (u0 = (coming_j - coming_i).n < -threshold) leaves at e (-u0): du =
@@ -1102,9 +1135,11 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
                 x[q] = v[q] = NAN; /* out of memory mid-step: the step rolls back */
             return;
         }
-        if (touching)
+        if (touching) {
             colouring =
                 (vbd_colouring){graph->touch_order, graph->touch_start, graph->touch_colours};
+            guess_apart(sys, graph, x0, x);
+        }
     }
 
     /* 3. The passes. */
