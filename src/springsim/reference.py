@@ -1462,6 +1462,8 @@ VBD_FRICTION_SPEED = 1e-3
 VBD_MAX_FRICTIONS = 8
 #: At most this many contact pairs' frictions frozen per vertex step (vbd.c).
 VBD_MAX_PAIR_FRICTIONS = 16
+#: The fastest a pair that starts a substep overlapping is pushed apart, m/s (vbd.c).
+VBD_PUSH_OUT = 3.0
 
 
 def vertex_colour_order(
@@ -1781,10 +1783,11 @@ def _vbd_entering(
             _add_outer(hh[row], kc[row], n, dim)
             entered = True
         i = int(nodes[row])
-        for j in touch.others[i] if touch is not None else []:
-            if _pair_overlap(touch, i, j, p[row])[0] > 0.0:
+        for j, rest in zip(*(touch.others[i], touch.rest[i]) if touch is not None else ([], [])):
+            if _pair_overlap(touch, i, j, p[row])[0] - rest > 0.0:
                 continue
             delta, n = _pair_overlap(touch, i, j, trial)
+            delta = delta - rest
             if not delta > 0.0:
                 continue
             kp = _pair_stiffness(s, touch, i, j)
@@ -1827,14 +1830,27 @@ class _Touch:
     ends in pair order, the radii, the user's stiffness (0: κ m_eff / h²), the friction,
     the positions the vertex solves read (x, updated in place) and the substep h."""
 
-    def __init__(self, s: State, pairs: np.ndarray, x: np.ndarray, h: float) -> None:
+    def __init__(
+        self, s: State, pairs: np.ndarray, x0: np.ndarray, x: np.ndarray, h: float
+    ) -> None:
         assert s.contact is not None
+        r = s.contact.radii
         self.pairs = pairs
         self.others: list[list[int]] = [[] for _ in range(len(s.x))]
+        # the overlap each pair may keep in the substep: max(0, δ(x0) − v_out h)
+        self.rest: list[list[float]] = [[] for _ in range(len(s.x))]
         for i, j in pairs.tolist():
+            d2 = 0.0
+            for q in range(s.dim):
+                d = x0[j, q] - x0[i, q]
+                d2 += d * d
+            rest = ((r[i] + r[j]) - float(np.sqrt(d2))) - VBD_PUSH_OUT * h
+            rest = rest if rest > 0.0 else 0.0
             self.others[i].append(j)
+            self.rest[i].append(rest)
             self.others[j].append(i)
-        self.radii = s.contact.radii
+            self.rest[j].append(rest)
+        self.radii = r
         self.k = s.contact.stiffness if s.contact.stiffness is not None else 0.0
         self.mu = s.contact.friction
         self.x = x
@@ -1887,8 +1903,9 @@ def _vbd_pair_terms(
     dim, eps = s.dim, VBD_FRICTION_SPEED * h
     size_i = np.abs(p[row]).max() + np.abs(x0[i]).max()
     own = len(frozen[row])
-    for j in touch.others[i]:
+    for j, rest in zip(touch.others[i], touch.rest[i]):
         delta, n = _pair_overlap(touch, i, j, p[row])
+        delta = delta - rest
         if not delta > 0.0:
             continue
         kp = _pair_stiffness(s, touch, i, j)
@@ -1921,8 +1938,8 @@ def _vbd_pairs_energy(
     """The contact pairs' share of G at the trial points: ½ k δ² per touching pair."""
     energy = np.zeros(len(nodes))
     for row, i in enumerate(nodes):
-        for j in touch.others[int(i)]:
-            delta, _n = _pair_overlap(touch, int(i), j, trial[row])
+        for j, rest in zip(touch.others[int(i)], touch.rest[int(i)]):
+            delta = _pair_overlap(touch, int(i), j, trial[row])[0] - rest
             if delta > 0.0:
                 energy[row] += 0.5 * _pair_stiffness(s, touch, int(i), j) * (delta * delta)
     return energy
@@ -1952,9 +1969,18 @@ def _pair_shares(s: State, i: int, j: int) -> tuple[float, float, float]:
     return wi, wj, wi + wj
 
 
-def _vbd_guess_apart(s: State, pairs: np.ndarray, x0: np.ndarray, x: np.ndarray) -> None:
-    """The first guess apart where a pair came together in the substep (vbd.c,
-    guess_apart): x in place."""
+def _vbd_guess_apart(
+    s: State,
+    pairs: np.ndarray,
+    x0: np.ndarray,
+    v0: np.ndarray,
+    threshold: float,
+    h: float,
+    x: np.ndarray,
+) -> None:
+    """The first guess apart, equal and opposite, by the pair-alone backward-Euler share
+    of the overlap gained in the substep (all of it when separating faster than
+    ``threshold``) (vbd.c, guess_apart): x in place."""
     assert s.contact is not None
     r, dim = s.contact.radii, s.dim
     for i, j in pairs.tolist():
@@ -1962,15 +1988,20 @@ def _vbd_guess_apart(s: State, pairs: np.ndarray, x0: np.ndarray, x: np.ndarray)
         n = _pair_normal(s, i, j, x) if wsum != 0.0 else None
         if n is None:
             continue
-        d2 = e2 = 0.0
+        d2 = e2 = un = 0.0
         for q in range(dim):
             d2 += (x[j, q] - x[i, q]) * (x[j, q] - x[i, q])
             e2 += (x0[j, q] - x0[i, q]) * (x0[j, q] - x0[i, q])
+            un += (v0[j, q] - v0[i, q]) * n[q]
         delta = (r[i] + r[j]) - float(np.sqrt(d2))
         before = (r[i] + r[j]) - float(np.sqrt(e2))
-        apart = delta - before if before > 0.0 else delta
-        if not apart > 0.0:
+        gained = delta if un > threshold or not before > 0.0 else delta - before
+        if not gained > 0.0:
             continue
+        inertia = 1.0 / (wsum * (h * h))  # m_eff / h²
+        user = s.contact.stiffness
+        k = user if user is not None else VBD_CONTACT_KAPPA * inertia
+        apart = gained * (k / (k + inertia))
         for q in range(dim):
             x[i, q] = x[i, q] - (wi / wsum) * (apart * n[q])
             x[j, q] = x[j, q] + (wj / wsum) * (apart * n[q])
@@ -2101,9 +2132,10 @@ def _vbd(s: State, dt: float) -> None:
         margin = min(2.0 * float(np.sqrt(moved2)), r_max)
         pairs = contact_pairs(s, y, margin)
         if len(pairs):
-            touch = _Touch(s, pairs, x, dt)
+            touch = _Touch(s, pairs, x0, x, dt)
             colours = _vbd_colours_with(s, pairs)
-            _vbd_guess_apart(s, pairs, x0, x)
+            g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
+            _vbd_guess_apart(s, pairs, x0, v0, 2.0 * g * dt, dt, x)
     for _ in range(s.iterations):
         for nodes, adjacency in colours:
             p = x[nodes].copy()

@@ -134,6 +134,12 @@
 /* At most this many contact pairs' frictions held frozen per vertex step (more: no
  * friction from the later pairs in that step; a ball in a 3D packing has 12 neighbours). */
 #define SS_VBD_MAX_PAIR_FRICTIONS 16
+/* The fastest a contact pair that starts a substep overlapping (placed so, or pressed in
+ * by more than this in one substep) is pushed apart, m/s: its energy is 1/2 k (delta -
+ * delta_rest)^2 with delta_rest = max(0, delta(x0) - v h) (Box2D v3's
+ * contactPushMaxVelocity, 3 m/s), so that bodies placed overlapping come apart at a few
+ * m/s, not at delta / h with all of 1/2 k delta^2 released. */
+#define SS_VBD_PUSH_OUT 3.0
 
 /* The vertex graph: each node's springs (other end and spring index, by spring index)
  * and the nodes in colour order. */
@@ -154,6 +160,7 @@ struct ss_vbd_graph {
     ss_contact_scratch near;
     size_t *pair_start;   /* (N + 1,) */
     int32_t *pair_other;  /* (2 P,) */
+    double *pair_rest;    /* (2 P,) the overlap the pair may keep in the substep, m */
     size_t pair_room;     /* 2 P that pair_other has room for */
     int32_t *colour;      /* (N + 1,) a node's colour, while colouring */
     size_t *seen;         /* (N + 2,) */
@@ -177,6 +184,7 @@ void ss_vbd_forget(ss_system *sys) {
     ss_contact_scratch_release(&g->near);
     ss_free(g->pair_start);
     ss_free(g->pair_other);
+    ss_free(g->pair_rest);
     ss_free(g->colour);
     ss_free(g->seen);
     ss_free(g->fill);
@@ -191,10 +199,10 @@ size_t ss_vbd_nbytes(const ss_system *sys) {
     if (!g)
         return 0;
     const size_t n = sys->num_nodes, m = sys->num_springs;
-    const size_t touch = g->pair_start
-                             ? 4 * (n + 1) * sizeof(size_t) + n * sizeof(size_t) +
-                                   2 * (n + 1) * sizeof(int32_t) + g->pair_room * sizeof(int32_t)
-                             : 0;
+    const size_t touch = g->pair_start ? 4 * (n + 1) * sizeof(size_t) + n * sizeof(size_t) +
+                                             2 * (n + 1) * sizeof(int32_t) +
+                                             g->pair_room * (sizeof(int32_t) + sizeof(double))
+                                       : 0;
     return sizeof *g + (n + 1) * sizeof(size_t) + 2 * (2 * m + 1) * sizeof(int32_t) +
            (n + 1) * sizeof(int32_t) + (g->num_colours + 1) * sizeof(size_t) +
            (n + 1) * sizeof(size_t) + 2 * (g->gas_start[n] + 1) * sizeof(int32_t) + touch;
@@ -539,7 +547,7 @@ static double pairs_energy(const vbd_view *vv, size_t i, const double *p) {
     for (size_t a = vv->g->pair_start[i]; a < vv->g->pair_start[i + 1]; a++) {
         const size_t j = (size_t)vv->g->pair_other[a];
         double n[3] = {0.0, 0.0, 0.0};
-        const double delta = pair_overlap(vv, i, j, p, n);
+        const double delta = pair_overlap(vv, i, j, p, n) - vv->g->pair_rest[a];
         if (delta > 0.0)
             energy += 0.5 * pair_stiffness(vv, i, j) * (delta * delta);
     }
@@ -743,7 +751,7 @@ static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
     for (size_t a = pairs ? vv->g->pair_start[i] : 0; pairs && a < vv->g->pair_start[i + 1]; a++) {
         const size_t j = (size_t)vv->g->pair_other[a];
         double n[3] = {0.0, 0.0, 0.0};
-        const double delta = pair_overlap(vv, i, j, xi, n);
+        const double delta = pair_overlap(vv, i, j, xi, n) - vv->g->pair_rest[a];
         if (!(delta > 0.0))
             continue;
         const double kp = pair_stiffness(vv, i, j), push = kp * delta;
@@ -806,9 +814,9 @@ static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
              a++) {
             const size_t j = (size_t)vv->g->pair_other[a];
             double n[3] = {0.0, 0.0, 0.0};
-            if (pair_overlap(vv, i, j, xi, n) > 0.0)
+            if (pair_overlap(vv, i, j, xi, n) - vv->g->pair_rest[a] > 0.0)
                 continue;
-            const double delta = pair_overlap(vv, i, j, p, n);
+            const double delta = pair_overlap(vv, i, j, p, n) - vv->g->pair_rest[a];
             if (!(delta > 0.0))
                 continue;
             const double kp = pair_stiffness(vv, i, j);
@@ -959,10 +967,16 @@ static int fit_touch(ss_vbd_graph *g, size_t n, size_t ends) {
     if (g->pair_room < ends) {
         const size_t room = ends > 2 * g->pair_room ? ends : 2 * g->pair_room;
         int32_t *fresh = ss_malloc(room * sizeof *fresh);
-        if (!fresh)
+        double *rest = ss_malloc(room * sizeof *rest);
+        if (!fresh || !rest) {
+            ss_free(fresh);
+            ss_free(rest);
             return 0;
+        }
         ss_free(g->pair_other);
+        ss_free(g->pair_rest);
         g->pair_other = fresh;
+        g->pair_rest = rest;
         g->pair_room = room;
     }
     return 1;
@@ -972,7 +986,8 @@ static int fit_touch(ss_vbd_graph *g, size_t n, size_t ends) {
  * the inertial target y, the margin twice the farthest a node's target is from its start
  * (at most r_max, as XPBD's), sorted by (i, j); each node's, in pair order; the colouring
  * with them. 1: pairs (the colouring in g->touch_*), 0: none, -1: out of memory. */
-static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, const double *y) {
+static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, const double *y,
+                      double h) {
     const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
     const double *r = SS_DOUBLES(sys, SS_RADII);
     double moved2 = 0.0, r_max = 0.0;
@@ -1000,7 +1015,15 @@ static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, c
     memcpy(g->fill, g->pair_start, (n + 1) * sizeof *g->fill);
     for (size_t p = 0; p < count; p++) {
         const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
+        double d2 = 0.0;
+        for (size_t q = 0; q < dim; q++) {
+            const double d = x0[(size_t)j * dim + q] - x0[(size_t)i * dim + q];
+            d2 += d * d;
+        }
+        const double rest = ((r[i] + r[j]) - sqrt(d2)) - SS_VBD_PUSH_OUT * h;
+        g->pair_rest[g->fill[i]] = rest > 0.0 ? rest : 0.0;
         g->pair_other[g->fill[i]++] = j;
+        g->pair_rest[g->fill[j]] = rest > 0.0 ? rest : 0.0;
         g->pair_other[g->fill[j]++] = i;
     }
     g->touch_colours = colour_greedy(sys, g, g->pair_start, g->pair_other, g->colour, g->seen);
@@ -1029,13 +1052,18 @@ static int pair_normal(const ss_system *sys, const ss_vbd_graph *g, size_t p, co
     return 1;
 }
 
-/* The first guess apart where a pair came together in this substep: each pair (in pair
- * order, one after another) overlapping at x by delta more than at x0 (delta0, or 0) is
- * moved apart along its normal n at x by equal and opposite momenta, x_i -= w_i / (w_i +
- * w_j) s n, x_j += w_j / (w_i + w_j) s n, s = delta - max(delta0, 0) (w = 1/m, 0
- * pinned). Only where the passes start: the target y and the energy they minimise stay;
- * a resting pair (delta = delta0) keeps its overlap. */
-static void guess_apart(const ss_system *sys, const ss_vbd_graph *g, const double *x0, double *x) {
+/* The first guess apart, equal and opposite (Gauss-Seidel's passes would otherwise give
+ * the whole push to the node solved first, and momentum with it): each pair (in pair
+ * order, one after another) overlapping at x by delta, normal n at x, is moved apart by
+ * s k / (k + m_eff / h^2) along n, x_i -= w_i / (w_i + w_j) s n, x_j += w_j / (w_i + w_j)
+ * s n (w = 1/m, 0 pinned; k the pair's stiffness; the factor makes it the backward-Euler
+ * step of the pair alone), s = delta when it separates faster than `threshold` m/s at
+ * the start, (v0_j - v0_i).n > threshold (the overlap left after a bounce), else the
+ * overlap gained in the substep, delta - max(delta0, 0) (an impact; a resting pair,
+ * delta = delta0, keeps its overlap). Only where the passes start: the target y and the
+ * energy they minimise stay. */
+static void guess_apart(const ss_system *sys, const ss_vbd_graph *g, const double *x0,
+                        const double *v0, double threshold, double h, double *x) {
     const size_t dim = (size_t)sys->dim;
     const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
@@ -1046,15 +1074,20 @@ static void guess_apart(const ss_system *sys, const ss_vbd_graph *g, const doubl
         double n[3] = {0.0, 0.0, 0.0};
         if (wsum == 0.0 || !pair_normal(sys, g, p, x, n))
             continue;
-        double d2 = 0.0, e2 = 0.0;
+        double d2 = 0.0, e2 = 0.0, un = 0.0;
         for (size_t q = 0; q < dim; q++) {
             d2 += (x[j * dim + q] - x[i * dim + q]) * (x[j * dim + q] - x[i * dim + q]);
             e2 += (x0[j * dim + q] - x0[i * dim + q]) * (x0[j * dim + q] - x0[i * dim + q]);
+            un += (v0[j * dim + q] - v0[i * dim + q]) * n[q];
         }
         const double delta = (r[i] + r[j]) - sqrt(d2), before = (r[i] + r[j]) - sqrt(e2);
-        const double apart = before > 0.0 ? delta - before : delta;
-        if (!(apart > 0.0))
+        const double gained = un > threshold || !(before > 0.0) ? delta : delta - before;
+        if (!(gained > 0.0))
             continue;
+        const double inertia = 1.0 / (wsum * (h * h)); /* m_eff / h^2 */
+        const double user = sys->contact->stiffness;
+        const double k = user != SS_CONTACT_FROM_STEP ? user : SS_VBD_CONTACT_KAPPA * inertia;
+        const double apart = gained * (k / (k + inertia));
         for (size_t q = 0; q < dim; q++) {
             x[i * dim + q] = x[i * dim + q] - (wi / wsum) * (apart * n[q]);
             x[j * dim + q] = x[j * dim + q] + (wj / wsum) * (apart * n[q]);
@@ -1123,13 +1156,18 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
             x[q] = x0[q] + dt * v[q];
         }
 
-    /* The contact pairs and the colouring with them. */
+    /* The contact pairs and the colouring with them. A pair struck when it came in faster
+     * than `threshold` (m/s); slower, it rests (e = 0, no jitter), as XPBD's. */
+    const double g = sqrt((sys->gravity[0] * sys->gravity[0] + sys->gravity[1] * sys->gravity[1]) +
+                          sys->gravity[2] * sys->gravity[2]);
+    const double threshold = 2.0 * g * dt;
+
     ss_vbd_graph *graph = sys->scratch.vbd;
     vbd_colouring colouring = {graph->order, graph->colour_start, graph->num_colours};
     int touching = 0;
     const int contact = !ss_array_absent(sys, SS_RADII);
     if (contact) {
-        touching = find_pairs(sys, graph, x0, y);
+        touching = find_pairs(sys, graph, x0, y, dt);
         if (touching < 0) {
             for (size_t q = 0; q < nd; q++)
                 x[q] = v[q] = NAN; /* out of memory mid-step: the step rolls back */
@@ -1138,7 +1176,7 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
         if (touching) {
             colouring =
                 (vbd_colouring){graph->touch_order, graph->touch_start, graph->touch_colours};
-            guess_apart(sys, graph, x0, x);
+            guess_apart(sys, graph, x0, v, threshold, dt, x);
         }
     }
 
@@ -1169,9 +1207,6 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
     passes(sys, &vv, &colouring, volumes);
 
     /* 4. The velocities from the motion, and the colliders' and pairs' restitution. */
-    const double g = sqrt((sys->gravity[0] * sys->gravity[0] + sys->gravity[1] * sys->gravity[1]) +
-                          sys->gravity[2] * sys->gravity[2]);
-    const double threshold = 2.0 * g * dt;
     for (size_t i = 0; i < n; i++) {
         double *coming = a + i * dim; /* the velocity it came with, v0 + h a (a no longer) */
         for (size_t q = 0; q < dim; q++) {
