@@ -1912,9 +1912,7 @@ def _vbd_pair_terms(
         push = kp * delta
         xj = touch.x[j]
         energy[row] += 0.5 * push * delta
-        scale[row] += push * (
-            ((size_i + np.abs(xj).max()) + touch.radii[i]) + touch.radii[j]
-        )
+        scale[row] += push * (((size_i + np.abs(xj).max()) + touch.radii[i]) + touch.radii[j])
         force[row, :dim] += push * n[:dim]
         _add_outer(hc, kp, n, dim)
         if not touch.mu > 0.0 or len(frozen[row]) - own == VBD_MAX_PAIR_FRICTIONS:
@@ -1932,9 +1930,7 @@ def _vbd_pair_terms(
         _add_outer(hc, -grip, n, dim)
 
 
-def _vbd_pairs_energy(
-    s: State, touch: _Touch, nodes: np.ndarray, trial: np.ndarray
-) -> np.ndarray:
+def _vbd_pairs_energy(s: State, touch: _Touch, nodes: np.ndarray, trial: np.ndarray) -> np.ndarray:
     """The contact pairs' share of G at the trial points: ½ k δ² per touching pair."""
     energy = np.zeros(len(nodes))
     for row, i in enumerate(nodes):
