@@ -1782,8 +1782,13 @@ def _vbd_entering(
             force[row, :dim] += kc[row] * reach * n
             _add_outer(hh[row], kc[row], n, dim)
             entered = True
-        i = int(nodes[row])
-        for j, rest in zip(*(touch.others[i], touch.rest[i]) if touch is not None else ([], [])):
+        if touch is None:
+            pairs_of: list[tuple[int, float]] = []
+        else:
+            i = int(nodes[row])
+            pairs_of = list(zip(touch.others[i], touch.rest[i], strict=True))
+        for j, rest in pairs_of:
+            assert touch is not None
             if _pair_overlap(touch, i, j, p[row])[0] - rest > 0.0:
                 continue
             delta, n = _pair_overlap(touch, i, j, trial)
@@ -1815,7 +1820,7 @@ def _vbd_contact_energy(
     """The colliders' and the frozen frictions' share of G at the trial points."""
     dim, eps = s.dim, VBD_FRICTION_SPEED * h
     energy = np.zeros(len(nodes))
-    for row, i in enumerate(nodes):
+    for row in range(len(nodes)):
         for c in s.colliders:
             inside, depth, _surface, _n = _vbd_depth(c, trial[row])
             if inside:
@@ -1903,7 +1908,7 @@ def _vbd_pair_terms(
     dim, eps = s.dim, VBD_FRICTION_SPEED * h
     size_i = np.abs(p[row]).max() + np.abs(x0[i]).max()
     own = len(frozen[row])
-    for j, rest in zip(touch.others[i], touch.rest[i]):
+    for j, rest in zip(touch.others[i], touch.rest[i], strict=True):
         delta, n = _pair_overlap(touch, i, j, p[row])
         delta = delta - rest
         if not delta > 0.0:
@@ -1934,7 +1939,7 @@ def _vbd_pairs_energy(s: State, touch: _Touch, nodes: np.ndarray, trial: np.ndar
     """The contact pairs' share of G at the trial points: ½ k δ² per touching pair."""
     energy = np.zeros(len(nodes))
     for row, i in enumerate(nodes):
-        for j, rest in zip(touch.others[int(i)], touch.rest[int(i)]):
+        for j, rest in zip(touch.others[int(i)], touch.rest[int(i)], strict=True):
             delta = _pair_overlap(touch, int(i), j, trial[row])[0] - rest
             if delta > 0.0:
                 energy[row] += 0.5 * _pair_stiffness(s, touch, int(i), j) * (delta * delta)
@@ -2119,10 +2124,10 @@ def _vbd(s: State, dt: float) -> None:
     if s.contact is not None:
         # the pairs within reach at y (margin: twice the farthest move, at most r_max)
         moved2 = 0.0
-        for i in range(len(x0)):
+        for node in range(len(x0)):
             d2 = 0.0
             for q in range(s.dim):
-                d2 += (y[i, q] - x0[i, q]) * (y[i, q] - x0[i, q])
+                d2 += (y[node, q] - x0[node, q]) * (y[node, q] - x0[node, q])
             moved2 = max(moved2, d2)
         r_max = float(max(s.contact.radii.max(initial=0.0), 0.0))
         margin = min(2.0 * float(np.sqrt(moved2)), r_max)
