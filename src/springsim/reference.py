@@ -1460,6 +1460,10 @@ VBD_CONTACT_KAPPA = 100.0
 VBD_FRICTION_SPEED = 1e-3
 #: At most this many frozen frictions per vertex step.
 VBD_MAX_FRICTIONS = 8
+#: At most this many contact pairs' frictions frozen per vertex step (vbd.c).
+VBD_MAX_PAIR_FRICTIONS = 16
+#: The fastest a pair that starts a substep overlapping is pushed apart, m/s (vbd.c).
+VBD_PUSH_OUT = 3.0
 
 
 def vertex_colour_order(
@@ -1623,9 +1627,20 @@ def _vbd_colours(
     cached = s._vbd_cache
     if cached is not None and cached[0] == key:
         return cached[1]
+    colours = _vbd_colours_with(s, np.zeros((0, 2), np.int64))
+    s._vbd_cache = (key, colours)
+    return colours
+
+
+def _vbd_colours_with(
+    s: State, pairs: np.ndarray
+) -> list[tuple[np.ndarray, tuple[np.ndarray, np.ndarray, np.ndarray]]]:
+    """As :func:`_vbd_colours`, the contact ``pairs`` also kept apart (not cached)."""
     owner, other, spring = _vbd_adjacency(s)
     colours = []
     gas = [e for e, _nrt, _ambient in s.pressure]
+    if len(pairs):
+        gas = gas + [pairs]
     for nodes_list in vertex_colour_order(s.springs, len(s.x), gas):
         nodes = np.array([i for i in nodes_list if not s.pinned[i]], dtype=np.int64)
         if not len(nodes):
@@ -1635,7 +1650,6 @@ def _vbd_colours(
         mine = row[owner] >= 0  # owner, then spring order: each node's springs in order
         adjacency = (row[owner[mine]], other[mine], spring[mine])
         colours.append((nodes, adjacency))
-    s._vbd_cache = (key, colours)
     return colours
 
 
@@ -1697,10 +1711,12 @@ def _vbd_contacts(
     force: np.ndarray,
     hh: np.ndarray,
     scale: np.ndarray,
-    frozen: list[list[tuple[np.ndarray, float]]],
+    frozen: list[list[tuple[np.ndarray, float, np.ndarray]]],
+    touch: _Touch | None = None,
 ) -> None:
     """The colliders at each node's iterate into its block (vbd.c): ½ k_c d², and
-    friction μλ f0(|u_T|) with n and λ = k_c d frozen (kept in ``frozen``)."""
+    friction μλ f0(|u_T|) with n and λ = k_c d frozen (kept in ``frozen``); then the
+    contact pairs of ``touch`` (_vbd_pair_terms)."""
     dim, eps = s.dim, VBD_FRICTION_SPEED * h
     for row, i in enumerate(nodes):
         size_i = np.abs(p[row]).max() + np.abs(x0[i]).max()
@@ -1717,7 +1733,7 @@ def _vbd_contacts(
             if not c.friction > 0.0 or len(frozen[row]) == VBD_MAX_FRICTIONS:
                 continue
             mu_lambda = c.friction * push
-            frozen[row].append((n, mu_lambda))
+            frozen[row].append((n, mu_lambda, x0[i]))
             ut, slip = _slip(p[row], x0[i], n, dim)
             grip = mu_lambda * _friction_f1_over_s(slip, eps)
             energy[row] += mu_lambda * _friction_f0(slip, eps)
@@ -1726,6 +1742,8 @@ def _vbd_contacts(
             for q in range(dim):
                 hc[q, q] += grip
             _add_outer(hc, -grip, n, dim)
+        if touch is not None:
+            _vbd_pair_terms(s, touch, i, row, p, x0, h, energy, force, hc, scale, frozen)
         hh[row] += hc
 
 
@@ -1739,6 +1757,7 @@ def _vbd_entering(
     ok: np.ndarray,
     force: np.ndarray,
     hh: np.ndarray,
+    touch: _Touch | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A collider the Newton step enters, apart at the iterate: its contact linearised at
     the trial point joins the block and the step is taken again (vbd.c)."""
@@ -1763,6 +1782,26 @@ def _vbd_entering(
             force[row, :dim] += kc[row] * reach * n
             _add_outer(hh[row], kc[row], n, dim)
             entered = True
+        if touch is None:
+            pairs_of: list[tuple[int, float]] = []
+        else:
+            i = int(nodes[row])
+            pairs_of = list(zip(touch.others[i], touch.rest[i], strict=True))
+        for j, rest in pairs_of:
+            assert touch is not None
+            if _pair_overlap(touch, i, j, p[row])[0] - rest > 0.0:
+                continue
+            delta, n = _pair_overlap(touch, i, j, trial)
+            delta = delta - rest
+            if not delta > 0.0:
+                continue
+            kp = _pair_stiffness(s, touch, i, j)
+            step = np.zeros(3)
+            step[:dim] = dx[row]
+            reach = delta + ((n[0] * step[0] + n[1] * step[1]) + n[2] * step[2])
+            force[row, :dim] += kp * reach * n[:dim]
+            _add_outer(hh[row], kp, n, dim)
+            entered = True
         if entered:
             again, good = _vbd_newton(force[row : row + 1], hh[row : row + 1], dim)
             dx[row], ok[row] = again[0], good[0]
@@ -1776,19 +1815,222 @@ def _vbd_contact_energy(
     x0: np.ndarray,
     kc: np.ndarray,
     h: float,
-    frozen: list[list[tuple[np.ndarray, float]]],
+    frozen: list[list[tuple[np.ndarray, float, np.ndarray]]],
 ) -> np.ndarray:
     """The colliders' and the frozen frictions' share of G at the trial points."""
     dim, eps = s.dim, VBD_FRICTION_SPEED * h
     energy = np.zeros(len(nodes))
-    for row, i in enumerate(nodes):
+    for row in range(len(nodes)):
         for c in s.colliders:
             inside, depth, _surface, _n = _vbd_depth(c, trial[row])
             if inside:
                 energy[row] += 0.5 * kc[row] * (depth * depth)
-        for n, mu_lambda in frozen[row]:
-            energy[row] += mu_lambda * _friction_f0(_slip(trial[row], x0[i], n, dim)[1], eps)
+        for n, mu_lambda, base in frozen[row]:
+            energy[row] += mu_lambda * _friction_f0(_slip(trial[row], base, n, dim)[1], eps)
     return energy
+
+
+class _Touch:
+    """A vbd substep's contact pairs (vbd.c): the pairs (i, j) sorted, each node's other
+    ends in pair order, the radii, the user's stiffness (0: κ m_eff / h²), the friction,
+    the positions the vertex solves read (x, updated in place) and the substep h."""
+
+    def __init__(
+        self, s: State, pairs: np.ndarray, x0: np.ndarray, x: np.ndarray, h: float
+    ) -> None:
+        assert s.contact is not None
+        r = s.contact.radii
+        self.pairs = pairs
+        self.others: list[list[int]] = [[] for _ in range(len(s.x))]
+        # the overlap each pair may keep in the substep: max(0, δ(x0) − v_out h)
+        self.rest: list[list[float]] = [[] for _ in range(len(s.x))]
+        for i, j in pairs.tolist():
+            d2 = 0.0
+            for q in range(s.dim):
+                d = x0[j, q] - x0[i, q]
+                d2 += d * d
+            rest = ((r[i] + r[j]) - float(np.sqrt(d2))) - VBD_PUSH_OUT * h
+            rest = rest if rest > 0.0 else 0.0
+            self.others[i].append(j)
+            self.rest[i].append(rest)
+            self.others[j].append(i)
+            self.rest[j].append(rest)
+        self.radii = r
+        self.k = s.contact.stiffness if s.contact.stiffness is not None else 0.0
+        self.mu = s.contact.friction
+        self.x = x
+        self.inv_h2 = 1.0 / (h * h)
+
+
+def _pair_overlap(touch: _Touch, i: int, j: int, p: np.ndarray) -> tuple[float, np.ndarray]:
+    """Overlap of node i at p with node j, and the unit normal from j to i (3 wide); 0
+    when the centres are closer than MIN_SPRING_LENGTH (vbd.c, pair_overlap)."""
+    d = np.zeros(3)
+    dim = len(p)
+    d[:dim] = p - touch.x[j]
+    d2 = (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2]
+    n = np.zeros(3)
+    if not d2 >= MIN_SPRING_LENGTH**2:
+        return 0.0, n
+    dist = float(np.sqrt(d2))
+    inv = 1.0 / dist
+    n = d * inv
+    return float((touch.radii[i] + touch.radii[j]) - dist), n
+
+
+def _pair_stiffness(s: State, touch: _Touch, i: int, j: int) -> float:
+    """k of pair (i, j): the user's, or κ m_eff / h² (vbd.c, pair_stiffness)."""
+    if touch.k > 0.0:
+        return touch.k
+    mi, mj = float(s.m[i]), float(s.m[j])
+    if s.pinned[j]:
+        return VBD_CONTACT_KAPPA * (mi * touch.inv_h2)
+    lo, hi = min(mi, mj), max(mi, mj)
+    return VBD_CONTACT_KAPPA * ((lo * hi / (lo + hi)) * touch.inv_h2)
+
+
+def _vbd_pair_terms(
+    s: State,
+    touch: _Touch,
+    i: int,
+    row: int,
+    p: np.ndarray,
+    x0: np.ndarray,
+    h: float,
+    energy: np.ndarray,
+    force: np.ndarray,
+    hc: np.ndarray,
+    scale: np.ndarray,
+    frozen: list[list[tuple[np.ndarray, float, np.ndarray]]],
+) -> None:
+    """Node i's contact pairs, j held, into its block (vbd.c): ½ k δ², f += k δ n, H +=
+    k n nᵀ, and friction μ k δ f0 on the pair's slip since the substep began, lagged."""
+    dim, eps = s.dim, VBD_FRICTION_SPEED * h
+    size_i = np.abs(p[row]).max() + np.abs(x0[i]).max()
+    own = len(frozen[row])
+    for j, rest in zip(touch.others[i], touch.rest[i], strict=True):
+        delta, n = _pair_overlap(touch, i, j, p[row])
+        delta = delta - rest
+        if not delta > 0.0:
+            continue
+        kp = _pair_stiffness(s, touch, i, j)
+        push = kp * delta
+        xj = touch.x[j]
+        energy[row] += 0.5 * push * delta
+        scale[row] += push * (((size_i + np.abs(xj).max()) + touch.radii[i]) + touch.radii[j])
+        force[row, :dim] += push * n[:dim]
+        _add_outer(hc, kp, n, dim)
+        if not touch.mu > 0.0 or len(frozen[row]) - own == VBD_MAX_PAIR_FRICTIONS:
+            continue
+        base = x0[i] + (xj - x0[j])
+        mu_lambda = touch.mu * push
+        frozen[row].append((n[:dim], mu_lambda, base))
+        ut, slip = _slip(p[row], base, n[:dim], dim)
+        grip = mu_lambda * _friction_f1_over_s(slip, eps)
+        energy[row] += mu_lambda * _friction_f0(slip, eps)
+        scale[row] += mu_lambda * ((size_i + np.abs(xj).max()) + np.abs(x0[j]).max())
+        force[row] -= grip * ut
+        for q in range(dim):
+            hc[q, q] += grip
+        _add_outer(hc, -grip, n, dim)
+
+
+def _vbd_pairs_energy(s: State, touch: _Touch, nodes: np.ndarray, trial: np.ndarray) -> np.ndarray:
+    """The contact pairs' share of G at the trial points: ½ k δ² per touching pair."""
+    energy = np.zeros(len(nodes))
+    for row, i in enumerate(nodes):
+        for j, rest in zip(touch.others[int(i)], touch.rest[int(i)], strict=True):
+            delta = _pair_overlap(touch, int(i), j, trial[row])[0] - rest
+            if delta > 0.0:
+                energy[row] += 0.5 * _pair_stiffness(s, touch, int(i), j) * (delta * delta)
+    return energy
+
+
+def _pair_normal(s: State, i: int, j: int, x: np.ndarray) -> np.ndarray | None:
+    """The unit normal from i to j when they touch at x, else None (vbd.c)."""
+    assert s.contact is not None
+    r = s.contact.radii
+    n = np.zeros(3)
+    d2 = 0.0
+    for q in range(s.dim):
+        n[q] = x[j, q] - x[i, q]
+        d2 += n[q] * n[q]
+    if not d2 >= MIN_SPRING_LENGTH**2:
+        return None
+    dist = float(np.sqrt(d2))
+    if not (r[i] + r[j]) - dist > 0.0:
+        return None
+    return n / dist
+
+
+def _pair_shares(s: State, i: int, j: int) -> tuple[float, float, float]:
+    """w_i, w_j (1/m, 0 pinned) and their sum."""
+    wi = 0.0 if s.pinned[i] else 1.0 / float(s.m[i])
+    wj = 0.0 if s.pinned[j] else 1.0 / float(s.m[j])
+    return wi, wj, wi + wj
+
+
+def _vbd_guess_apart(
+    s: State,
+    pairs: np.ndarray,
+    x0: np.ndarray,
+    v0: np.ndarray,
+    threshold: float,
+    h: float,
+    x: np.ndarray,
+) -> None:
+    """The first guess apart, equal and opposite, by the pair-alone backward-Euler share
+    of the overlap gained in the substep (all of it when separating faster than
+    ``threshold``) (vbd.c, guess_apart): x in place."""
+    assert s.contact is not None
+    r, dim = s.contact.radii, s.dim
+    for i, j in pairs.tolist():
+        wi, wj, wsum = _pair_shares(s, i, j)
+        n = _pair_normal(s, i, j, x) if wsum != 0.0 else None
+        if n is None:
+            continue
+        d2 = e2 = un = 0.0
+        for q in range(dim):
+            d2 += (x[j, q] - x[i, q]) * (x[j, q] - x[i, q])
+            e2 += (x0[j, q] - x0[i, q]) * (x0[j, q] - x0[i, q])
+            un += (v0[j, q] - v0[i, q]) * n[q]
+        delta = (r[i] + r[j]) - float(np.sqrt(d2))
+        before = (r[i] + r[j]) - float(np.sqrt(e2))
+        gained = delta if un > threshold or not before > 0.0 else delta - before
+        if not gained > 0.0:
+            continue
+        inertia = 1.0 / (wsum * (h * h))  # m_eff / h²
+        user = s.contact.stiffness
+        k = user if user is not None else VBD_CONTACT_KAPPA * inertia
+        apart = gained * (k / (k + inertia))
+        for q in range(dim):
+            x[i, q] = x[i, q] - (wi / wsum) * (apart * n[q])
+            x[j, q] = x[j, q] + (wj / wsum) * (apart * n[q])
+
+
+def _vbd_restitute_pairs(
+    s: State, pairs: np.ndarray, x: np.ndarray, coming: np.ndarray, v: np.ndarray, threshold: float
+) -> None:
+    """The contact pairs' restitution in pair order (vbd.c, restitute_pairs): v in place."""
+    assert s.contact is not None
+    e, dim = s.contact.restitution, s.dim
+    for i, j in pairs.tolist():
+        wi, wj, wsum = _pair_shares(s, i, j)
+        n = _pair_normal(s, i, j, x) if wsum != 0.0 else None
+        if n is None:
+            continue
+        u0 = un = 0.0
+        for q in range(dim):
+            u0 += (coming[j, q] - coming[i, q]) * n[q]
+            un += (v[j, q] - v[i, q]) * n[q]
+        if not -u0 > threshold:
+            continue
+        du = e * -u0 - un
+        if not du > 0.0:
+            continue
+        for q in range(dim):
+            v[i, q] = v[i, q] - (wi / wsum) * (du * n[q])
+            v[j, q] = v[j, q] + (wj / wsum) * (du * n[q])
 
 
 def _vbd_gas_gradients(s: State, i: int, x: np.ndarray) -> list[tuple[int, np.ndarray]]:
@@ -1869,7 +2111,8 @@ def _vbd(s: State, dt: float) -> None:
     x0, v0 = s.x.copy(), s.v.copy()
     m = s.m[:, None]
     f = m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)
-    f += aero_forces(s, x0, v0) + contact_forces(s, x0, v0)
+    # node-node contact is in the blocks (_vbd_pair_terms): segment contact alone here
+    f += aero_forces(s, x0, v0) + segment_contact(s, x0, v0)[0]
     a = f / m
     if s.pressure:  # the gas is in the blocks (_vbd_gas)
         a -= pressure_forces(s, x0) / m
@@ -1877,6 +2120,23 @@ def _vbd(s: State, dt: float) -> None:
     y = np.where(s.pinned[:, None], x0 + dt * v0, x0 + dt * (v0 + dt * a))
     x = x0 + dt * v0  # the first guess: the motion as it is, without this substep's push
     colours = _vbd_colours(s)
+    touch = None
+    if s.contact is not None:
+        # the pairs within reach at y (margin: twice the farthest move, at most r_max)
+        moved2 = 0.0
+        for node in range(len(x0)):
+            d2 = 0.0
+            for q in range(s.dim):
+                d2 += (y[node, q] - x0[node, q]) * (y[node, q] - x0[node, q])
+            moved2 = max(moved2, d2)
+        r_max = float(max(s.contact.radii.max(initial=0.0), 0.0))
+        margin = min(2.0 * float(np.sqrt(moved2)), r_max)
+        pairs = contact_pairs(s, y, margin)
+        if len(pairs):
+            touch = _Touch(s, pairs, x0, x, dt)
+            colours = _vbd_colours_with(s, pairs)
+            g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
+            _vbd_guess_apart(s, pairs, x0, v0, 2.0 * g * dt, dt, x)
     for _ in range(s.iterations):
         for nodes, adjacency in colours:
             p = x[nodes].copy()
@@ -1884,14 +2144,15 @@ def _vbd(s: State, dt: float) -> None:
             volumes = [enclosed_volume(e, x) for e, _nrt, _ambient in s.pressure]
             if s.pressure:
                 _vbd_gas(s, nodes, x, volumes, energy, force, hh, scale)
-            frozen: list[list[tuple[np.ndarray, float]]] = [[] for _ in nodes]
+            frozen: list[list[tuple[np.ndarray, float, np.ndarray]]] = [[] for _ in nodes]
             kc = np.zeros(len(nodes))
             if s.colliders:
                 kc = _vbd_contact_stiffness(s, nodes, adjacency, dt)
-                _vbd_contacts(s, nodes, p, x0, kc, dt, energy, force, hh, scale, frozen)
+            if s.colliders or touch is not None:
+                _vbd_contacts(s, nodes, p, x0, kc, dt, energy, force, hh, scale, frozen, touch)
             dx, ok = _vbd_newton(force, hh, s.dim)
-            if s.colliders:
-                dx, ok = _vbd_entering(s, nodes, p, x0, kc, dx, ok, force, hh)
+            if s.colliders or touch is not None:
+                dx, ok = _vbd_entering(s, nodes, p, x0, kc, dx, ok, force, hh, touch)
             pending = ok.copy()
             for _try in range(VBD_BACKTRACKS + 1):
                 if not pending.any():
@@ -1905,10 +2166,12 @@ def _vbd(s: State, dt: float) -> None:
                             for row, i in enumerate(nodes)
                         ]
                     )
-                if s.colliders:
+                if s.colliders or any(frozen):
                     trial_energy = trial_energy + _vbd_contact_energy(
                         s, nodes, trial, x0, kc, dt, frozen
                     )
+                if touch is not None:
+                    trial_energy = trial_energy + _vbd_pairs_energy(s, touch, nodes, trial)
                 take = pending & (trial_energy <= energy + VBD_ROUNDING * scale)
                 x[nodes[take]] = trial[take]
                 pending &= ~take
@@ -1917,12 +2180,14 @@ def _vbd(s: State, dt: float) -> None:
     free = ~s.pinned
     s.v = v0.copy()
     s.v[free] = (x[free] - x0[free]) / dt
+    coming = v0 + dt * a  # a pinned node's a is 0: it comes with v0
+    g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
     if s.colliders:
-        coming = v0 + dt * a
-        g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
         for i in np.flatnonzero(free):
             for c in s.colliders:
                 _vbd_restitute(c, x[i], coming[i], s.v[i], 2.0 * g * dt)
+    if touch is not None:
+        _vbd_restitute_pairs(s, touch.pairs, x, coming, s.v, 2.0 * g * dt)
 
 
 def _vbd_restitute(

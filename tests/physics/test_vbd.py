@@ -43,7 +43,9 @@ def test_kernel_matches_the_numpy_oracle(dim, seed):
     assert not np.allclose(s.x, reference.State.from_system(random_system(dim, seed)).x)
 
 
-def test_contact_is_taken_explicitly_as_the_oracle_does():
+def test_contact_is_taken_as_the_oracle_does():
+    # Node-node contact is energy in the vertex blocks (vbd.c), and the oracle's _vbd does
+    # the same: nodes 0 and 1 start overlapping (pushed apart at most 3 m/s), node 0 moving.
     sim = ss.System(dim=2)
     sim.add_nodes([[0.0, 0.0], [0.15, 0.0], [0.3, 0.05]], masses=1.0)
     sim.radii = 0.1

@@ -633,7 +633,10 @@ ss_status ss_contact_prepare(ss_system *sys, double dt, ss_method method) {
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
     t->step_dt = dt;
     const int rough = t->friction > 0.0;
-    if (t->stiffness != SS_CONTACT_FROM_STEP || method == SS_XPBD)
+    /* XPBD takes node-node contact as constraints and VBD as contact energy (vbd.c): no
+     * law from the step, unless VBD's segment contact (still explicit) needs one */
+    if (t->stiffness != SS_CONTACT_FROM_STEP || method == SS_XPBD ||
+        (method == SS_VBD && !t->segments))
         return SS_OK;
     if (t->calibrated_restitution != t->restitution || t->calibrated_rough != rough) {
         memset(t->calibrated, 0, sizeof t->calibrated); /* a new law: every method again */
@@ -827,6 +830,21 @@ void ss_contact_add_forces(const ss_system *sys, const double *x, const double *
     ss_contact_gather_forces(sys, f, stride);
 }
 
+void ss_contact_add_segment_forces(const ss_system *sys, const double *x, const double *v,
+                                   double *f, size_t stride) {
+    if (!sys->contact->segments)
+        return;
+    ss_contact_search(sys, x);
+    const size_t nodes = node_pairs(sys), all = ss_contact_num_pairs(sys);
+    if (sys->contact->search_failed) {
+        for (size_t i = 0; i < sys->num_nodes; i++)
+            f[i * stride] = NAN; /* out of memory mid-step: the step rolls back */
+        return;
+    }
+    ss_contact_pair_forces(sys, x, v, nodes, all);
+    ss_segments_gather_forces(&sys->contact->found, f, stride);
+}
+
 /* Search at x in `found`: the step's scratch (kept fit for the step's other buffers) or
  * a query's. */
 static int find_in(const ss_system *sys, const double *x, ss_contact_scratch *found) {
@@ -1011,6 +1029,15 @@ void ss_contact_add_diagonal(const ss_system *sys, double *diag) {
 static int by_pair(const void *a, const void *b) {
     const int32_t *p = a, *q = b;
     return p[0] != q[0] ? (p[0] > q[0]) - (p[0] < q[0]) : (p[1] > q[1]) - (p[1] < q[1]);
+}
+
+int ss_contact_find_near(const ss_system *sys, const double *x, double margin,
+                         ss_contact_scratch *found) {
+    if (find_within(sys, x, found, margin))
+        return -1;
+    if (found->num_pairs > 1)
+        qsort(found->pairs, found->num_pairs, 2 * sizeof(int32_t), by_pair);
+    return 0;
 }
 
 int ss_contact_constraints_begin(const ss_system *sys, const double *x, const double *v,

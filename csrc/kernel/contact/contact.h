@@ -108,6 +108,14 @@ int ss_contact_active(const ss_system *sys);
  * and however another thread changes it meanwhile (a write through a view that races a
  * step): the result is then meaningless, but every index stays in range. */
 int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *found);
+/* The pairs within r_i + r_j + margin (m) at x into found->pairs, sorted by (i, j) (VBD's
+ * contact energy, vbd.c); -1 when out of memory. */
+int ss_contact_find_near(const ss_system *sys, const double *x, double margin,
+                         ss_contact_scratch *found);
+/* f (rows `stride` apart) += segment contact's forces alone at state (x, v) (nothing
+ * when it is off): VBD's, which takes the node pairs in its blocks. */
+void ss_contact_add_segment_forces(const ss_system *sys, const double *x, const double *v,
+                                   double *f, size_t stride);
 /* Free what a query's scratch holds (and zero it). */
 void ss_contact_scratch_release(ss_contact_scratch *found);
 /* The step's search: ss_contact_find into sys->contact->found, with the frames and pair

@@ -4,8 +4,9 @@
  * colour order. springsim/reference.py (_vbd) is the same mathematics in NumPy.
  *
  * One substep of h, from x0 and v0:
- *  1. The forces that are not springs, gas or colliders (gravity, drag, external, air
- *     on faces, node-node contact, self-collision) at (x0, v0), explicitly: a (0 if
+ *  1. The forces that are not springs, gas, colliders or node-node contact pairs
+ *     (gravity, drag, external, air on faces, segment contact, self-collision) at (x0,
+ *     v0), explicitly: a (0 if
  *     pinned); the kernel's force pass gives them with the gas, whose force is then
  *     taken off again (the gas is in the blocks, below).
  *  2. The inertial target, per free node, y = x0 + h (v0 + h a), and the first guess
@@ -34,7 +35,7 @@
  *     (SS_VBD_ROUNDING), else halved, up to SS_VBD_BACKTRACKS times, else skipped (the
  *     line search: no vertex ever raises its local energy, so the solve cannot diverge).
  *  4. v = (x - x0) / h for the free nodes; pinned nodes keep v0; then the colliders'
- *     restitution (restitute(), below).
+ *     and the contact pairs' restitution (restitute(), restitute_pairs(), below).
  * With enough passes x is the backward-Euler step x0 + h v', v' = v0 + h M^-1 f(x'),
  * of the springs' exact (nonlinear) forces and the colliders' contact and friction, the
  * other forces taken at the start.
@@ -83,6 +84,51 @@
  * 1/2 k_c d^2, which energy() does not report: a resting node's, (m g)^2 / (2 k_c),
  * shows in `dissipated` while it rests and returns when it leaves.
  *
+ * Node-node contact (nodes with radii, contact.c) is contact energy in both nodes'
+ * blocks too (Chen et al. 2024's vertex-vertex contact). At the start of the substep the
+ * pairs within r_i + r_j + margin at the inertial target y (margin: twice the farthest
+ * |y - x0|, at most r_max, as XPBD's) are found by contact.c's search
+ * (ss_contact_find_near: groups' filter, no spring neighbours), sorted by (i, j), and
+ * each node lists its pairs in pair order. The vertex colouring is then made again for
+ * the substep, greedily in node order over springs, gas elements and these pairs
+ * (colour_greedy, the same function as the cached colouring's): two nodes in contact
+ * never share a colour, so the threads never race; a substep with no pairs (or a system
+ * without radii) uses the cached colouring. For each pair (i, j) of node i, j held:
+ *         delta = r_i + r_j - |x_i - x_j| - delta_rest,  n = (x_i - x_j) / |x_i - x_j|,
+ *         if delta > 0:  G += 1/2 k delta^2,  f += k delta n,  H += k n n^T,
+ * k the user's contact_stiffness (N/m), else kappa m_eff / h^2 (kappa =
+ * SS_VBD_CONTACT_KAPPA, m_eff = m_i m_j / (m_i + m_j), m_i against a pinned j): the
+ * colliders' form with the pair's inertia, without the springs' k. Measured: with the
+ * springs' k in it (kappa times the two blocks' scales in series), the 10-cube jelly
+ * stack of tests/features/test_contact_defaults.py tipped over (31 mm off its axis in
+ * 3 s at 1/240 s, 10 passes: Gauss-Seidel converges slowly against a contact that much
+ * stiffer than the rest); with kappa m_eff / h^2 it stays within 1 mm. A resting pair
+ * under a load W is inside by W / k (the 100-ball pile: 0.18 % of r at 1/120 s, 0.007 %
+ * at 1/600 s). delta_rest = max(0, delta(x0) - SS_VBD_PUSH_OUT h): a pair that starts
+ * the substep deeper than 3 m/s h (bodies placed overlapping) is pushed apart at that
+ * speed, not at delta / h. Friction mu = contact_friction is the colliders' lagged IPC
+ * friction on the pair's relative slip since the substep began, u = (x_i - x0_i) - (x_j
+ * - x0_j) across n, with lambda = k delta (at most SS_VBD_MAX_PAIR_FRICTIONS per vertex
+ * step). A pair apart at x_i that the Newton step enters joins the block linearised
+ * there, as a collider does.
+ *
+ * Gauss-Seidel with a contact kappa times stiffer than the inertia converges slowly, and
+ * unconverged it gives the whole push to the node solved first: two balls meeting
+ * head-on kept m1 v1 + m2 v2 = -1.39 instead of -0.5 kg m/s at 10 passes. So the first
+ * guess is made apart, equal and opposite (guess_apart): each pair overlapping at x0 + h
+ * v0 by more than at x0 (an impact), or at all if it separates faster than 2 |g| h, is
+ * moved apart along n by the pair-alone backward-Euler share k / (k + m_eff / h^2) of
+ * that overlap, the nodes by w_i / (w_i + w_j) and w_j / (w_i + w_j) of it. Only the
+ * start of the passes changes, not the target or the energy they minimise: two balls now
+ * keep their momentum to round-off. Bodies with springs still lose some while the passes
+ * are short of converged: two 4x4x4 jelly cubes meeting head-on at 2 m/s (1/600 s)
+ * reached |P| = 0.23 kg m/s at 10 passes, 0.021 at 40, 6e-6 at 160. A resting pair
+ * (the same overlap at x0) keeps its overlap (moving it apart each substep took the
+ * stack's support away: it fell). After the velocities, a pair touching at x that came
+ * in faster than 2 |g| h, (coming_j - coming_i).n = u0 < 0, leaves at e (-u0) (e =
+ * contact_restitution) by equal and opposite impulses (restitute_pairs, XPBD's rule).
+ * springsim.reference (_vbd) does the same, bit for bit.
+ *
  * The after-substep rule (colliders.c) no longer acts on planes, spheres, boxes and
  * capsules in vbd, only on meshes, as a safety net: a mesh is a thin layer (its skin,
  * 1e-9 of its size, or its thickness), thinner than a resting node's F / k_c, so a node
@@ -90,14 +136,15 @@
  * (tests/physics/test_vbd_contact.py, the cloth on a mesh ball, went through without it).
  *
  * The colour order: nodes are coloured greedily in index order, each taking the lowest
- * colour that no node sharing a spring with it took; a pass visits colour 0's nodes in
- * increasing index, then colour 1's, ... No two nodes of a colour share a spring, so a
- * colour's nodes read only what earlier colours wrote: on several threads each takes a
+ * colour that no node sharing a spring (a gas element, a contact pair) with it took; a pass visits
+ * colour 0's nodes in increasing index, then colour 1's, ... No two nodes of a colour share a
+ * spring, so a colour's nodes read only what earlier colours wrote: on several threads each takes a
  * fixed share of a colour, with a barrier between colours, and the result is the same
  * for any number of threads. Every node sums its springs in their index order.
  * Built once per topology (the graph below), dropped by ss_system_topology_changed.
  *
- * Memory: the graph (8 bytes per spring end, 32 per node, 8 per gas element end) and,
+ * Memory: the graph (8 bytes per spring end, 32 per node, 8 per gas element end; with
+ * radii 52 more per node and 12 per pair end for the substep's pairs) and,
  * in the integrator scratch, 3 N dim doubles (x0, y, a), with gas N dim + bodies more
  * (its explicit force, the volumes); the colliders need none. */
 #include "springsim.h"
@@ -131,6 +178,15 @@
 /* At most this many colliders' frictions held frozen per vertex step (more: no friction
  * from the later ones in that step). */
 #define SS_VBD_MAX_FRICTIONS 8
+/* At most this many contact pairs' frictions held frozen per vertex step (more: no
+ * friction from the later pairs in that step; a ball in a 3D packing has 12 neighbours). */
+#define SS_VBD_MAX_PAIR_FRICTIONS 16
+/* The fastest a contact pair that starts a substep overlapping (placed so, or pressed in
+ * by more than this in one substep) is pushed apart, m/s: its energy is 1/2 k (delta -
+ * delta_rest)^2 with delta_rest = max(0, delta(x0) - v h) (Box2D v3's
+ * contactPushMaxVelocity, 3 m/s), so that bodies placed overlapping come apart at a few
+ * m/s, not at delta / h with all of 1/2 k delta^2 released. */
+#define SS_VBD_PUSH_OUT 3.0
 
 /* The vertex graph: each node's springs (other end and spring index, by spring index)
  * and the nodes in colour order. */
@@ -146,6 +202,19 @@ struct ss_vbd_graph {
     int32_t *gas_elem; /* (2 E,) E: the element ends over every body */
     size_t gas_bodies; /* sys->num_bodies it was built for */
     long gas_next;     /* sys->next_body_id it was built for */
+    /* Node-node contact, per substep (ss_vbd_step): the pairs within reach, each node's
+     * pairs in pair order (the other node), and the colouring with them. Grow-only. */
+    ss_contact_scratch near;
+    size_t *pair_start;   /* (N + 1,) */
+    int32_t *pair_other;  /* (2 P,) */
+    double *pair_rest;    /* (2 P,) the overlap the pair may keep in the substep, m */
+    size_t pair_room;     /* 2 P that pair_other has room for */
+    int32_t *colour;      /* (N + 1,) a node's colour, while colouring */
+    size_t *seen;         /* (N + 2,) */
+    size_t *fill;         /* (N + 1,) */
+    int32_t *touch_order; /* (N + 1,) nodes, colour by colour, with the pairs */
+    size_t *touch_start;  /* (N + 1,) */
+    size_t touch_colours;
 };
 
 void ss_vbd_forget(ss_system *sys) {
@@ -159,6 +228,15 @@ void ss_vbd_forget(ss_system *sys) {
     ss_free(g->colour_start);
     ss_free(g->gas_start);
     ss_free(g->gas_elem);
+    ss_contact_scratch_release(&g->near);
+    ss_free(g->pair_start);
+    ss_free(g->pair_other);
+    ss_free(g->pair_rest);
+    ss_free(g->colour);
+    ss_free(g->seen);
+    ss_free(g->fill);
+    ss_free(g->touch_order);
+    ss_free(g->touch_start);
     ss_free(g);
     sys->scratch.vbd = NULL;
 }
@@ -168,9 +246,13 @@ size_t ss_vbd_nbytes(const ss_system *sys) {
     if (!g)
         return 0;
     const size_t n = sys->num_nodes, m = sys->num_springs;
+    const size_t touch = g->pair_start ? 4 * (n + 1) * sizeof(size_t) + n * sizeof(size_t) +
+                                             2 * (n + 1) * sizeof(int32_t) +
+                                             g->pair_room * (sizeof(int32_t) + sizeof(double))
+                                       : 0;
     return sizeof *g + (n + 1) * sizeof(size_t) + 2 * (2 * m + 1) * sizeof(int32_t) +
            (n + 1) * sizeof(int32_t) + (g->num_colours + 1) * sizeof(size_t) +
-           (n + 1) * sizeof(size_t) + 2 * (g->gas_start[n] + 1) * sizeof(int32_t);
+           (n + 1) * sizeof(size_t) + 2 * (g->gas_start[n] + 1) * sizeof(int32_t) + touch;
 }
 
 /* Each node's gas elements (g->gas_start, g->gas_elem); 0 when out of memory. */
@@ -203,6 +285,57 @@ static int build_gas(const ss_system *sys, ss_vbd_graph *g) {
     g->gas_bodies = sys->num_bodies;
     g->gas_next = sys->next_body_id;
     return 1;
+}
+
+/* Greedy colouring in node order: node i takes the lowest colour that no earlier node
+ * sharing a spring, a gas element (its gradient is fixed while the colour is solved) or,
+ * with pair_start (CSR of each node's contact pairs, the other node), a contact pair with
+ * it took; a node of degree D finds a free colour <= D. colour (N,), seen (N + 2,)
+ * scratch. Returns the number of colours. */
+static size_t colour_greedy(const ss_system *sys, const ss_vbd_graph *g, const size_t *pair_start,
+                            const int32_t *pair_other, int32_t *colour, size_t *seen) {
+    const size_t n = sys->num_nodes;
+    memset(seen, 0, (n + 2) * sizeof *seen); /* seen[c] = 1 + the node that saw c */
+    size_t colours = 0;
+    for (size_t i = 0; i < n; i++) {
+        for (size_t e = g->adj_start[i]; e < g->adj_start[i + 1]; e++) {
+            const size_t j = (size_t)g->adj_node[e];
+            if (j < i)
+                seen[colour[j]] = i + 1;
+        }
+        for (size_t e = g->gas_start[i]; e < g->gas_start[i + 1]; e++) {
+            const ss_pressure_body *body = &sys->bodies[g->gas_elem[2 * e]];
+            const int32_t *el = body->elements + (size_t)g->gas_elem[2 * e + 1] * (size_t)sys->dim;
+            for (int q = 0; q < sys->dim; q++)
+                if ((size_t)el[q] < i)
+                    seen[colour[el[q]]] = i + 1;
+        }
+        if (pair_start)
+            for (size_t e = pair_start[i]; e < pair_start[i + 1]; e++)
+                if ((size_t)pair_other[e] < i)
+                    seen[colour[pair_other[e]]] = i + 1;
+        int32_t c = 0;
+        while (seen[c] == i + 1)
+            c++;
+        colour[i] = c;
+        if ((size_t)c + 1 > colours)
+            colours = (size_t)c + 1;
+    }
+    return colours;
+}
+
+/* The nodes colour by colour, each colour's in index order: order (N,), colour_start
+ * (colours + 1,); fill (colours,) scratch. */
+static void order_by_colour(const int32_t *colour, size_t n, size_t colours, size_t *colour_start,
+                            int32_t *order, size_t *fill) {
+    memset(colour_start, 0, (colours + 1) * sizeof *colour_start);
+    for (size_t i = 0; i < n; i++)
+        colour_start[colour[i] + 1]++;
+    for (size_t c = 0; c < colours; c++)
+        colour_start[c + 1] += colour_start[c];
+    memcpy(fill, colour_start, colours * sizeof *fill);
+    for (size_t i = 0; i < n; i++)
+        order[fill[colour[i]]++] = (int32_t)i;
 }
 
 ss_status ss_vbd_ensure_graph(ss_system *sys) {
@@ -243,42 +376,11 @@ ss_status ss_vbd_ensure_graph(ss_system *sys) {
         g->adj_node[fill[j]] = i;
         g->adj_spring[fill[j]++] = (int32_t)s;
     }
-    /* Greedy colouring in node order: a node of degree D finds a free colour <= D. */
-    memset(seen, 0, (n + 2) * sizeof *seen);
-    size_t colours = 0;
-    for (size_t i = 0; i < n; i++) {
-        for (size_t e = g->adj_start[i]; e < g->adj_start[i + 1]; e++) {
-            const size_t j = (size_t)g->adj_node[e];
-            if (j < i)
-                seen[colour[j]] = i + 1;
-        }
-        /* and no two nodes of a colour share a gas element (its gradient is fixed
-         * while the colour is solved) */
-        for (size_t e = g->gas_start[i]; e < g->gas_start[i + 1]; e++) {
-            const ss_pressure_body *body = &sys->bodies[g->gas_elem[2 * e]];
-            const int32_t *el = body->elements + (size_t)g->gas_elem[2 * e + 1] * (size_t)sys->dim;
-            for (int q = 0; q < sys->dim; q++)
-                if ((size_t)el[q] < i)
-                    seen[colour[el[q]]] = i + 1;
-        }
-        int32_t c = 0;
-        while (seen[c] == i + 1)
-            c++;
-        colour[i] = c;
-        if ((size_t)c + 1 > colours)
-            colours = (size_t)c + 1;
-    }
+    const size_t colours = colour_greedy(sys, g, NULL, NULL, colour, seen);
     g->colour_start = ss_malloc((colours + 1) * sizeof *g->colour_start);
     if (!g->colour_start)
         goto out_of_memory;
-    memset(g->colour_start, 0, (colours + 1) * sizeof *g->colour_start);
-    for (size_t i = 0; i < n; i++)
-        g->colour_start[colour[i] + 1]++;
-    for (size_t c = 0; c < colours; c++)
-        g->colour_start[c + 1] += g->colour_start[c];
-    memcpy(fill, g->colour_start, colours * sizeof *fill);
-    for (size_t i = 0; i < n; i++)
-        g->order[fill[colour[i]]++] = (int32_t)i;
+    order_by_colour(colour, n, colours, g->colour_start, g->order, fill);
     g->num_colours = colours;
     ss_free(fill);
     ss_free(colour);
@@ -319,6 +421,10 @@ typedef struct {
     size_t num_colliders;
     const ss_pressure_body *bodies;
     const double *volumes; /* (bodies,) m^3 (m^2 in 2D) when the colour began */
+    /* node-node contact: the radii, or NULL (no pairs this substep: g->pair_start unread) */
+    const double *radii;
+    double pair_k;  /* the user's contact_stiffness, N/m, or 0: kappa's form */
+    double pair_mu; /* contact_friction */
 } vbd_view;
 
 /* dV/dx_i of gas body b over node i's elements of it, gas_elem[e0 .. e1), at the
@@ -380,10 +486,11 @@ static double gas_energy(const vbd_view *vv, size_t i, const double *p) {
     return energy;
 }
 
-/* One collider's friction on node i, frozen for the node's step (the header comment): the
- * normal n and the force mu lambda, N. */
+/* One contact's friction on node i, frozen for the node's step (the header comment): the
+ * normal n, the force mu lambda, N, and where the slip is measured from, m (x0_i for a
+ * collider; x0_i + (x_j - x0_j) for a pair with node j). */
 typedef struct {
-    double n[3], mu_lambda;
+    double n[3], mu_lambda, base[3];
 } vbd_friction;
 
 /* Where p is against collider col for node i, which started the substep at x0i: whether
@@ -445,7 +552,51 @@ static double contact_energy(const vbd_view *vv, size_t i, const double *p, doub
     }
     for (int q = 0; q < num_frozen; q++) {
         double ut[3] = {0.0, 0.0, 0.0};
-        energy += frozen[q].mu_lambda * friction_f0(slip(p, x0i, frozen[q].n, dim, ut), eps);
+        energy +=
+            frozen[q].mu_lambda * friction_f0(slip(p, frozen[q].base, frozen[q].n, dim, ut), eps);
+    }
+    return energy;
+}
+
+/* The stiffness of contact pair (i, j), N/m: the user's contact_stiffness, else kappa
+ * m_eff / h^2, m_eff = m_i m_j / (m_i + m_j) (m_i against a pinned j): the pair's inertia
+ * scale, without the springs' k that the colliders' k_c counts (the header comment). The
+ * same bits from either end. */
+static double pair_stiffness(const vbd_view *vv, size_t i, size_t j) {
+    if (vv->pair_k > 0.0)
+        return vv->pair_k;
+    if (vv->pinned[j])
+        return SS_VBD_CONTACT_KAPPA * (vv->m[i] * vv->inv_h2);
+    const double lo = vv->m[i] < vv->m[j] ? vv->m[i] : vv->m[j];
+    const double hi = vv->m[i] < vv->m[j] ? vv->m[j] : vv->m[i]; /* one order either end */
+    return SS_VBD_CONTACT_KAPPA * ((lo * hi / (lo + hi)) * vv->inv_h2);
+}
+
+/* Overlap of node i at p with node j at x_j, m (> 0: touching), and the unit normal from
+ * j to i; 0 when the centres are closer than SS_MIN_SPRING_LENGTH (no direction). */
+static double pair_overlap(const vbd_view *vv, size_t i, size_t j, const double *p, double *n) {
+    const int dim = vv->dim;
+    const double *xj = vv->x + j * (size_t)dim;
+    double d[3] = {0.0, 0.0, 0.0};
+    for (int q = 0; q < dim; q++)
+        d[q] = p[q] - xj[q];
+    const double d2 = (d[0] * d[0] + d[1] * d[1]) + d[2] * d[2];
+    if (!(d2 >= SS_MIN_SPRING_LENGTH2))
+        return 0.0;
+    const double dist = sqrt(d2), inv = 1.0 / dist;
+    n[0] = d[0] * inv, n[1] = d[1] * inv, n[2] = d[2] * inv;
+    return (vv->radii[i] + vv->radii[j]) - dist;
+}
+
+/* The contact pairs' share of G_i at p: 1/2 k delta^2 per touching pair. */
+static double pairs_energy(const vbd_view *vv, size_t i, const double *p) {
+    double energy = 0.0;
+    for (size_t a = vv->g->pair_start[i]; a < vv->g->pair_start[i + 1]; a++) {
+        const size_t j = (size_t)vv->g->pair_other[a];
+        double n[3] = {0.0, 0.0, 0.0};
+        const double delta = pair_overlap(vv, i, j, p, n) - vv->g->pair_rest[a];
+        if (delta > 0.0)
+            energy += 0.5 * pair_stiffness(vv, i, j) * (delta * delta);
     }
     return energy;
 }
@@ -524,7 +675,7 @@ static int newton(const double *h, const double *f, int dim, double *dx) {
 }
 
 /* One free node's Newton step with its line search (the comment at the top). */
-static void solve_vertex(const vbd_view *vv, size_t i) {
+static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
     const int dim = vv->dim;
     double *xi = vv->x + i * (size_t)dim;
     const double *yi = vv->y + i * (size_t)dim, *x0i = vv->x0 + i * (size_t)dim;
@@ -584,7 +735,7 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
     }
     /* The colliders at the node's iterate: contact 1/2 k_c d^2, and friction with its
      * normal and normal force frozen here. */
-    vbd_friction frozen[SS_VBD_MAX_FRICTIONS];
+    vbd_friction frozen[SS_VBD_MAX_FRICTIONS + SS_VBD_MAX_PAIR_FRICTIONS];
     int num_frozen = 0;
     uint64_t touching = 0; /* bit c: in contact with collider c < 64 at x_i */
     const double kc = vv->num_colliders ? contact_stiffness(vv, i) : 0.0;
@@ -627,6 +778,7 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
             continue;
         vbd_friction *fr = &frozen[num_frozen++];
         memcpy(fr->n, n, sizeof n);
+        memcpy(fr->base, x0i, (size_t)dim * sizeof *x0i);
         fr->mu_lambda = col->friction * push;
         double ut[3] = {0.0, 0.0, 0.0};
         const double s = slip(xi, x0i, n, dim, ut),
@@ -639,6 +791,44 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
         hc[0] += grip, hc[3] += grip, hc[5] += dim == 3 ? grip : 0.0;
         add_outer(hc, -grip, n, dim);
     }
+    /* The contact pairs, node j held: 1/2 k delta^2, f += k delta n, H += k n n^T
+     * (Gauss-Newton), and friction on the pair's relative slip, lagged as the colliders'. */
+    const int pairs = vv->radii && vv->g->pair_start[i] < vv->g->pair_start[i + 1];
+    const int collider_frictions = num_frozen;
+    for (size_t a = pairs ? vv->g->pair_start[i] : 0; pairs && a < vv->g->pair_start[i + 1]; a++) {
+        const size_t j = (size_t)vv->g->pair_other[a];
+        double n[3] = {0.0, 0.0, 0.0};
+        const double delta = pair_overlap(vv, i, j, xi, n) - vv->g->pair_rest[a];
+        if (!(delta > 0.0))
+            continue;
+        const double kp = pair_stiffness(vv, i, j), push = kp * delta;
+        const double *xj = vv->x + j * (size_t)dim, *x0j = vv->x0 + j * (size_t)dim;
+        energy += 0.5 * push * delta;
+        scale += push * (size_i + largest(xj, dim) + vv->radii[i] + vv->radii[j]);
+        for (int q = 0; q < dim; q++)
+            f[q] += push * n[q];
+        add_outer(hc, kp, n, dim);
+        if (!(vv->pair_mu > 0.0) || num_frozen - collider_frictions == SS_VBD_MAX_PAIR_FRICTIONS)
+            continue;
+        vbd_friction *fr = &frozen[num_frozen++];
+        memcpy(fr->n, n, sizeof n);
+        for (int q = 0; q < dim; q++)
+            fr->base[q] = x0i[q] + (xj[q] - x0j[q]);
+        fr->mu_lambda = vv->pair_mu * push;
+        double ut[3] = {0.0, 0.0, 0.0};
+        const double s = slip(xi, fr->base, n, dim, ut),
+                     grip = fr->mu_lambda * friction_f1_over_s(s, eps);
+        energy += fr->mu_lambda * friction_f0(s, eps);
+        scale += fr->mu_lambda * (size_i + largest(xj, dim) + largest(x0j, dim));
+        for (int q = 0; q < dim; q++)
+            f[q] -= grip * ut[q];
+        hc[0] += grip, hc[3] += grip, hc[5] += dim == 3 ? grip : 0.0;
+        add_outer(hc, -grip, n, dim);
+    }
+    if (force) { /* only -grad G_i at x_i, wanted */
+        memcpy(force, f, (size_t)dim * sizeof *f);
+        return;
+    }
     double hh[6] = {h00 + hc[0], h01 + hc[1], h02 + hc[2], h11 + hc[3], h12 + hc[4], h22 + hc[5]};
     double dx[3] = {0.0, 0.0, 0.0};
     if (!newton(hh, f, dim, dx))
@@ -647,7 +837,7 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
      * the trial point p = x_i + dx (depth d_p, normal n), 1/2 k_c (d_p + n.(p - x))^2,
      * joins the block and the step is taken again (once): for a plane this is the exact
      * minimiser of the block's model with the contact. */
-    if (vv->num_colliders) {
+    if (vv->num_colliders || pairs) {
         double p[3] = {0.0, 0.0, 0.0};
         int entered = 0;
         for (int q = 0; q < dim; q++)
@@ -666,6 +856,23 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
             add_outer(hh, kc, n, dim);
             entered = 1;
         }
+        /* likewise a pair apart at x_i that the step enters: 1/2 k (delta_p + n_p.dx)^2 */
+        for (size_t a = pairs ? vv->g->pair_start[i] : 0; pairs && a < vv->g->pair_start[i + 1];
+             a++) {
+            const size_t j = (size_t)vv->g->pair_other[a];
+            double n[3] = {0.0, 0.0, 0.0};
+            if (pair_overlap(vv, i, j, xi, n) - vv->g->pair_rest[a] > 0.0)
+                continue;
+            const double delta = pair_overlap(vv, i, j, p, n) - vv->g->pair_rest[a];
+            if (!(delta > 0.0))
+                continue;
+            const double kp = pair_stiffness(vv, i, j);
+            const double reach = delta + ((n[0] * dx[0] + n[1] * dx[1]) + n[2] * dx[2]);
+            for (int q = 0; q < dim; q++)
+                f[q] += kp * reach * n[q];
+            add_outer(hh, kp, n, dim);
+            entered = 1;
+        }
         if (entered && !newton(hh, f, dim, dx))
             return;
     }
@@ -676,8 +883,10 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
         double trial = local_energy(vv, i, p);
         if (gas)
             trial += gas_energy(vv, i, p);
-        if (vv->num_colliders)
+        if (vv->num_colliders || num_frozen)
             trial += contact_energy(vv, i, p, kc, frozen, num_frozen);
+        if (pairs)
+            trial += pairs_energy(vv, i, p);
         if (trial <= energy + SS_VBD_ROUNDING * scale) {
             for (int q = 0; q < dim; q++)
                 xi[q] = p[q];
@@ -688,12 +897,19 @@ static void solve_vertex(const vbd_view *vv, size_t i) {
     }
 }
 
+/* The colouring a substep sweeps in: the nodes colour by colour and where each starts. */
+typedef struct {
+    const int32_t *order;
+    const size_t *start;
+    size_t colours;
+} vbd_colouring;
+
 /* Nodes [first, last) of the colour order. */
-static void solve_range(const vbd_view *vv, size_t first, size_t last) {
+static void solve_range(const vbd_view *vv, const int32_t *order, size_t first, size_t last) {
     for (size_t q = first; q < last; q++) {
-        const size_t i = (size_t)vv->g->order[q];
+        const size_t i = (size_t)order[q];
         if (!vv->pinned[i])
-            solve_vertex(vv, i);
+            solve_vertex(vv, i, NULL);
     }
 }
 
@@ -704,14 +920,13 @@ static void measure_gas(const ss_system *sys, const double *x, double *volumes) 
 }
 
 /* The passes; `volumes` (vv->volumes) measured again after each colour. */
-static void passes(ss_system *sys, const vbd_view *vv, double *volumes) {
-    const ss_vbd_graph *g = vv->g;
+static void passes(ss_system *sys, const vbd_view *vv, const vbd_colouring *g, double *volumes) {
     const int threads = ss_threads_for(sys);
     const int gas = sys->num_bodies > 0;
     if (threads <= 1) {
         for (int pass = 0; pass < sys->iterations; pass++)
-            for (size_t c = 0; c < g->num_colours; c++) {
-                solve_range(vv, g->colour_start[c], g->colour_start[c + 1]);
+            for (size_t c = 0; c < g->colours; c++) {
+                solve_range(vv, g->order, g->start[c], g->start[c + 1]);
                 if (gas)
                     measure_gas(sys, vv->x, volumes);
             }
@@ -723,9 +938,9 @@ static void passes(ss_system *sys, const vbd_view *vv, double *volumes) {
         const ss_fpstate fp = ss_fp_enter(); /* the same rounding on every thread */
         const size_t t = (size_t)omp_get_thread_num(), team = (size_t)omp_get_num_threads();
         for (int pass = 0; pass < sys->iterations; pass++)
-            for (size_t c = 0; c < g->num_colours; c++) {
-                const size_t start = g->colour_start[c], size = g->colour_start[c + 1] - start;
-                solve_range(vv, start + size * t / team, start + size * (t + 1) / team);
+            for (size_t c = 0; c < g->colours; c++) {
+                const size_t start = g->start[c], size = g->start[c + 1] - start;
+                solve_range(vv, g->order, start + size * t / team, start + size * (t + 1) / team);
 #pragma omp barrier
                 if (gas) {
 #pragma omp single
@@ -777,6 +992,191 @@ static void restitute(const ss_collider *col, int dim, const double *x0i, const 
         v[q] = vn * n[q] + keep * vt[q];
 }
 
+/* Room for the contact scratch of g's N nodes (once per graph: N changes only with the
+ * topology, which drops the graph) and 2 P pair ends; 0 when out of memory. */
+static int fit_touch(ss_vbd_graph *g, size_t n, size_t ends) {
+    if (!g->pair_start) {
+        g->pair_start = ss_malloc((n + 1) * sizeof *g->pair_start);
+        g->colour = ss_malloc((n + 1) * sizeof *g->colour);
+        g->seen = ss_malloc((n + 2) * sizeof *g->seen);
+        g->fill = ss_malloc((n + 1) * sizeof *g->fill);
+        g->touch_order = ss_malloc((n + 1) * sizeof *g->touch_order);
+        g->touch_start = ss_malloc((n + 1) * sizeof *g->touch_start);
+        if (!g->pair_start || !g->colour || !g->seen || !g->fill || !g->touch_order ||
+            !g->touch_start) {
+            ss_free(g->colour), ss_free(g->seen), ss_free(g->fill);
+            ss_free(g->touch_order), ss_free(g->touch_start), ss_free(g->pair_start);
+            g->pair_start = NULL, g->colour = NULL, g->seen = NULL, g->fill = NULL;
+            g->touch_order = NULL, g->touch_start = NULL;
+            return 0;
+        }
+    }
+    if (g->pair_room < ends) {
+        const size_t room = ends > 2 * g->pair_room ? ends : 2 * g->pair_room;
+        int32_t *fresh = ss_malloc(room * sizeof *fresh);
+        double *rest = ss_malloc(room * sizeof *rest);
+        if (!fresh || !rest) {
+            ss_free(fresh);
+            ss_free(rest);
+            return 0;
+        }
+        ss_free(g->pair_other);
+        ss_free(g->pair_rest);
+        g->pair_other = fresh;
+        g->pair_rest = rest;
+        g->pair_room = room;
+    }
+    return 1;
+}
+
+/* The substep's contact pairs (the header comment): those within r_i + r_j + margin at
+ * the inertial target y, the margin twice the farthest a node's target is from its start
+ * (at most r_max, as XPBD's), sorted by (i, j); each node's, in pair order; the colouring
+ * with them. 1: pairs (the colouring in g->touch_*), 0: none, -1: out of memory. */
+static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, const double *y,
+                      double h) {
+    const size_t n = sys->num_nodes, dim = (size_t)sys->dim;
+    const double *r = SS_DOUBLES(sys, SS_RADII);
+    double moved2 = 0.0, r_max = 0.0;
+    for (size_t i = 0; i < n; i++) {
+        double d2 = 0.0;
+        for (size_t q = i * dim; q < (i + 1) * dim; q++)
+            d2 += (y[q] - x0[q]) * (y[q] - x0[q]);
+        moved2 = d2 > moved2 ? d2 : moved2;
+        r_max = r[i] > r_max ? r[i] : r_max;
+    }
+    const double margin = 2.0 * sqrt(moved2);
+    if (ss_contact_find_near(sys, y, margin < r_max ? margin : r_max, &g->near))
+        return -1;
+    const size_t count = g->near.num_pairs;
+    const int32_t *pairs = g->near.pairs;
+    if (!count)
+        return 0;
+    if (!fit_touch(g, n, 2 * count))
+        return -1;
+    memset(g->pair_start, 0, (n + 1) * sizeof *g->pair_start);
+    for (size_t p = 0; p < 2 * count; p++)
+        g->pair_start[pairs[p] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        g->pair_start[i + 1] += g->pair_start[i];
+    memcpy(g->fill, g->pair_start, (n + 1) * sizeof *g->fill);
+    for (size_t p = 0; p < count; p++) {
+        const int32_t i = pairs[2 * p], j = pairs[2 * p + 1];
+        double d2 = 0.0;
+        for (size_t q = 0; q < dim; q++) {
+            const double d = x0[(size_t)j * dim + q] - x0[(size_t)i * dim + q];
+            d2 += d * d;
+        }
+        const double rest = ((r[i] + r[j]) - sqrt(d2)) - SS_VBD_PUSH_OUT * h;
+        g->pair_rest[g->fill[i]] = rest > 0.0 ? rest : 0.0;
+        g->pair_other[g->fill[i]++] = j;
+        g->pair_rest[g->fill[j]] = rest > 0.0 ? rest : 0.0;
+        g->pair_other[g->fill[j]++] = i;
+    }
+    g->touch_colours = colour_greedy(sys, g, g->pair_start, g->pair_other, g->colour, g->seen);
+    order_by_colour(g->colour, n, g->touch_colours, g->touch_start, g->touch_order, g->fill);
+    return 1;
+}
+
+/* The unit normal from i to j of pair p at x when it touches there (1), else 0. */
+static int pair_normal(const ss_system *sys, const ss_vbd_graph *g, size_t p, const double *x,
+                       double *n) {
+    const size_t dim = (size_t)sys->dim;
+    const double *r = SS_DOUBLES(sys, SS_RADII);
+    const size_t i = (size_t)g->near.pairs[2 * p], j = (size_t)g->near.pairs[2 * p + 1];
+    double d2 = 0.0;
+    for (size_t q = 0; q < dim; q++) {
+        n[q] = x[j * dim + q] - x[i * dim + q];
+        d2 += n[q] * n[q];
+    }
+    if (!(d2 >= SS_MIN_SPRING_LENGTH2))
+        return 0;
+    const double dist = sqrt(d2);
+    if (!((r[i] + r[j]) - dist > 0.0))
+        return 0;
+    for (size_t q = 0; q < dim; q++)
+        n[q] = n[q] / dist;
+    return 1;
+}
+
+/* The first guess apart, equal and opposite (Gauss-Seidel's passes would otherwise give
+ * the whole push to the node solved first, and momentum with it): each pair (in pair
+ * order, one after another) overlapping at x by delta, normal n at x, is moved apart by
+ * s k / (k + m_eff / h^2) along n, x_i -= w_i / (w_i + w_j) s n, x_j += w_j / (w_i + w_j)
+ * s n (w = 1/m, 0 pinned; k the pair's stiffness; the factor makes it the backward-Euler
+ * step of the pair alone), s = delta when it separates faster than `threshold` m/s at
+ * the start, (v0_j - v0_i).n > threshold (the overlap left after a bounce), else the
+ * overlap gained in the substep, delta - max(delta0, 0) (an impact; a resting pair,
+ * delta = delta0, keeps its overlap). Only where the passes start: the target y and the
+ * energy they minimise stay. */
+static void guess_apart(const ss_system *sys, const ss_vbd_graph *g, const double *x0,
+                        const double *v0, double threshold, double h, double *x) {
+    const size_t dim = (size_t)sys->dim;
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    for (size_t p = 0; p < g->near.num_pairs; p++) {
+        const size_t i = (size_t)g->near.pairs[2 * p], j = (size_t)g->near.pairs[2 * p + 1];
+        const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
+        const double wsum = wi + wj;
+        double n[3] = {0.0, 0.0, 0.0};
+        if (wsum == 0.0 || !pair_normal(sys, g, p, x, n))
+            continue;
+        double d2 = 0.0, e2 = 0.0, un = 0.0;
+        for (size_t q = 0; q < dim; q++) {
+            d2 += (x[j * dim + q] - x[i * dim + q]) * (x[j * dim + q] - x[i * dim + q]);
+            e2 += (x0[j * dim + q] - x0[i * dim + q]) * (x0[j * dim + q] - x0[i * dim + q]);
+            un += (v0[j * dim + q] - v0[i * dim + q]) * n[q];
+        }
+        const double delta = (r[i] + r[j]) - sqrt(d2), before = (r[i] + r[j]) - sqrt(e2);
+        const double gained = un > threshold || !(before > 0.0) ? delta : delta - before;
+        if (!(gained > 0.0))
+            continue;
+        const double inertia = 1.0 / (wsum * (h * h)); /* m_eff / h^2 */
+        const double user = sys->contact->stiffness;
+        const double k = user != SS_CONTACT_FROM_STEP ? user : SS_VBD_CONTACT_KAPPA * inertia;
+        const double apart = gained * (k / (k + inertia));
+        for (size_t q = 0; q < dim; q++) {
+            x[i * dim + q] = x[i * dim + q] - (wi / wsum) * (apart * n[q]);
+            x[j * dim + q] = x[j * dim + q] + (wj / wsum) * (apart * n[q]);
+        }
+    }
+}
+
+/* The contact pairs' restitution, pair by pair in their order, after v = (x - x0) / h (as
+ * XPBD's, contact.c): a pair touching at x (normal n from i to j) that came in faster
+ * than `threshold` m/s (u0 = (coming_j - coming_i).n < -threshold) leaves at e (-u0): du =
+ * e (-u0) - (v_j - v_i).n, if du > 0, by equal and opposite impulses, v_i -= w_i / (w_i +
+ * w_j) du n, v_j += w_j / (w_i + w_j) du n (w = 1/m, 0 pinned). */
+static void restitute_pairs(const ss_system *sys, const ss_vbd_graph *g, const double *x,
+                            const double *coming, double *v, double threshold) {
+    const double e = sys->contact->restitution;
+    const size_t dim = (size_t)sys->dim;
+    const double *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    for (size_t p = 0; p < g->near.num_pairs; p++) {
+        const size_t i = (size_t)g->near.pairs[2 * p], j = (size_t)g->near.pairs[2 * p + 1];
+        const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
+        const double wsum = wi + wj;
+        double n[3] = {0.0, 0.0, 0.0};
+        if (wsum == 0.0 || !pair_normal(sys, g, p, x, n))
+            continue;
+        double u0 = 0.0, un = 0.0;
+        for (size_t q = 0; q < dim; q++) {
+            u0 += (coming[j * dim + q] - coming[i * dim + q]) * n[q];
+            un += (v[j * dim + q] - v[i * dim + q]) * n[q];
+        }
+        if (!(-u0 > threshold))
+            continue;
+        const double du = e * -u0 - un;
+        if (!(du > 0.0))
+            continue;
+        for (size_t q = 0; q < dim; q++) {
+            v[i * dim + q] = v[i * dim + q] - (wi / wsum) * (du * n[q]);
+            v[j * dim + q] = v[j * dim + q] + (wj / wsum) * (du * n[q]);
+        }
+    }
+}
+
 void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
     double *x = SS_DOUBLES(sys, SS_POSITIONS), *v = SS_DOUBLES(sys, SS_VELOCITIES);
     const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
@@ -786,7 +1186,7 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
     /* 1-2. The explicit forces (less the gas, which is in the blocks), the target and the
      * first guess. */
     double *gas = sys->num_bodies ? a + nd : NULL, *volumes = gas ? gas + nd : NULL;
-    ss_forces_beside_springs(sys, x, v, a);
+    ss_forces_beside_pairs(sys, x, v, a);
     if (sys->num_bodies) {
         const double *m = SS_DOUBLES(sys, SS_MASSES);
         memset(gas, 0, nd * sizeof(double));
@@ -802,6 +1202,30 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
             y[q] = pinned[i] ? x0[q] + dt * v[q] : x0[q] + dt * (v[q] + dt * a[q]);
             x[q] = x0[q] + dt * v[q];
         }
+
+    /* The contact pairs and the colouring with them. A pair struck when it came in faster
+     * than `threshold` (m/s); slower, it rests (e = 0, no jitter), as XPBD's. */
+    const double g = sqrt((sys->gravity[0] * sys->gravity[0] + sys->gravity[1] * sys->gravity[1]) +
+                          sys->gravity[2] * sys->gravity[2]);
+    const double threshold = 2.0 * g * dt;
+
+    ss_vbd_graph *graph = sys->scratch.vbd;
+    vbd_colouring colouring = {graph->order, graph->colour_start, graph->num_colours};
+    int touching = 0;
+    const int contact = !ss_array_absent(sys, SS_RADII);
+    if (contact) {
+        touching = find_pairs(sys, graph, x0, y, dt);
+        if (touching < 0) {
+            for (size_t q = 0; q < nd; q++)
+                x[q] = v[q] = NAN; /* out of memory mid-step: the step rolls back */
+            return;
+        }
+        if (touching) {
+            colouring =
+                (vbd_colouring){graph->touch_order, graph->touch_start, graph->touch_colours};
+            guess_apart(sys, graph, x0, v, threshold, dt, x);
+        }
+    }
 
     /* 3. The passes. */
     const vbd_view vv = {sys->scratch.vbd,
@@ -820,26 +1244,30 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
                          sys->colliders,
                          sys->num_colliders,
                          sys->bodies,
-                         volumes};
+                         volumes,
+                         touching ? SS_DOUBLES(sys, SS_RADII) : NULL,
+                         sys->contact->stiffness == SS_CONTACT_FROM_STEP ? 0.0
+                                                                         : sys->contact->stiffness,
+                         sys->contact->friction};
     if (sys->num_bodies)
         measure_gas(sys, x, volumes);
-    passes(sys, &vv, volumes);
+    passes(sys, &vv, &colouring, volumes);
 
-    /* 4. The velocities from the motion, and the colliders' restitution. */
-    const double g = sqrt((sys->gravity[0] * sys->gravity[0] + sys->gravity[1] * sys->gravity[1]) +
-                          sys->gravity[2] * sys->gravity[2]);
+    /* 4. The velocities from the motion, and the colliders' and pairs' restitution. */
     for (size_t i = 0; i < n; i++) {
-        if (pinned[i])
-            continue;
-        double coming[3] = {0.0, 0.0, 0.0}; /* the velocity it came with, v0 + h a */
+        double *coming = a + i * dim; /* the velocity it came with, v0 + h a (a no longer) */
         for (size_t q = 0; q < dim; q++) {
-            coming[q] = v[i * dim + q] + dt * a[i * dim + q];
-            v[i * dim + q] = (x[i * dim + q] - x0[i * dim + q]) / dt;
+            coming[q] = pinned[i] ? v[i * dim + q] : v[i * dim + q] + dt * a[i * dim + q];
+            if (!pinned[i])
+                v[i * dim + q] = (x[i * dim + q] - x0[i * dim + q]) / dt;
         }
-        for (size_t c = 0; c < sys->num_colliders; c++)
-            restitute(&sys->colliders[c], sys->dim, x0 + i * dim, x + i * dim, coming, v + i * dim,
-                      2.0 * g * dt);
     }
+    for (size_t i = 0; i < n; i++)
+        for (size_t c = 0; c < sys->num_colliders && !pinned[i]; c++)
+            restitute(&sys->colliders[c], sys->dim, x0 + i * dim, x + i * dim, a + i * dim,
+                      v + i * dim, threshold);
+    if (touching)
+        restitute_pairs(sys, graph, x, a, v, threshold);
 }
 
 double ss_vbd_external_work(const ss_system *sys, const double *scratch) {
