@@ -1,4 +1,5 @@
-"""Shared fixture: one small adapter so that a physics test runs unchanged on the C
+"""Shared fixtures: the SIMD path and thread count restored after a test (``settings``);
+one small adapter so that a physics test runs unchanged on the C
 kernel (``springsim.System``) and on the NumPy oracle (``springsim.reference``).
 
 The oracle is tested against the textbook too: if both fail the same physics test,
@@ -14,6 +15,14 @@ from springsim import reference
 BACKENDS = ("kernel", "reference")
 
 _FTZ_DAZ = 0x8040  # x86 MXCSR: flush-to-zero and denormals-are-zero
+
+
+@pytest.fixture
+def settings():
+    """Restore the default SIMD path and thread count after a test that sets them."""
+    yield
+    springsim.set_simd(None)
+    springsim.set_num_threads(None)
 
 
 @pytest.fixture(autouse=True)

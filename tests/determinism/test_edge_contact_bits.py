@@ -14,14 +14,6 @@ import springsim as ss
 PATHS = [path for path, available in ss.simd_paths().items() if available]
 
 
-@pytest.fixture
-def settings():
-    """Restore the default SIMD path and thread count after a test."""
-    yield
-    ss.set_simd(None)
-    ss.set_num_threads(None)
-
-
 def crossed_cloths(n: int = 40) -> ss.System:
     """Two n × n cloths 0.5 m wide in free space, the upper one turned 45° about the
     vertical and 1 cm above, thrown down at 3 m/s: their edges cross everywhere."""

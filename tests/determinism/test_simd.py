@@ -27,14 +27,6 @@ pytestmark = pytest.mark.filterwarnings("ignore::springsim.DuplicateSpringWarnin
 PATHS = [path for path, available in ss.simd_paths().items() if available]
 
 
-@pytest.fixture
-def settings():
-    """Restore the default SIMD path and thread count after a test."""
-    yield
-    ss.set_simd(None)
-    ss.set_num_threads(None)
-
-
 def big_2d():
     """A 2D jelly of 8,000+ springs with random velocities: threads and SIMD in 2D."""
     rng = np.random.default_rng(7)

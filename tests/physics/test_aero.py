@@ -142,13 +142,6 @@ def test_the_oracle_is_the_flat_plate_formula():
 # ---- determinism ---------------------------------------------------------------------
 
 
-@pytest.fixture
-def settings():
-    yield
-    ss.set_simd(None)
-    ss.set_num_threads(None)
-
-
 def windy_cloth():
     """The 60×60 cloth of test_threads (threads are used from 8,192 springs), its face
     air on: ρ C_d A / m large enough that the air moves it as much as gravity."""

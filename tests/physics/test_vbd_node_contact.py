@@ -185,14 +185,6 @@ def test_kernel_equals_the_oracle(dim, friction, stiffness, pin):
 PATHS = [path for path, available in ss.simd_paths().items() if available]
 
 
-@pytest.fixture
-def settings():
-    """Restore the default SIMD path and thread count after a test."""
-    yield
-    ss.set_simd(None)
-    ss.set_num_threads(None)
-
-
 def test_threads_and_simd_paths_give_the_same_bits(settings):
     # Two 12 x 12 x 12 jelly blocks (over 8192 springs: the passes use threads) meeting
     # head-on: a colour's nodes share no pair, so a colour solved on any number of threads

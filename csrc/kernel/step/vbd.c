@@ -1078,12 +1078,20 @@ static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, c
     return 1;
 }
 
-/* The unit normal from i to j of pair p at x when it touches there (1), else 0. */
-static int pair_normal(const ss_system *sys, const ss_vbd_graph *g, size_t p, const double *x,
-                       double *n) {
+/* Pair p's nodes i, j, their inverse masses (0 pinned) and the unit normal from i to j
+ * at x, when some node of it is free and it touches there (1), else 0. */
+static int pair_touching(const ss_system *sys, const ss_vbd_graph *g, size_t p, const double *x,
+                         size_t *i_out, size_t *j_out, double *wi, double *wj, double *n) {
     const size_t dim = (size_t)sys->dim;
-    const double *r = SS_DOUBLES(sys, SS_RADII);
+    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     const size_t i = (size_t)g->near.pairs[2 * p], j = (size_t)g->near.pairs[2 * p + 1];
+    *i_out = i;
+    *j_out = j;
+    *wi = pinned[i] ? 0.0 : 1.0 / m[i];
+    *wj = pinned[j] ? 0.0 : 1.0 / m[j];
+    if (*wi + *wj == 0.0)
+        return 0;
     double d2 = 0.0;
     for (size_t q = 0; q < dim; q++) {
         n[q] = x[j * dim + q] - x[i * dim + q];
@@ -1112,15 +1120,13 @@ static int pair_normal(const ss_system *sys, const ss_vbd_graph *g, size_t p, co
 static void guess_apart(const ss_system *sys, const ss_vbd_graph *g, const double *x0,
                         const double *v0, double threshold, double h, double *x) {
     const size_t dim = (size_t)sys->dim;
-    const double *r = SS_DOUBLES(sys, SS_RADII), *m = SS_DOUBLES(sys, SS_MASSES);
-    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    const double *r = SS_DOUBLES(sys, SS_RADII);
     for (size_t p = 0; p < g->near.num_pairs; p++) {
-        const size_t i = (size_t)g->near.pairs[2 * p], j = (size_t)g->near.pairs[2 * p + 1];
-        const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
-        const double wsum = wi + wj;
-        double n[3] = {0.0, 0.0, 0.0};
-        if (wsum == 0.0 || !pair_normal(sys, g, p, x, n))
+        size_t i, j;
+        double wi, wj, n[3] = {0.0, 0.0, 0.0};
+        if (!pair_touching(sys, g, p, x, &i, &j, &wi, &wj, n))
             continue;
+        const double wsum = wi + wj;
         double d2 = 0.0, e2 = 0.0, un = 0.0;
         for (size_t q = 0; q < dim; q++) {
             d2 += (x[j * dim + q] - x[i * dim + q]) * (x[j * dim + q] - x[i * dim + q]);
@@ -1151,15 +1157,12 @@ static void restitute_pairs(const ss_system *sys, const ss_vbd_graph *g, const d
                             const double *coming, double *v, double threshold) {
     const double e = sys->contact->restitution;
     const size_t dim = (size_t)sys->dim;
-    const double *m = SS_DOUBLES(sys, SS_MASSES);
-    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
     for (size_t p = 0; p < g->near.num_pairs; p++) {
-        const size_t i = (size_t)g->near.pairs[2 * p], j = (size_t)g->near.pairs[2 * p + 1];
-        const double wi = pinned[i] ? 0.0 : 1.0 / m[i], wj = pinned[j] ? 0.0 : 1.0 / m[j];
-        const double wsum = wi + wj;
-        double n[3] = {0.0, 0.0, 0.0};
-        if (wsum == 0.0 || !pair_normal(sys, g, p, x, n))
+        size_t i, j;
+        double wi, wj, n[3] = {0.0, 0.0, 0.0};
+        if (!pair_touching(sys, g, p, x, &i, &j, &wi, &wj, n))
             continue;
+        const double wsum = wi + wj;
         double u0 = 0.0, un = 0.0;
         for (size_t q = 0; q < dim; q++) {
             u0 += (coming[j * dim + q] - coming[i * dim + q]) * n[q];
