@@ -374,7 +374,10 @@ def jelly_stack(stiffness=5000.0, kick=0.02, seed=1):
 
 def stack_holds(method, duration):
     sim, r, cubes = jelly_stack()
-    dt = 0.5 * sim.critical_dt()  # the springs' limit: the law from the step is not in it
+    # the springs' limit (the law from the step is not in it); vbd, a large-step
+    # method with its contacts in the solve, at the step it is for: 1/240 s, 23 times
+    # that (measured 0.47 % of r there)
+    dt = 1 / 240 if method == "vbd" else 0.5 * sim.critical_dt()
     top = sim.positions[:, 1].max()
     for _ in range(int(duration / 0.5)):
         sim.step(dt, steps=int(0.5 / dt), method=method)

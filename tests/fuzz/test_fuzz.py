@@ -21,7 +21,7 @@ longer than ``OPERATION_TIMEOUT`` seconds is taken for a hang: faulthandler prin
 every thread's stack and ends the process.
 
 The default run is short (``DEFAULT_EXAMPLES`` sequences). ``.ci/run`` sets
-``SPRINGSIM_FUZZ_EXAMPLES=5000`` (and ``SPRINGSIM_FUZZ_STEPS``, the operations per
+``SPRINGSIM_FUZZ_EXAMPLES=4000`` (and ``SPRINGSIM_FUZZ_STEPS``, the operations per
 sequence) for the long run under ASan + UBSan, with a fresh random seed and no
 example database; it prints how many sequences and operations ran.
 """
