@@ -1946,9 +1946,16 @@ def _vbd_pairs_energy(s: State, touch: _Touch, nodes: np.ndarray, trial: np.ndar
     return energy
 
 
-def _pair_normal(s: State, i: int, j: int, x: np.ndarray) -> np.ndarray | None:
-    """The unit normal from i to j when they touch at x, else None (vbd.c)."""
+def _pair_touching(
+    s: State, i: int, j: int, x: np.ndarray
+) -> tuple[float, float, np.ndarray] | None:
+    """w_i, w_j (1/m, 0 pinned) and the unit normal from i to j at x, when some node of
+    the pair is free and they touch there, else None (vbd.c, pair_touching)."""
     assert s.contact is not None
+    wi = 0.0 if s.pinned[i] else 1.0 / float(s.m[i])
+    wj = 0.0 if s.pinned[j] else 1.0 / float(s.m[j])
+    if wi + wj == 0.0:
+        return None
     r = s.contact.radii
     n = np.zeros(3)
     d2 = 0.0
@@ -1960,14 +1967,7 @@ def _pair_normal(s: State, i: int, j: int, x: np.ndarray) -> np.ndarray | None:
     dist = float(np.sqrt(d2))
     if not (r[i] + r[j]) - dist > 0.0:
         return None
-    return n / dist
-
-
-def _pair_shares(s: State, i: int, j: int) -> tuple[float, float, float]:
-    """w_i, w_j (1/m, 0 pinned) and their sum."""
-    wi = 0.0 if s.pinned[i] else 1.0 / float(s.m[i])
-    wj = 0.0 if s.pinned[j] else 1.0 / float(s.m[j])
-    return wi, wj, wi + wj
+    return wi, wj, n / dist
 
 
 def _vbd_guess_apart(
@@ -1985,10 +1985,11 @@ def _vbd_guess_apart(
     assert s.contact is not None
     r, dim = s.contact.radii, s.dim
     for i, j in pairs.tolist():
-        wi, wj, wsum = _pair_shares(s, i, j)
-        n = _pair_normal(s, i, j, x) if wsum != 0.0 else None
-        if n is None:
+        touching = _pair_touching(s, i, j, x)
+        if touching is None:
             continue
+        wi, wj, n = touching
+        wsum = wi + wj
         d2 = e2 = un = 0.0
         for q in range(dim):
             d2 += (x[j, q] - x[i, q]) * (x[j, q] - x[i, q])
@@ -2015,10 +2016,11 @@ def _vbd_restitute_pairs(
     assert s.contact is not None
     e, dim = s.contact.restitution, s.dim
     for i, j in pairs.tolist():
-        wi, wj, wsum = _pair_shares(s, i, j)
-        n = _pair_normal(s, i, j, x) if wsum != 0.0 else None
-        if n is None:
+        touching = _pair_touching(s, i, j, x)
+        if touching is None:
             continue
+        wi, wj, n = touching
+        wsum = wi + wj
         u0 = un = 0.0
         for q in range(dim):
             u0 += (coming[j, q] - coming[i, q]) * n[q]
