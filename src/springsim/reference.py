@@ -2104,6 +2104,24 @@ def _vbd_gas(
             )
 
 
+def _vbd_translate(s: State, x0: np.ndarray, y: np.ndarray, x: np.ndarray) -> None:
+    """The whole system's translation after the passes (vbd.c, translate): with no node
+    pinned, x += t, t = −Σ m_i (x_i − y_i) / Σ m_i (the minimiser of G(x + t): every
+    other energy is the same for any t, so the momentum becomes Σ m v0 + dt Σ m a
+    exactly), unless a collider touches a node at x or at x + t."""
+    if s.pinned.any() or not s.m.sum() > 0.0:
+        return
+    t = np.zeros(s.dim)
+    for i in range(len(x)):
+        t += s.m[i] * (x[i] - y[i])
+    t = -t / s.m.sum()
+    for i in range(len(x)):
+        for c in s.colliders:
+            if _vbd_depth(c, x[i])[0] or _vbd_depth(c, x[i] + t)[0]:
+                return
+    x += t
+
+
 def _vbd(s: State, dt: float) -> None:
     # Vertex Block Descent (Chen, Macklin et al. 2024) on backward Euler's incremental
     # potential: the forces beside the springs at the start, explicitly (as
@@ -2178,6 +2196,7 @@ def _vbd(s: State, dt: float) -> None:
                 x[nodes[take]] = trial[take]
                 pending &= ~take
                 dx = 0.5 * dx
+    _vbd_translate(s, x0, y, x)
     s.x = x
     free = ~s.pinned
     s.v = v0.copy()

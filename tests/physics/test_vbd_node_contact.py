@@ -100,25 +100,41 @@ def jelly_cubes(passes):
     return sim
 
 
-def test_two_jelly_cubes_collide_and_their_momentum_converges_to_zero_with_the_passes():
-    # Total momentum 0 before. Measured over 0.5 s at 1/600 s (the cubes meet, bounce and
-    # part): the largest |P| 0.23 kg m/s at 10 passes (12 % of one cube's 2 kg m/s: the
-    # passes are far from converged with stiff contact), 0.021 at 40, 6e-6 at 160. The
-    # check: they part, and |P| falls at least 5 times from 10 to 40 passes and to
-    # 1e-4 kg m/s at 160 (backward Euler's own conservation, reached by converging).
-    worst = {}
-    for passes in (10, 40, 160):
-        sim = jelly_cubes(passes)
-        m = sim.masses[:, None]
-        most = 0.0
-        for _ in range(10):
-            sim.step(1 / 600, steps=30, method="vbd")
-            most = max(most, np.abs((m * sim.velocities).sum(axis=0)).max())
-        worst[passes] = most
-        half = sim.num_nodes // 2
-        assert sim.velocities[half:, 0].mean() > sim.velocities[:half, 0].mean()  # parted
-    assert worst[40] < worst[10] / 5
-    assert worst[160] < 1e-4
+@pytest.mark.parametrize("passes", [3, 10, 40])
+def test_two_jelly_cubes_collide_and_keep_their_momentum_at_any_number_of_passes(passes):
+    # Total momentum 0 before, no pin, no collider: Newton's third law keeps it 0. The
+    # passes alone did not (Gauss–Seidel short of converged is not equal and opposite):
+    # measured over 0.5 s at 1/600 s, |P| reached 0.23 kg m/s at 10 passes (12 % of one
+    # cube's 2 kg m/s), 0.021 at 40, 6e-6 at 160. The whole system's translation after
+    # the passes (vbd.c, translate: the exact minimiser of G along t) puts it back to
+    # round-off: 1e-10 kg m/s, as for the two balls above (measured 1e-12 and below).
+    sim = jelly_cubes(passes)
+    m = sim.masses[:, None]
+    most = 0.0
+    for _ in range(10):
+        sim.step(1 / 600, steps=30, method="vbd")
+        most = max(most, np.abs((m * sim.velocities).sum(axis=0)).max())
+    half = sim.num_nodes // 2
+    assert sim.velocities[half:, 0].mean() > sim.velocities[:half, 0].mean()  # parted
+    assert most < 1e-10
+
+
+def test_a_free_jelly_in_flight_gains_exactly_m_g_t_of_momentum():
+    # A spinning, wobbling jelly thrown under gravity (no pin, no collider): dP/dt = M g
+    # (the springs are internal), so P(t) = P0 + M g t. At 2 passes a substep the block
+    # solve is far from converged; the translation makes the sum exact: to 1e-10 kg m/s
+    # (round-off of v = (x - x0) / h over 600 substeps, as above).
+    sim = ss.jelly(4, 4, 4, size=0.2, mass=2.0, stiffness=3000.0, damping_ratio=0.1)
+    sim.iterations = 2
+    rng = np.random.default_rng(3)
+    centre = sim.positions.mean(axis=0)
+    spin = np.cross([0.0, 0.0, 8.0], sim.positions - centre)
+    sim.velocities = spin + [1.0, 3.0, -0.5] + 0.3 * rng.standard_normal(sim.positions.shape)
+    mass = sim.masses.sum()
+    before = sim.momentum().copy()
+    sim.step(1 / 600, steps=600, method="vbd")
+    expected = before + mass * np.asarray(sim.gravity) * 1.0
+    np.testing.assert_allclose(sim.momentum(), expected, rtol=0, atol=1e-10)
 
 
 def test_the_books_balance_through_a_collision():
