@@ -33,7 +33,11 @@ class Energy(NamedTuple):
         each pair's k at the dt of the last step call, and zero before the first; zero
         without radii), plus Σ ½ k (h − d)² over
         the node–triangle pairs closer than the self-collision thickness h (see
-        :meth:`System.enable_self_collision`; zero when off).
+        :meth:`System.enable_self_collision`; zero when off). These are the force
+        laws' potentials for every method: ``"xpbd"`` solves contact as constraints and
+        ``"vbd"`` as a far stiffer contact energy, whose own store is not reported; what
+        they hold and release goes into ``dissipated`` (E₀ + W − E₁), so the books
+        balance.
     total : float
         The sum of the five.
     """
