@@ -82,6 +82,10 @@ class State:
     colliders : sequence of Collider, optional
         Planes, spheres, boxes and capsules, in the kernel's order (see
         :class:`Collider`); the "xpbd" and "vbd" methods model them here (not meshes).
+    self_collision : (thickness, stiffness, friction, edges), optional
+        Self-collision of the faces, as :meth:`springsim.System.enable_self_collision`
+        sets it: the "vbd" method models it here (its 4-node contact energy); the other
+        methods' forces are :func:`self_collision_forces` and :func:`edge_contact_forces`.
     """
 
     def __init__(
@@ -107,6 +111,7 @@ class State:
         drag_coefficient: float = 0.0,
         contact: Contact | None = None,
         colliders: Iterable[Collider] = (),
+        self_collision: tuple[float, float, float, bool] | None = None,
     ) -> None:
         self.x = np.array(positions, dtype=np.float64)
         n, dim = self.x.shape
@@ -144,6 +149,8 @@ class State:
         self.contact = contact
         #: Colliders, in the kernel's order (xpbd's constraints, vbd's contact energy).
         self.colliders = list(colliders)
+        #: Self-collision (thickness, stiffness, friction, edges), or None: off.
+        self.self_collision = self_collision
         #: vbd's colours and adjacency, with the springs and pins they were built for.
         self._vbd_cache: tuple[tuple[bytes, bytes, int], list] | None = None  # type: ignore[type-arg]
 
@@ -176,7 +183,17 @@ class State:
             drag_coefficient=sim.drag_coefficient,
             contact=Contact.from_system(sim) if sim._has_radii() else None,
             colliders=[Collider.from_row(sim, row) for row in sim._colliders()],
+            self_collision=_self_collision_of(sim),
         )
+
+
+def _self_collision_of(sim: _core.System) -> tuple[float, float, float, bool] | None:
+    """(thickness, stiffness, friction, edges) of sim's self-collision, or None."""
+    setting = sim._self_collision()
+    if setting is None:
+        return None
+    thickness, stiffness, friction, _crossings, edges = setting
+    return float(thickness), float(stiffness), float(friction), bool(edges)
 
 
 # ---------------------------------------------------------------- the forces
@@ -344,8 +361,28 @@ def self_collision_forces(
     """
     f = np.zeros_like(x)
     energy = power = 0.0
+    for p, t in node_triangle_pairs(faces, len(x)):
+        tri = faces[t]
+        corners = x[tri]
+        w = _closest_on_triangle(x[p], corners)
+        law = _self_contact_law(
+            x[p] - w @ corners, v[p] - w @ v[tri], thickness, stiffness, friction
+        )
+        if law is None:
+            continue
+        force, pair_energy, pair_power = law
+        energy += pair_energy
+        power += pair_power
+        f[p] += force
+        f[tri] -= w[:, None] * force[None, :]
+    return f, energy, power
 
-    # Left out, as in the kernel: the far vertex of a triangle across an edge.
+
+def node_triangle_pairs(faces: np.ndarray, num_nodes: int) -> list[tuple[int, int]]:
+    """The (node, triangle) pairs self-collision may act on, triangle by triangle, node by
+    node: every node but the triangle's vertices and the far vertex of a triangle sharing
+    one of its edges (a third triangle on an edge pairs with none)."""
+
     def edge(a: int, b: int) -> tuple[int, int]:
         return (a, b) if a < b else (b, a)
 
@@ -353,29 +390,16 @@ def self_collision_forces(
     for t, tri in enumerate(faces.tolist()):
         for k in range(3):
             by_edge.setdefault(edge(tri[k], tri[(k + 1) % 3]), []).append(t)
-    for t, tri in enumerate(faces):
-        corners = x[tri]
+    out = []
+    for t, tri in enumerate(faces.tolist()):
         far: set[int] = set()
         for k in range(3):
-            sharing = by_edge[edge(int(tri[k]), int(tri[(k + 1) % 3]))]
-            if len(sharing) == 2:  # a third triangle on an edge pairs with none
+            sharing = by_edge[edge(tri[k], tri[(k + 1) % 3])]
+            if len(sharing) == 2:
                 other = faces[sharing[0] if sharing[1] == t else sharing[1]]
                 far.update(int(v) for v in other if v not in tri)
-        for p in range(len(x)):
-            if p in tri or p in far:
-                continue
-            w = _closest_on_triangle(x[p], corners)
-            law = _self_contact_law(
-                x[p] - w @ corners, v[p] - w @ v[tri], thickness, stiffness, friction
-            )
-            if law is None:
-                continue
-            force, pair_energy, pair_power = law
-            energy += pair_energy
-            power += pair_power
-            f[p] += force
-            f[tri] -= w[:, None] * force[None, :]
-    return f, energy, power
+        out += [(p, t) for p in range(num_nodes) if p not in tri and p not in far]
+    return out
 
 
 def _self_contact_law(
@@ -1758,9 +1782,11 @@ def _vbd_entering(
     force: np.ndarray,
     hh: np.ndarray,
     touch: _Touch | None = None,
+    quads: _Quads | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A collider the Newton step enters, apart at the iterate: its contact linearised at
-    the trial point joins the block and the step is taken again (vbd.c)."""
+    the trial point joins the block and the step is taken again (vbd.c); likewise a
+    contact pair and a 4-node contact."""
     dim = s.dim
     dx, ok = dx.copy(), ok.copy()
     for row in range(len(nodes)):
@@ -1802,6 +1828,10 @@ def _vbd_entering(
             force[row, :dim] += kp * reach * n[:dim]
             _add_outer(hh[row], kp, n, dim)
             entered = True
+        if quads is not None:
+            entered |= _vbd_quads_entering(
+                quads, int(nodes[row]), p[row], dx[row], force[row], hh[row]
+            )
         if entered:
             again, good = _vbd_newton(force[row : row + 1], hh[row : row + 1], dim)
             dx[row], ok[row] = again[0], good[0]
@@ -2035,6 +2065,231 @@ def _vbd_restitute_pairs(
             v[j, q] = v[j, q] + (wj / wsum) * (du * n[q])
 
 
+#: At most this many 4-node contacts' frictions frozen per vertex step (vbd.c).
+VBD_MAX_QUAD_FRICTIONS = 16
+
+
+def _quad_at(
+    triangle: bool, pts: np.ndarray, thickness: float
+) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """A 4-node contact at points ``pts`` (4, 3): node 0 against triangle (1, 2, 3), or
+    segment (0, 1) against segment (2, 3). None when its closest points p, q are
+    ``thickness`` or more apart; else the signed weights w (p − q = Σ w_k pts_k), the
+    unit normal n = (p − q)/|p − q| and the depth thickness − |p − q| (at |p − q| = 0:
+    the normal of the two sides' cross product, depth the thickness; vbd.c, quad_depth)."""
+    if triangle:
+        wt = _closest_on_triangle(pts[0], pts[1:])
+        w = np.array([1.0, -wt[0], -wt[1], -wt[2]])
+        a, b, c, d = pts[1], pts[2], pts[1], pts[3]
+    else:
+        st, tt = _closest_on_segments(pts[0], pts[1], pts[2], pts[3])
+        w = np.array([1.0 - st, st, -(1.0 - tt), -tt])
+        a, b, c, d = pts
+    diff = w @ pts
+    dist = float(np.sqrt(diff @ diff))
+    if not dist < thickness:
+        return None
+    if dist == 0.0:
+        normal = np.cross(b - a, d - c)
+        length = float(np.sqrt(normal @ normal))
+        if not length > 0.0:
+            return None
+        return w, normal / length, thickness
+    return w, diff / dist, thickness - dist
+
+
+class _Quads:
+    """A vbd substep's 4-node contacts (vbd.c, find_quads): self-collision's node–triangle
+    pairs (:func:`node_triangle_pairs`) and edge pairs (:func:`edge_pairs`, with edges on),
+    and segment contact's pairs (:func:`segment_pairs`), those within their thickness T +
+    min(margin, T) at the inertial target y (margin: twice the farthest |y − x0|, for
+    segments at most 2 r_max); each (nodes, triangle?, T, k, μ) with k = κ (m_eff/h² +
+    k_s) (self-collision, k_s its stiffness) or the user's contact_stiffness else κ
+    m_eff/h² (segments), 1/m_eff = w_a + max(w_b, w_c, w_d) (node–triangle) or max(w_a,
+    w_b) + max(w_c, w_d) (two segments), w = 1/m, 0 pinned; each node's (contact, slot)
+    in contact order, and x, the positions the vertex solves read (updated in place)."""
+
+    def __init__(self, s: State, x0: np.ndarray, y: np.ndarray, x: np.ndarray, h: float) -> None:
+        self.items: list[tuple[list[int], bool, float, float, float]] = []
+        self.x = x
+        moved2 = float(np.max(np.sum((y - x0) ** 2, axis=1), initial=0.0))
+        margin = 2.0 * float(np.sqrt(moved2))
+        inv = np.where(s.pinned, 0.0, 1.0 / s.m)
+        inv_h2 = 1.0 / (h * h)
+
+        def add(
+            nodes: list[int],
+            triangle: bool,
+            thickness: float,
+            reach: float,
+            k_s: float | None,
+            mu: float,
+        ) -> None:
+            if _quad_at(triangle, y[nodes], reach) is None:
+                return
+            w = inv[nodes]
+            w_max = w[0] + max(w[1], w[2], w[3]) if triangle else max(w[0], w[1]) + max(w[2], w[3])
+            if not w_max > 0.0:
+                return
+            inertia = (1.0 / w_max) * inv_h2
+            # deeper than VBD_PUSH_OUT h at x0: pushed to a thickness less by the rest
+            start = _quad_at(triangle, x0[nodes], thickness)
+            rest = start[2] - VBD_PUSH_OUT * h if start is not None else 0.0
+            if rest > 0.0:
+                thickness = thickness - rest
+            if k_s is None:  # segments
+                assert s.contact is not None
+                user = s.contact.stiffness
+                k = user if user is not None else VBD_CONTACT_KAPPA * inertia
+            else:
+                k = VBD_CONTACT_KAPPA * (inertia + k_s)
+            self.items.append((nodes, triangle, thickness, k, mu))
+
+        if s.self_collision is not None and s.dim == 3 and len(s.faces):
+            thickness, k_s, mu, edges = s.self_collision
+            reach = thickness + min(margin, thickness)
+            for p, t in node_triangle_pairs(s.faces, len(s.x)):
+                add([p, *(int(v) for v in s.faces[t])], True, thickness, reach, k_s, mu)
+            if edges:
+                for (a, b), (c, d) in edge_pairs(s.faces):
+                    add([a, b, c, d], False, thickness, reach, k_s, mu)
+        if s.contact is not None and s.contact.segments and s.dim == 3:
+            r = s.contact.radii
+            near = min(margin, 2.0 * float(r.max(initial=0.0)))
+            for (a, b), (c, d) in segment_pairs(s):
+                thickness = 0.5 * (r[a] + r[b]) + 0.5 * (r[c] + r[d])
+                add(
+                    [a, b, c, d],
+                    False,
+                    thickness,
+                    thickness + min(near, thickness),
+                    None,
+                    s.contact.friction,
+                )
+        self.of: list[list[tuple[int, int]]] = [[] for _ in range(len(s.x))]
+        for c, (nodes, *_rest) in enumerate(self.items):
+            for slot, i in enumerate(nodes):
+                self.of[i].append((c, slot))
+
+    def links(self, pinned: np.ndarray) -> np.ndarray:
+        """The node pairs the colouring keeps apart: every two free nodes of a contact."""
+        out = [
+            (nodes[a], nodes[b])
+            for nodes, *_rest in self.items
+            for a in range(4)
+            for b in range(a + 1, 4)
+            if not pinned[nodes[a]] and not pinned[nodes[b]]
+        ]
+        return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+    def at(self, c: int, slot: int, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """Contact c with its node of ``slot`` at p, the others at x (:func:`_quad_at`)."""
+        nodes, triangle, thickness, _k, _mu = self.items[c]
+        pts = self.x[nodes].copy()
+        pts[slot] = p
+        return _quad_at(triangle, pts, thickness)
+
+
+def _vbd_quad_terms(
+    quads: _Quads,
+    i: int,
+    p: np.ndarray,
+    x0: np.ndarray,
+    h: float,
+    frozen: list[tuple[np.ndarray, float, float, np.ndarray]],
+) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """Node i's 4-node contacts at p into its block (vbd.c, quad_terms): per touching
+    contact, the node's weight w_a, ½ k (T − d)², force k (T − d) w_a n, Hessian k w_a² n nᵀ,
+    and friction μ k (T − d) f0(|u_T|) lagged on the contact's slip u = w_a (p − x0_i) +
+    Σ_{k≠a} w_k (x_k − x0_k) (kept in ``frozen``). Returns the energy, force, Hessian and
+    rounding scale they add."""
+    eps = VBD_FRICTION_SPEED * h
+    energy, scale = 0.0, 0.0
+    force, hc = np.zeros(3), np.zeros((3, 3))
+    x = quads.x
+    for c, slot in quads.of[i]:
+        hit = quads.at(c, slot, p)
+        if hit is None:
+            continue
+        w, n, depth = hit
+        nodes, _triangle, thickness, k, mu = quads.items[c]
+        wa, push = float(w[slot]), k * depth
+        energy += 0.5 * push * depth
+        size = float(np.abs(x[nodes]).max(axis=1).sum())
+        scale += push * (size + thickness)
+        force += (push * wa) * n
+        _add_outer(hc, k * (wa * wa), n, 3)
+        if not mu > 0.0 or len(frozen) == VBD_MAX_QUAD_FRICTIONS:
+            continue
+        rest = np.zeros(3)
+        for other in range(4):
+            if other != slot:
+                rest += w[other] * (x[nodes[other]] - x0[nodes[other]])
+        mu_lambda = mu * push
+        frozen.append((n, mu_lambda, wa, rest))
+        ut, sl = _quad_slip(n, wa, rest, p, x0[i])
+        grip = mu_lambda * _friction_f1_over_s(sl, eps)
+        energy += mu_lambda * _friction_f0(sl, eps)
+        scale += mu_lambda * (size + float(np.abs(x0[nodes]).max(axis=1).sum()))
+        force -= (grip * wa) * ut
+        g2 = grip * (wa * wa)
+        for q in range(3):
+            hc[q, q] += g2
+        _add_outer(hc, -g2, n, 3)
+    return energy, force, hc, scale
+
+
+def _quad_slip(
+    n: np.ndarray, wa: float, rest: np.ndarray, p: np.ndarray, x0i: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """A frozen 4-node friction's slip across n with its node at p, u = w_a (p − x0_i) +
+    rest, and its length."""
+    u = wa * (p - x0i) + rest
+    ut = u - float(u @ n) * n
+    return ut, float(np.sqrt(ut @ ut))
+
+
+def _vbd_quads_energy(
+    quads: _Quads,
+    i: int,
+    p: np.ndarray,
+    x0: np.ndarray,
+    h: float,
+    frozen: list[tuple[np.ndarray, float, float, np.ndarray]],
+) -> float:
+    """The 4-node contacts' share of node i's G at p (vbd.c, quads_energy)."""
+    energy = 0.0
+    for c, slot in quads.of[i]:
+        hit = quads.at(c, slot, p)
+        if hit is not None:
+            energy += 0.5 * quads.items[c][3] * (hit[2] * hit[2])
+    eps = VBD_FRICTION_SPEED * h
+    for n, mu_lambda, wa, rest in frozen:
+        energy += mu_lambda * _friction_f0(_quad_slip(n, wa, rest, p, x0[i])[1], eps)
+    return energy
+
+
+def _vbd_quads_entering(
+    quads: _Quads, i: int, p: np.ndarray, dx: np.ndarray, force: np.ndarray, hh: np.ndarray
+) -> bool:
+    """A 4-node contact apart at p that the step dx enters joins the block linearised at
+    p + dx, ½ k (d_p + w_a n·dx)² (vbd.c, quads_entering): force and hh in place."""
+    entered = False
+    for c, slot in quads.of[i]:
+        if quads.at(c, slot, p) is not None:
+            continue
+        hit = quads.at(c, slot, p + dx)
+        if hit is None:
+            continue
+        w, n, depth = hit
+        k, wa = quads.items[c][3], float(w[slot])
+        reach = depth + wa * float(n @ dx)
+        force += (k * wa * reach) * n
+        _add_outer(hh, k * (wa * wa), n, 3)
+        entered = True
+    return entered
+
+
 def _vbd_gas_gradients(s: State, i: int, x: np.ndarray) -> list[tuple[int, np.ndarray]]:
     """(body, dV/dx_i) for each gas body node i is on, body by body, its elements'
     shares summed in element order (vbd.c, gas_gradient)."""
@@ -2113,8 +2368,9 @@ def _vbd(s: State, dt: float) -> None:
     x0, v0 = s.x.copy(), s.v.copy()
     m = s.m[:, None]
     f = m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)
-    # node-node contact is in the blocks (_vbd_pair_terms): segment contact alone here
-    f += aero_forces(s, x0, v0) + segment_contact(s, x0, v0)[0]
+    # node-node contact (_vbd_pair_terms), self-collision and segment contact
+    # (_vbd_quad_terms) are in the blocks
+    f += aero_forces(s, x0, v0)
     a = f / m
     if s.pressure:  # the gas is in the blocks (_vbd_gas)
         a -= pressure_forces(s, x0) / m
@@ -2123,6 +2379,7 @@ def _vbd(s: State, dt: float) -> None:
     x = x0 + dt * v0  # the first guess: the motion as it is, without this substep's push
     colours = _vbd_colours(s)
     touch = None
+    pairs = np.zeros((0, 2), np.int64)
     if s.contact is not None:
         # the pairs within reach at y (margin: twice the farthest move, at most r_max)
         moved2 = 0.0
@@ -2134,11 +2391,17 @@ def _vbd(s: State, dt: float) -> None:
         r_max = float(max(s.contact.radii.max(initial=0.0), 0.0))
         margin = min(2.0 * float(np.sqrt(moved2)), r_max)
         pairs = contact_pairs(s, y, margin)
-        if len(pairs):
-            touch = _Touch(s, pairs, x0, x, dt)
-            colours = _vbd_colours_with(s, pairs)
-            g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
-            _vbd_guess_apart(s, pairs, x0, v0, 2.0 * g * dt, dt, x)
+    quads: _Quads | None = _Quads(s, x0, y, x, dt)
+    assert quads is not None
+    links = quads.links(s.pinned)
+    if not quads.items:
+        quads = None
+    if len(pairs) or quads is not None:
+        colours = _vbd_colours_with(s, np.concatenate([pairs, links]))
+    if len(pairs):
+        touch = _Touch(s, pairs, x0, x, dt)
+        g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
+        _vbd_guess_apart(s, pairs, x0, v0, 2.0 * g * dt, dt, x)
     for _ in range(s.iterations):
         for nodes, adjacency in colours:
             p = x[nodes].copy()
@@ -2152,9 +2415,19 @@ def _vbd(s: State, dt: float) -> None:
                 kc = _vbd_contact_stiffness(s, nodes, adjacency, dt)
             if s.colliders or touch is not None:
                 _vbd_contacts(s, nodes, p, x0, kc, dt, energy, force, hh, scale, frozen, touch)
+            frozen_quads: list[list[tuple[np.ndarray, float, float, np.ndarray]]] = [
+                [] for _ in nodes
+            ]
+            if quads is not None:
+                for row, i in enumerate(nodes):
+                    terms = _vbd_quad_terms(quads, int(i), p[row], x0, dt, frozen_quads[row])
+                    energy[row] += terms[0]
+                    force[row] += terms[1]
+                    hh[row] += terms[2]
+                    scale[row] += terms[3]
             dx, ok = _vbd_newton(force, hh, s.dim)
-            if s.colliders or touch is not None:
-                dx, ok = _vbd_entering(s, nodes, p, x0, kc, dx, ok, force, hh, touch)
+            if s.colliders or touch is not None or quads is not None:
+                dx, ok = _vbd_entering(s, nodes, p, x0, kc, dx, ok, force, hh, touch, quads)
             pending = ok.copy()
             for _try in range(VBD_BACKTRACKS + 1):
                 if not pending.any():
@@ -2174,6 +2447,13 @@ def _vbd(s: State, dt: float) -> None:
                     )
                 if touch is not None:
                     trial_energy = trial_energy + _vbd_pairs_energy(s, touch, nodes, trial)
+                if quads is not None:
+                    trial_energy = trial_energy + np.array(
+                        [
+                            _vbd_quads_energy(quads, int(i), trial[row], x0, dt, frozen_quads[row])
+                            for row, i in enumerate(nodes)
+                        ]
+                    )
                 take = pending & (trial_energy <= energy + VBD_ROUNDING * scale)
                 x[nodes[take]] = trial[take]
                 pending &= ~take

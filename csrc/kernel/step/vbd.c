@@ -1256,7 +1256,8 @@ static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, c
 typedef struct {
     const ss_system *sys;
     ss_vbd_graph *g;
-    double inv_h2, k_s, user_k, mu;
+    const double *x0;
+    double h, inv_h2, k_s, user_k, mu;
     int segments;
 } quad_finding;
 
@@ -1302,13 +1303,22 @@ static int quad_add(void *context, int kind, const int32_t node[4], double thick
     if (!(w_max > 0.0))
         return 0;
     const double inertia = (1.0 / w_max) * qf->inv_h2;
+    /* Deeper than SS_VBD_PUSH_OUT h at the start (placed so): the thickness it pushes
+     * to in the substep is less by the rest, as a pair's delta_rest. */
+    const double *pts[4];
+    for (int k = 0; k < 4; k++)
+        pts[k] = qf->x0 + 3 * (size_t)node[k];
+    double w[4], n[3], depth = 0.0;
+    const double rest = ss_self_contact_at(kind, pts, thickness, w, n, &depth)
+                            ? depth - SS_VBD_PUSH_OUT * qf->h
+                            : 0.0;
     ss_vbd_graph *g = qf->g;
     if (!fit_quads(g, g->num_quads + 1))
         return 1;
     vbd_quad *q = &g->quads[g->num_quads++];
     memcpy(q->node, node, sizeof q->node);
     q->kind = kind;
-    q->thickness = thickness;
+    q->thickness = rest > 0.0 ? thickness - rest : thickness;
     q->k = qf->segments ? (qf->user_k > 0.0 ? qf->user_k : SS_VBD_CONTACT_KAPPA * inertia)
                         : SS_VBD_CONTACT_KAPPA * (inertia + qf->k_s);
     q->mu = qf->mu;
@@ -1336,7 +1346,7 @@ static int find_quads(const ss_system *sys, ss_vbd_graph *g, const double *x0, c
         moved2 = d2 > moved2 ? d2 : moved2;
     }
     const double margin = 2.0 * sqrt(moved2);
-    quad_finding qf = {sys, g, 1.0 / (h * h), 0.0, 0.0, 0.0, 0};
+    quad_finding qf = {sys, g, x0, h, 1.0 / (h * h), 0.0, 0.0, 0.0, 0};
     if (self) {
         double setting[4];
         ss_self_collision_get(sys, setting);
