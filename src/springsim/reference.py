@@ -2103,8 +2103,8 @@ class _Quads:
     pairs (:func:`node_triangle_pairs`) and edge pairs (:func:`edge_pairs`, with edges on),
     and segment contact's pairs (:func:`segment_pairs`), those within their thickness T +
     min(margin, T) at the inertial target y (margin: twice the farthest |y − x0|, for
-    segments at most 2 r_max); each (nodes, triangle?, T, k, μ) with k = κ (m_eff/h² +
-    k_s) (self-collision, k_s its stiffness) or the user's contact_stiffness else κ
+    segments at most 2 r_max); each (nodes, triangle?, T, k, μ) with k = κ m_eff/h² +
+    k_s (self-collision, k_s its stiffness) or the user's contact_stiffness else κ
     m_eff/h² (segments), 1/m_eff = w_a + max(w_b, w_c, w_d) (node–triangle) or max(w_a,
     w_b) + max(w_c, w_d) (two segments), w = 1/m, 0 pinned; each node's (contact, slot)
     in contact order, and x, the positions the vertex solves read (updated in place)."""
@@ -2142,7 +2142,7 @@ class _Quads:
                 user = s.contact.stiffness
                 k = user if user is not None else VBD_CONTACT_KAPPA * inertia
             else:
-                k = VBD_CONTACT_KAPPA * (inertia + k_s)
+                k = VBD_CONTACT_KAPPA * inertia + k_s
             self.items.append((nodes, triangle, thickness, k, mu))
 
         if s.self_collision is not None and s.dim == 3 and len(s.faces):

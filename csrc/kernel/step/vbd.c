@@ -1284,7 +1284,7 @@ static int fit_quads(ss_vbd_graph *g, size_t count) {
 }
 
 /* ss_quad_visit for find_quads: a contact with some free node joins g's list, with its
- * stiffness (the header comment) k = kappa (m_eff / h^2 + k_s) for self-collision
+ * stiffness (the header comment) k = kappa m_eff / h^2 + k_s for self-collision
  * (k_s its stiffness), the user's contact_stiffness or kappa m_eff / h^2 for segments,
  * 1 / m_eff = W_max the largest sum_k w_k^2 / m_k of its closest points over their
  * parameters (w_a + max(w_b, w_c, w_d) node-triangle, max(w_a, w_b) + max(w_c, w_d) two
@@ -1320,7 +1320,7 @@ static int quad_add(void *context, int kind, const int32_t node[4], double thick
     q->kind = kind;
     q->thickness = rest > 0.0 ? thickness - rest : thickness;
     q->k = qf->segments ? (qf->user_k > 0.0 ? qf->user_k : SS_VBD_CONTACT_KAPPA * inertia)
-                        : SS_VBD_CONTACT_KAPPA * (inertia + qf->k_s);
+                        : SS_VBD_CONTACT_KAPPA * inertia + qf->k_s;
     q->mu = qf->mu;
     return 0;
 }
@@ -1509,6 +1509,54 @@ static void guess_apart(const ss_system *sys, const ss_vbd_graph *g, const doubl
     }
 }
 
+/* The first guess apart for the 4-node contacts, as guess_apart for the pairs: each
+ * contact (in order, one after another) touching at x, weights w, normal n, depth d,
+ * W = sum_k w_k^2 / m_k (0 pinned), that came in since x0 (s = d - max(d0, 0), d0 its
+ * depth at x0) or separates faster than `threshold` (u = sum_k w_k v0_k . n > threshold:
+ * s = d), is moved apart by s k / (k + 1 / (W h^2)) along n (the contact-alone
+ * backward-Euler step), x_k += (w_k / m_k) / W of it: sum_k w_k dx_k = that times n, and
+ * sum_k m_k dx_k = 0 (the weights sum to zero), so momentum is kept. */
+static void guess_quads_apart(const ss_system *sys, const ss_vbd_graph *g, const double *x0,
+                              const double *v0, double threshold, double h, double *x) {
+    const double *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    for (size_t c = 0; c < g->num_quads; c++) {
+        const vbd_quad *q = &g->quads[c];
+        const double *now[4], *then[4];
+        double inv[4];
+        for (int k = 0; k < 4; k++) {
+            now[k] = x + 3 * (size_t)q->node[k];
+            then[k] = x0 + 3 * (size_t)q->node[k];
+            inv[k] = pinned[q->node[k]] ? 0.0 : 1.0 / m[q->node[k]];
+        }
+        double w[4], n[3], depth, w0[4], n0[3], before = 0.0;
+        if (!ss_self_contact_at(q->kind, now, q->thickness, w, n, &depth))
+            continue;
+        if (!ss_self_contact_at(q->kind, then, q->thickness, w0, n0, &before))
+            before = 0.0;
+        const double W = (w[0] * w[0] * inv[0] + w[1] * w[1] * inv[1]) +
+                         (w[2] * w[2] * inv[2] + w[3] * w[3] * inv[3]);
+        if (!(W > 0.0))
+            continue;
+        double un = 0.0;
+        for (int k = 0; k < 4; k++) {
+            const double *vk = v0 + 3 * (size_t)q->node[k];
+            un += w[k] * ((vk[0] * n[0] + vk[1] * n[1]) + vk[2] * n[2]);
+        }
+        const double gained = un > threshold || !(before > 0.0) ? depth : depth - before;
+        if (!(gained > 0.0))
+            continue;
+        const double inertia = 1.0 / (W * (h * h));
+        const double apart = gained * (q->k / (q->k + inertia));
+        for (int k = 0; k < 4; k++) {
+            double *xk = x + 3 * (size_t)q->node[k];
+            const double share = (w[k] * inv[k]) / W;
+            for (int d = 0; d < 3; d++)
+                xk[d] = xk[d] + share * (apart * n[d]);
+        }
+    }
+}
+
 /* The contact pairs' restitution, pair by pair in their order, after v = (x - x0) / h (as
  * XPBD's, contact.c): a pair touching at x (normal n from i to j) that came in faster
  * than `threshold` m/s (u0 = (coming_j - coming_i).n < -threshold) leaves at e (-u0): du =
@@ -1590,6 +1638,8 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
         colouring = (vbd_colouring){graph->touch_order, graph->touch_start, graph->touch_colours};
     if (touching)
         guess_apart(sys, graph, x0, v, threshold, dt, x);
+    if (quads)
+        guess_quads_apart(sys, graph, x0, v, threshold, dt, x);
 
     /* 3. The passes. */
     const vbd_view vv = {sys->scratch.vbd,
