@@ -2067,6 +2067,18 @@ def _vbd_restitute_pairs(
 
 #: At most this many 4-node contacts' frictions frozen per vertex step (vbd.c).
 VBD_MAX_QUAD_FRICTIONS = 16
+#: A node of 4-node contacts moves at most this fraction of its least contact distance
+#: at the substep's start (vbd.c): the contacts then never close, nor cross.
+VBD_CONTACT_BOUND = 0.4
+
+
+def _hold_within(x0i: np.ndarray, bound: float, p: np.ndarray) -> np.ndarray:
+    """p moved back towards x0i to within ``bound`` of it (vbd.c, hold_within)."""
+    e = p - x0i
+    d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2]
+    if not d2 > bound * bound:
+        return p
+    return x0i + (bound / float(np.sqrt(d2))) * e
 
 
 def _quad_at(
@@ -2102,39 +2114,65 @@ class _Quads:
     """A vbd substep's 4-node contacts (vbd.c, find_quads): self-collision's node–triangle
     pairs (:func:`node_triangle_pairs`) and edge pairs (:func:`edge_pairs`, with edges on),
     and segment contact's pairs (:func:`segment_pairs`), those within their thickness T +
-    min(margin, T) at the inertial target y (margin: twice the farthest |y − x0|, for
-    segments at most 2 r_max); each (nodes, triangle?, T, k, μ) with k = κ m_eff/h² +
-    k_s (self-collision, k_s its stiffness) or the user's contact_stiffness else κ
-    m_eff/h² (segments), 1/m_eff = w_a + max(w_b, w_c, w_d) (node–triangle) or max(w_a,
-    w_b) + max(w_c, w_d) (two segments), w = 1/m, 0 pinned; each node's (contact, slot)
-    in contact order, and x, the positions the vertex solves read (updated in place)."""
+    2 R at the midpoints (x0 + y)/2 of the moves to the inertial target y (R: the farthest
+    a node's move is from the first node's); each (nodes, triangle?, T, k, μ) with k =
+    κ m_eff/h² + k_s (self-collision, k_s its stiffness) or the user's contact_stiffness
+    else κ m_eff/h² (segments), 1/m_eff = w_a + max(w_b, w_c, w_d) (node–triangle) or
+    max(w_a, w_b) + max(w_c, w_d) (two segments), w = 1/m, 0 pinned; each node's
+    (contact, slot) in contact order, x, the positions the vertex solves read (updated in
+    place), and each node's bound: VBD_CONTACT_BOUND times its least contact distance at
+    x0."""
 
     def __init__(self, s: State, x0: np.ndarray, y: np.ndarray, x: np.ndarray, h: float) -> None:
         self.items: list[tuple[list[int], bool, float, float, float]] = []
         self.x = x
-        moved2 = float(np.max(np.sum((y - x0) ** 2, axis=1), initial=0.0))
-        margin = 2.0 * float(np.sqrt(moved2))
+        mid = 0.5 * (x0 + y)  # found there: every contact met on the straight moves
         inv = np.where(s.pinned, 0.0, 1.0 / s.m)
         inv_h2 = 1.0 / (h * h)
+        #: How far each node may move from x0 in the substep (inf: any).
+        self.bound = np.full(len(s.x), np.inf)
 
         def add(
-            nodes: list[int],
-            triangle: bool,
-            thickness: float,
-            reach: float,
-            k_s: float | None,
-            mu: float,
+            nodes: list[int], triangle: bool, thickness: float, k_s: float | None, mu: float
         ) -> None:
-            if _quad_at(triangle, y[nodes], reach) is None:
-                return
             w = inv[nodes]
             w_max = w[0] + max(w[1], w[2], w[3]) if triangle else max(w[0], w[1]) + max(w[2], w[3])
             if not w_max > 0.0:
+                return
+            # R: the farthest a node's move is from the first's; kept when within T + 2 R
+            # at the midpoints (the distance changes by at most R along the moves)
+            moves = y[nodes] - x0[nodes]
+            rel = moves - moves[0]
+            far2 = float(
+                np.max((rel[:, 0] * rel[:, 0] + rel[:, 1] * rel[:, 1]) + rel[:, 2] * rel[:, 2])
+            )
+            reach = thickness + 2.0 * float(np.sqrt(far2))
+            at = mid[nodes]
+            first, second = (at[:1], at[1:]) if triangle else (at[:2], at[2:])
+            if np.any(first.min(0) - second.max(0) > reach) or np.any(
+                second.min(0) - first.max(0) > reach
+            ):
+                return  # farther than reach along an axis
+            if _quad_at(triangle, at, reach) is None:
                 return
             inertia = (1.0 / w_max) * inv_h2
             # deeper than VBD_PUSH_OUT h at x0: pushed to a thickness less by the rest
             start = _quad_at(triangle, x0[nodes], thickness)
             rest = start[2] - VBD_PUSH_OUT * h if start is not None else 0.0
+            # each node moves at most VBD_CONTACT_BOUND of the distance at x0
+            pts = x0[nodes]
+            if triangle:
+                wt = _closest_on_triangle(pts[0], pts[1:])
+                weights = np.array([1.0, -wt[0], -wt[1], -wt[2]])
+            else:
+                st, tt = _closest_on_segments(pts[0], pts[1], pts[2], pts[3])
+                weights = np.array([1.0 - st, st, -(1.0 - tt), -tt])
+            diff = weights @ pts
+            gap = float(np.sqrt(diff @ diff))
+            for i in nodes:
+                mine = VBD_CONTACT_BOUND * gap
+                if gap > 0.0 and mine < self.bound[i]:
+                    self.bound[i] = mine
             if rest > 0.0:
                 thickness = thickness - rest
             if k_s is None:  # segments
@@ -2147,25 +2185,16 @@ class _Quads:
 
         if s.self_collision is not None and s.dim == 3 and len(s.faces):
             thickness, k_s, mu, edges = s.self_collision
-            reach = thickness + min(margin, thickness)
             for p, t in node_triangle_pairs(s.faces, len(s.x)):
-                add([p, *(int(v) for v in s.faces[t])], True, thickness, reach, k_s, mu)
+                add([p, *(int(v) for v in s.faces[t])], True, thickness, k_s, mu)
             if edges:
                 for (a, b), (c, d) in edge_pairs(s.faces):
-                    add([a, b, c, d], False, thickness, reach, k_s, mu)
+                    add([a, b, c, d], False, thickness, k_s, mu)
         if s.contact is not None and s.contact.segments and s.dim == 3:
             r = s.contact.radii
-            near = min(margin, 2.0 * float(r.max(initial=0.0)))
             for (a, b), (c, d) in segment_pairs(s):
                 thickness = 0.5 * (r[a] + r[b]) + 0.5 * (r[c] + r[d])
-                add(
-                    [a, b, c, d],
-                    False,
-                    thickness,
-                    thickness + min(near, thickness),
-                    None,
-                    s.contact.friction,
-                )
+                add([a, b, c, d], False, thickness, None, s.contact.friction)
         self.of: list[list[tuple[int, int]]] = [[] for _ in range(len(s.x))]
         for c, (nodes, *_rest) in enumerate(self.items):
             for slot, i in enumerate(nodes):
@@ -2188,6 +2217,41 @@ class _Quads:
         pts = self.x[nodes].copy()
         pts[slot] = p
         return _quad_at(triangle, pts, thickness)
+
+
+def _vbd_guess_quads_apart(
+    s: State,
+    quads: _Quads,
+    x0: np.ndarray,
+    v0: np.ndarray,
+    threshold: float,
+    h: float,
+    x: np.ndarray,
+) -> None:
+    """The 4-node contacts' first guess apart, equal and opposite (vbd.c,
+    guess_quads_apart): each touching at x (weights w, normal n, depth d), in order, moved
+    apart by the contact-alone backward-Euler share k / (k + 1/(W h²)) of the depth gained
+    since x0 (all of it when separating faster than ``threshold``), node k by
+    (w_k/m_k)/W of it along n, W = Σ w_k²/m_k (1/m = 0 pinned): x in place."""
+    inv = np.where(s.pinned, 0.0, 1.0 / s.m)
+    for nodes, triangle, thickness, k, _mu in quads.items:
+        hit = _quad_at(triangle, x[nodes], thickness)
+        if hit is None:
+            continue
+        w, n, depth = hit
+        start = _quad_at(triangle, x0[nodes], thickness)
+        before = start[2] if start is not None else 0.0
+        big_w = float(np.sum(w * w * inv[nodes]))
+        if not big_w > 0.0:
+            continue
+        un = float(np.sum(w * (v0[nodes] @ n)))
+        gained = depth if un > threshold or not before > 0.0 else depth - before
+        if not gained > 0.0:
+            continue
+        inertia = 1.0 / (big_w * (h * h))
+        apart = gained * (k / (k + inertia))
+        for slot, i in enumerate(nodes):
+            x[i] = x[i] + ((w[slot] * inv[i]) / big_w) * (apart * n)
 
 
 def _vbd_quad_terms(
@@ -2402,6 +2466,11 @@ def _vbd(s: State, dt: float) -> None:
         touch = _Touch(s, pairs, x0, x, dt)
         g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
         _vbd_guess_apart(s, pairs, x0, v0, 2.0 * g * dt, dt, x)
+    if quads is not None:
+        g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
+        _vbd_guess_quads_apart(s, quads, x0, v0, 2.0 * g * dt, dt, x)
+        for i in range(len(x)):
+            x[i] = _hold_within(x0[i], quads.bound[i], x[i])
     for _ in range(s.iterations):
         for nodes, adjacency in colours:
             p = x[nodes].copy()
@@ -2433,6 +2502,9 @@ def _vbd(s: State, dt: float) -> None:
                 if not pending.any():
                     break
                 trial = p + dx
+                if quads is not None:
+                    for row, i in enumerate(nodes):
+                        trial[row] = _hold_within(x0[i], quads.bound[i], trial[row])
                 (trial_energy,) = _vbd_local(s, trial, nodes, x, x0, y, adjacency, dt, False)
                 if s.pressure:
                     trial_energy = trial_energy + np.array(

@@ -206,8 +206,8 @@ ss_status ss_contact_set_segments(ss_system *sys, int on);
 int ss_segments_search(const ss_system *sys, const double *x, ss_contact_scratch *found,
                        double margin);
 /* VBD: the segment pairs within 2 r_max + margin at x into found->segments (as the
- * search), then visit, in pair order, each within R_e + R_f + min(margin, R_e + R_f) at x
- * (kind SS_QUAD_EDGES, thickness R_e + R_f). -1 when out of memory or visit says stop. */
+ * search), then visit, in pair order, each within R_e + R_f + margin at x (kind
+ * SS_QUAD_EDGES, thickness R_e + R_f). -1 when out of memory or visit says stop. */
 int ss_segments_near(const ss_system *sys, ss_contact_scratch *found, const double *x,
                      double margin, ss_quad_visit visit, void *context);
 /* Pairs in found's list (0 when off or after a failed search). */

@@ -201,7 +201,7 @@ int ss_segments_near(const ss_system *sys, ss_contact_scratch *found, const doub
         ss_edge_pair_nodes(&sg->list, c, at);
         const int32_t *pair = sg->list.pairs + 2 * c;
         const double thickness = sg->radius[pair[0]] + sg->radius[pair[1]];
-        const double reach = thickness + (margin < thickness ? margin : thickness);
+        const double reach = thickness + margin;
         const int32_t node[4] = {(int32_t)at[0], (int32_t)at[1], (int32_t)at[2], (int32_t)at[3]};
         double w[4], n[3], depth;
         if (ss_edge_contact_at(x, 3, at, reach, w, n, &depth) &&

@@ -379,7 +379,7 @@ ss_status ss_self_collision_copy(ss_system *dst, const ss_system *src) {
     sc->thickness = from->thickness;
     sc->stiffness = from->stiffness;
     sc->friction = from->friction;
-    sc->margin = from->margin;
+    sc->margin = from->thickness; /* as set: a margin vbd grew is the original's scratch */
     sc->edges_on = from->edges_on;
     sc->pending = from->pending;
     dst->self_collision = sc;
@@ -1037,12 +1037,13 @@ size_t ss_self_collision_constraints_pushed(const ss_system *sys) {
 
 /* ---- Self-collision as contact energy (VBD) ---------------------------------------
  *
- * VBD (vbd.c) finds the substep's contacts once, near its inertial target: the list is
- * made to hold every pair within h + extra there (rebuilt unless no node moved more than
- * (margin - extra) / 2 since its build; before a rebuild its crossings are counted at
- * the positions the substep starts from, never at the target, which no node has
- * reached), and its node-triangle candidates, then its edge pairs, in list order, that
- * are within h + extra at the target are handed to the caller. Each is then a 4-node
+ * VBD (vbd.c) finds the substep's contacts once, at positions of its own (midway to its
+ * inertial target): the list is made to hold every pair within h + extra there (rebuilt
+ * unless no node moved more than (margin - extra) / 2 since its build; the margin grows
+ * to extra when that is larger, for this and the later builds; before a rebuild its
+ * crossings are counted at the positions the substep starts from, never at positions no
+ * node has reached), and its node-triangle candidates, then its edge pairs, in list
+ * order, that are within h + extra there are handed to the caller. Each is then a 4-node
  * contact of the vertex blocks, whose closest points the blocks find again at their
  * iterates (ss_self_contact_at). */
 
@@ -1070,10 +1071,32 @@ int ss_self_contact_at(int kind, const double *const pts[4], double thickness, d
     return ss_self_contact_normal(n, d2, thickness, a, b, c, d, depth);
 }
 
+double ss_self_contact_gap(int kind, const double *const pts[4]) {
+    const double *a = pts[0], *b = pts[1], *c = pts[2], *d = pts[3];
+    double w[4], d2 = 0.0;
+    if (kind == SS_QUAD_NODE_TRIANGLE) {
+        double wt[3];
+        ss_closest_weights(a, b, c, d, wt);
+        w[0] = 1.0, w[1] = -wt[0], w[2] = -wt[1], w[3] = -wt[2];
+    } else {
+        double s, t;
+        ss_segments_closest(a, b, c, d, &s, &t);
+        ss_edge_weights(s, t, w);
+    }
+    for (int q = 0; q < 3; q++) {
+        const double r = (w[0] * a[q] + w[1] * b[q]) + (w[2] * c[q] + w[3] * d[q]);
+        d2 += r * r;
+    }
+    return sqrt(d2);
+}
+
 int ss_self_collision_near(const ss_system *sys, const double *now, const double *x, double extra,
                            ss_quad_visit visit, void *context) {
     ss_self_collision *sc = sys->self_collision;
-    extra = extra < sc->margin ? extra : sc->margin;
+    if (extra > sc->margin) { /* a reach beyond the list's: a wider list from now on */
+        sc->margin = extra;
+        sc->valid = 0;
+    }
     if (!fits_within(sc, sys, x, extra)) {
         ss_self_collision_count_crossings(sc, sys, now); /* over the old list, at real ones */
         sc->valid = 0;

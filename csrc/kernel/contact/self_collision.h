@@ -72,8 +72,10 @@ size_t ss_self_collision_constraints_pushed(const ss_system *sys);
  * unit normal n = (p - q) / |p - q| and the depth thickness - |p - q|. */
 int ss_self_contact_at(int kind, const double *const pts[4], double thickness, double w[4],
                        double n[3], double *depth);
-/* The list made to hold every pair within thickness + extra (m, at most the list's margin,
- * the thickness) at x, its crossings counted at `now` before a rebuild; then visit each
+/* The distance of the closest points of a 4-node contact at points pts, m. */
+double ss_self_contact_gap(int kind, const double *const pts[4]);
+/* The list made to hold every pair within thickness + extra (m; the list's margin grows to
+ * extra if less) at x, its crossings counted at `now` before a rebuild; then visit each
  * node-triangle candidate, then each edge pair, in list order, within thickness + extra at
  * x. -1 when out of memory or when visit says stop. */
 int ss_self_collision_near(const ss_system *sys, const double *now, const double *x, double extra,

@@ -155,6 +155,10 @@
 #include <omp.h>
 #endif
 
+/* A node of 4-node contacts moves at most this fraction of its least contact distance at
+ * the substep's start (the header comment, "crossings"): the contact's closest points then
+ * close by at most 2 x 0.4 of it, so they never meet, and never cross. */
+#define SS_VBD_CONTACT_BOUND 0.4
 /* Halvings of a Newton step that raised its vertex's energy before it is skipped. */
 #define SS_VBD_BACKTRACKS 3
 /* A step "raises" G when it adds more than SS_VBD_ROUNDING times G's rounding scale:
@@ -235,6 +239,9 @@ struct ss_vbd_graph {
     size_t *link_start; /* (N + 1,) */
     int32_t *link_other;
     size_t link_room;
+    double *mid; /* (N, 3) where the contacts are searched: (x0 + y) / 2 */
+    size_t mid_room;
+    double *bound; /* (N,) how far each node may move in the substep, m (inf: any) */
 };
 
 void ss_vbd_forget(ss_system *sys) {
@@ -262,6 +269,8 @@ void ss_vbd_forget(ss_system *sys) {
     ss_free(g->quad_ref);
     ss_free(g->link_start);
     ss_free(g->link_other);
+    ss_free(g->mid);
+    ss_free(g->bound);
     ss_free(g);
     sys->scratch.vbd = NULL;
 }
@@ -277,7 +286,8 @@ size_t ss_vbd_nbytes(const ss_system *sys) {
                                        : 0;
     const size_t quads = g->quad_room * (sizeof(vbd_quad) + 4 * sizeof(int32_t)) +
                          (g->quad_start ? 2 * (n + 1) * sizeof(size_t) : 0) +
-                         g->link_room * sizeof(int32_t);
+                         g->link_room * sizeof(int32_t) +
+                         (g->mid_room + (g->mid_room + 2) / 3) * sizeof(double);
     return sizeof *g + (n + 1) * sizeof(size_t) + 2 * (2 * m + 1) * sizeof(int32_t) +
            (n + 1) * sizeof(int32_t) + (g->num_colours + 1) * sizeof(size_t) +
            (n + 1) * sizeof(size_t) + 2 * (g->gas_start[n] + 1) * sizeof(int32_t) + touch + quads;
@@ -707,6 +717,17 @@ static int newton(const double *h, const double *f, int dim, double *dx) {
  * friction from the later ones in that step). */
 #define SS_VBD_MAX_QUAD_FRICTIONS 16
 
+/* p moved back towards x0i to within `bound` of it (a node of 4-node contacts moves at
+ * most that far in the substep: the header comment, "crossings"). */
+static void hold_within(const double *x0i, double bound, double *p) {
+    const double e0 = p[0] - x0i[0], e1 = p[1] - x0i[1], e2 = p[2] - x0i[2];
+    const double d2 = (e0 * e0 + e1 * e1) + e2 * e2;
+    if (!(d2 > bound * bound))
+        return;
+    const double s = bound / sqrt(d2);
+    p[0] = x0i[0] + s * e0, p[1] = x0i[1] + s * e1, p[2] = x0i[2] + s * e2;
+}
+
 /* One 4-node contact's friction on the node in its slot, frozen for the node's step: the
  * normal n, the force mu lambda, N, the node's weight w and the others' share of the
  * contact's slip, rest = sum over the other slots of w_k (x_k - x0_k), m: the slip is
@@ -1054,6 +1075,8 @@ static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
         double p[3] = {0.0, 0.0, 0.0};
         for (int q = 0; q < dim; q++)
             p[q] = xi[q] + dx[q];
+        if (vv->quads)
+            hold_within(x0i, vv->g->bound[i], p);
         double trial = local_energy(vv, i, p);
         if (gas)
             trial += gas_energy(vv, i, p);
@@ -1256,7 +1279,7 @@ static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, c
 typedef struct {
     const ss_system *sys;
     ss_vbd_graph *g;
-    const double *x0;
+    const double *x0, *y, *mid;
     double h, inv_h2, k_s, user_k, mu;
     int segments;
 } quad_finding;
@@ -1303,16 +1326,39 @@ static int quad_add(void *context, int kind, const int32_t node[4], double thick
     if (!(w_max > 0.0))
         return 0;
     const double inertia = (1.0 / w_max) * qf->inv_h2;
+    /* R: the farthest a node's move to the target is from node a's, so that the closest
+     * points' distance changes by at most R from the midpoints along the moves (the
+     * weights sum to 0 and their sizes to 2); kept when within T + 2 R there. */
+    const double *pts[4], *mids[4];
+    double far2 = 0.0;
+    for (int k = 0; k < 4; k++) {
+        const size_t at = 3 * (size_t)node[k], a = 3 * (size_t)node[0];
+        pts[k] = qf->x0 + at;
+        mids[k] = qf->mid + at;
+        double d2 = 0.0;
+        for (int q = 0; q < 3; q++) {
+            const double e = (qf->y[at + q] - qf->x0[at + q]) - (qf->y[a + q] - qf->x0[a + q]);
+            d2 += e * e;
+        }
+        far2 = d2 > far2 ? d2 : far2;
+    }
+    double w[4], n[3], depth = 0.0;
+    if (!ss_self_contact_at(kind, mids, thickness + 2.0 * sqrt(far2), w, n, &depth))
+        return 0;
     /* Deeper than SS_VBD_PUSH_OUT h at the start (placed so): the thickness it pushes
      * to in the substep is less by the rest, as a pair's delta_rest. */
-    const double *pts[4];
-    for (int k = 0; k < 4; k++)
-        pts[k] = qf->x0 + 3 * (size_t)node[k];
-    double w[4], n[3], depth = 0.0;
     const double rest = ss_self_contact_at(kind, pts, thickness, w, n, &depth)
                             ? depth - SS_VBD_PUSH_OUT * qf->h
                             : 0.0;
+    /* Each node moves at most SS_VBD_CONTACT_BOUND of the contact's distance at the
+     * start in the substep (vbd.c, "crossings"). */
+    const double gap = ss_self_contact_gap(kind, pts);
     ss_vbd_graph *g = qf->g;
+    for (int k = 0; k < 4; k++) {
+        double *b = &g->bound[node[k]];
+        const double mine = SS_VBD_CONTACT_BOUND * gap;
+        *b = gap > 0.0 && mine < *b ? mine : *b;
+    }
     if (!fit_quads(g, g->num_quads + 1))
         return 1;
     vbd_quad *q = &g->quads[g->num_quads++];
@@ -1326,10 +1372,12 @@ static int quad_add(void *context, int kind, const int32_t node[4], double thick
 }
 
 /* The substep's 4-node contacts (the header comment): self-collision's candidates and
- * segment contact's pairs within their thickness + margin at the inertial target y (the
- * margin twice the farthest a node's target is from its start, at most the thickness),
- * in their lists' order, self-collision's first; each node's (contact, slot) in contact
- * order. 1: some, 0: none, -1: out of memory. */
+ * segment contact's pairs within their thickness + margin at the midpoints (x0 + y) / 2
+ * of the nodes' moves to the inertial target, the margin twice the farthest move |y -
+ * x0| (a contact met anywhere on the straight moves from x0 to y is within its thickness
+ * + the farthest move there: found however fast the nodes go), in their lists' order,
+ * self-collision's first; each node's (contact, slot) in contact order. 1: some, 0:
+ * none, -1: out of memory. */
 static int find_quads(const ss_system *sys, ss_vbd_graph *g, const double *x0, const double *y,
                       double h) {
     g->num_quads = 0;
@@ -1338,33 +1386,52 @@ static int find_quads(const ss_system *sys, ss_vbd_graph *g, const double *x0, c
     if (!self && !segments)
         return 0;
     const size_t n = sys->num_nodes;
-    double moved2 = 0.0;
-    for (size_t i = 0; i < n; i++) {
-        double d2 = 0.0;
-        for (size_t q = 3 * i; q < 3 * (i + 1); q++)
-            d2 += (y[q] - x0[q]) * (y[q] - x0[q]);
-        moved2 = d2 > moved2 ? d2 : moved2;
+    /* The box of the moves y - x0: any two nodes' moves differ by at most its diagonal,
+     * 2 `spread`, so a contact kept (within T + 2 R, R <= 2 spread) is within T + 4
+     * spread at the midpoints: the searches' margin (a common move changes no distance). */
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t q = 0; q < 3 * n; q++) {
+        const double d = y[q] - x0[q];
+        lo[q % 3] = d < lo[q % 3] ? d : lo[q % 3];
+        hi[q % 3] = d > hi[q % 3] ? d : hi[q % 3];
     }
-    const double margin = 2.0 * sqrt(moved2);
-    quad_finding qf = {sys, g, x0, h, 1.0 / (h * h), 0.0, 0.0, 0.0, 0};
+    double spread2 = 0.0;
+    for (int q = 0; q < 3; q++)
+        spread2 += 0.25 * (hi[q] - lo[q]) * (hi[q] - lo[q]);
+    const double margin = 4.0 * (1.0 + 1e-9) * sqrt(spread2);
+    if (g->mid_room < 3 * n + 1) {
+        double *fresh = ss_malloc((3 * n + 1) * sizeof *fresh);
+        double *bound = ss_malloc((n + 1) * sizeof *bound);
+        if (!fresh || !bound) {
+            ss_free(fresh);
+            ss_free(bound);
+            return -1;
+        }
+        ss_free(g->mid);
+        ss_free(g->bound);
+        g->mid = fresh;
+        g->bound = bound;
+        g->mid_room = 3 * n + 1;
+    }
+    double *mid = g->mid;
+    for (size_t q = 0; q < 3 * n; q++)
+        mid[q] = 0.5 * (x0[q] + y[q]);
+    for (size_t i = 0; i < n; i++)
+        g->bound[i] = INFINITY;
+    quad_finding qf = {sys, g, x0, y, mid, h, 1.0 / (h * h), 0.0, 0.0, 0.0, 0};
     if (self) {
         double setting[4];
         ss_self_collision_get(sys, setting);
         qf.k_s = setting[1];
         qf.mu = setting[2];
-        if (ss_self_collision_near(sys, x0, y, margin, quad_add, &qf))
+        if (ss_self_collision_near(sys, x0, mid, margin, quad_add, &qf))
             return -1;
     }
     if (segments) {
-        const double *r = SS_DOUBLES(sys, SS_RADII);
-        double r_max = 0.0;
-        for (size_t i = 0; i < n; i++)
-            r_max = r[i] > r_max ? r[i] : r_max;
         qf.segments = 1;
         qf.mu = sys->contact->friction;
         qf.user_k = sys->contact->stiffness == SS_CONTACT_FROM_STEP ? 0.0 : sys->contact->stiffness;
-        if (ss_segments_near(sys, &g->near, y, margin < 2.0 * r_max ? margin : 2.0 * r_max,
-                             quad_add, &qf))
+        if (ss_segments_near(sys, &g->near, mid, margin, quad_add, &qf))
             return -1;
     }
     if (!g->num_quads)
@@ -1638,8 +1705,11 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
         colouring = (vbd_colouring){graph->touch_order, graph->touch_start, graph->touch_colours};
     if (touching)
         guess_apart(sys, graph, x0, v, threshold, dt, x);
-    if (quads)
+    if (quads) {
         guess_quads_apart(sys, graph, x0, v, threshold, dt, x);
+        for (size_t i = 0; i < n; i++)
+            hold_within(x0 + 3 * i, graph->bound[i], x + 3 * i);
+    }
 
     /* 3. The passes. */
     const vbd_view vv = {sys->scratch.vbd,
