@@ -314,18 +314,25 @@ def aero_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
 SELF_COLLISION_SLIP = 1e-3
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b of two 3-vectors (np.cross's formula, without its general machinery)."""
+    return np.array(
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    )
+
+
 def _closest_on_triangle(p: np.ndarray, tri: np.ndarray) -> np.ndarray:
     """Barycentric weights (3,) of the point of triangle ``tri`` (3, 3) closest to p: the
     projection on its plane when that is inside, else the closest of its three edges'
     closest points (a different route from the kernel's region tests)."""
     a, b, c = tri
     e1, e2 = b - a, c - a
-    normal = np.cross(e1, e2)
+    normal = _cross(e1, e2)
     nn = float(normal @ normal)
     if nn > 0.0:
         r = p - a
-        u = float(np.cross(r, e2) @ normal) / nn
-        v = float(np.cross(e1, r) @ normal) / nn
+        u = float(_cross(r, e2) @ normal) / nn
+        v = float(_cross(e1, r) @ normal) / nn
         if u >= 0.0 and v >= 0.0 and u + v <= 1.0:
             return np.array([1.0 - u - v, u, v])
     best, weights = np.inf, np.zeros(3)
@@ -2102,7 +2109,7 @@ def _quad_at(
     if not dist < thickness:
         return None
     if dist == 0.0:
-        normal = np.cross(b - a, d - c)
+        normal = _cross(b - a, d - c)
         length = float(np.sqrt(normal @ normal))
         if not length > 0.0:
             return None
