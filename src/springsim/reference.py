@@ -2476,8 +2476,8 @@ def _vbd(s: State, dt: float) -> None:
     if quads is not None:
         g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
         _vbd_guess_quads_apart(s, quads, x0, v0, 2.0 * g * dt, dt, x)
-        for i in range(len(x)):
-            x[i] = _hold_within(x0[i], quads.bound[i], x[i])
+        for node in range(len(x)):
+            x[node] = _hold_within(x0[node], quads.bound[node], x[node])
     for _ in range(s.iterations):
         for nodes, adjacency in colours:
             p = x[nodes].copy()
