@@ -2176,9 +2176,9 @@ class _Quads:
                 weights = np.array([1.0 - st, st, -(1.0 - tt), -tt])
             diff = weights @ pts
             gap = float(np.sqrt(diff @ diff))
-            for i in nodes:
+            for i in nodes:  # (a pinned node moves with its velocity)
                 mine = VBD_CONTACT_BOUND * gap
-                if gap > 0.0 and mine < self.bound[i]:
+                if gap > 0.0 and mine < self.bound[i] and not s.pinned[i]:
                     self.bound[i] = mine
             if rest > 0.0:
                 thickness = thickness - rest

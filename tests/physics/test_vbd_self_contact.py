@@ -243,3 +243,21 @@ def test_the_books_balance_with_self_contact():
     sim.step(1 / 240, steps=48, method="vbd")
     assert sim.energy().total + sim.dissipated == pytest.approx(e0, abs=1e-9 * max(e0, 1.0))
     assert sim.dissipated > 1e-3 * e0
+
+
+@pytest.mark.parametrize("method", ["symplectic_euler", "vbd"])
+def test_the_counter_counts_a_node_driven_through_a_triangle(method):
+    # A pinned node dragged at 1 m/s (2 cm a substep of 1/50 s) straight through a
+    # pinned triangle: nothing can stop it, and the counter must see it once in
+    # vbd as in the force methods (self-collision's list, searched by vbd along the moves,
+    # is checked at the end of each step call).
+    sim = ss.System(dim=3)
+    sim.add_nodes([[0, 0, 0], [1, 0, 0], [0, 0, 1], [0.2, 0.05, 0.2]], masses=1.0)
+    sim.add_faces([[0, 1, 2]])
+    sim.pin([0, 1, 2])
+    sim.pin(3, velocity=(0.0, -1.0, 0.0))  # dragged
+    sim.enable_self_collision(0.01, stiffness=100.0)
+    for _ in range(5):
+        sim.step(1 / 50, method=method)
+    assert sim.positions[3, 1] == pytest.approx(-0.05)
+    assert sim.self_collision_crossings == 1

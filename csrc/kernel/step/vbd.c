@@ -1407,10 +1407,10 @@ static int quad_add(void *context, int kind, const int32_t node[4], double thick
      * start in the substep (vbd.c, "crossings"). */
     const double gap = ss_self_contact_gap(kind, pts);
     ss_vbd_graph *g = qf->g;
-    for (int k = 0; k < 4; k++) {
+    for (int k = 0; k < 4; k++) { /* (a pinned node moves with its velocity) */
         double *b = &g->bound[node[k]];
         const double mine = SS_VBD_CONTACT_BOUND * gap;
-        *b = gap > 0.0 && mine < *b ? mine : *b;
+        *b = gap > 0.0 && mine < *b && !pinned[node[k]] ? mine : *b;
     }
     if (!fit_quads(g, g->num_quads + 1))
         return 1;
