@@ -92,9 +92,10 @@ def test_two_cloths_meeting_step_as_the_reference_does(edges, friction, speed, d
     sim, _first, thickness = two_sheets(3, gap=0.12, speed=speed, edges=edges)
     sim.enable_self_collision(thickness, friction=friction, edges=edges)
     sim.gravity = (0.0, -9.81, 0.0)
+    sim.iterations = 5  # the reference's passes are Python loops
     ref = reference.State.from_system(sim)
     assert ref.self_collision is not None
-    touched = assert_steps_as_the_reference(sim, dt, 10)
+    touched = assert_steps_as_the_reference(sim, dt, 8)
     assert touched > 0.0  # they touched: the test tested the contacts
 
 

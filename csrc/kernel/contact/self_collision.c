@@ -1039,8 +1039,9 @@ size_t ss_self_collision_constraints_pushed(const ss_system *sys) {
  *
  * VBD (vbd.c) finds the substep's contacts once, at positions of its own (midway to its
  * inertial target): the list is made to hold every pair within h + extra there (rebuilt
- * unless no node moved more than (margin - extra) / 2 since its build; the margin grows
- * to extra when that is larger, for this and the later builds; before a rebuild its
+ * unless no node moved more than (margin - extra) / 2 since its build; the margin is set
+ * to twice extra, at least the thickness, when it is less than extra or more than four
+ * times that, for this and the later builds; before a rebuild its
  * crossings are counted at the positions the substep starts from, never at positions no
  * node has reached), and its node-triangle candidates, then its edge pairs, in list
  * order, that are within h + extra there are handed to the caller. Each is then a 4-node
@@ -1093,8 +1094,12 @@ double ss_self_contact_gap(int kind, const double *const pts[4]) {
 int ss_self_collision_near(const ss_system *sys, const double *now, const double *x, double extra,
                            ss_quad_visit visit, void *context) {
     ss_self_collision *sc = sys->self_collision;
-    if (extra > sc->margin) { /* a reach beyond the list's: a wider list from now on */
-        sc->margin = extra;
+    /* The list's margin: twice the reach asked for (so that it is kept while the nodes
+     * move less than extra / 2), at least the thickness; changed when too small, or
+     * four times too large (a fast move is over). */
+    const double wanted = 2.0 * extra > sc->thickness ? 2.0 * extra : sc->thickness;
+    if (extra > sc->margin || 4.0 * wanted < sc->margin) {
+        sc->margin = wanted;
         sc->valid = 0;
     }
     if (!fits_within(sc, sys, x, extra)) {

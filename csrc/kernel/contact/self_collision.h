@@ -74,8 +74,9 @@ int ss_self_contact_at(int kind, const double *const pts[4], double thickness, d
                        double n[3], double *depth);
 /* The distance of the closest points of a 4-node contact at points pts, m. */
 double ss_self_contact_gap(int kind, const double *const pts[4]);
-/* The list made to hold every pair within thickness + extra (m; the list's margin grows to
- * extra if less) at x, its crossings counted at `now` before a rebuild; then visit each
+/* The list made to hold every pair within thickness + extra (m; the list's margin made
+ * twice extra, at least the thickness, when less than extra or more than four times that)
+ * at x, its crossings counted at `now` before a rebuild; then visit each
  * node-triangle candidate, then each edge pair, in list order, within thickness + extra at
  * x. -1 when out of memory or when visit says stop. */
 int ss_self_collision_near(const ss_system *sys, const double *now, const double *x, double extra,
