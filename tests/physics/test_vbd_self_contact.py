@@ -108,7 +108,7 @@ def test_crossed_strings_step_as_the_reference_does():
 
 
 def test_one_and_two_threads_give_the_same_bits(settings):
-    # 2 × 784 nodes, 8,800 springs (over the 8,192 that make the kernel use threads):
+    # 2 × 784 nodes, 8,852 springs (over the 8,192 that make the kernel use threads):
     # the contacts' nodes are coloured apart, so two threads solving a colour's nodes in
     # any order give one thread's bits.
     def run(threads: int) -> np.ndarray:
