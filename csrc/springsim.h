@@ -615,14 +615,12 @@ int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double
 
 /* Acceleration from the forces on nodes that are not springs (gravity, drag,
  * external, gas, air on faces), 0 if pinned: XPBD's prediction uses it (it solves
- * node-node contact and self-collision as constraints). */
+ * node-node contact and self-collision as constraints), and VBD's explicit part (it
+ * takes them as contact energy in its blocks, vbd.c). */
 void ss_forces_external(ss_system *sys, const double *x, const double *v, double *a);
 /* The same, and node-node contact and self-collision as forces: every force but the
  * springs', as an acceleration. */
 void ss_forces_beside_springs(ss_system *sys, const double *x, const double *v, double *a);
-/* The same less the node-node pairs (segment contact and self-collision stay): VBD's
- * explicit part (vbd.c, which takes the pairs as contact energy in its blocks). */
-void ss_forces_beside_pairs(ss_system *sys, const double *x, const double *v, double *a);
 
 #include "aero.h"
 #include "pressure.h"

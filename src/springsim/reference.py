@@ -82,6 +82,10 @@ class State:
     colliders : sequence of Collider, optional
         Planes, spheres, boxes and capsules, in the kernel's order (see
         :class:`Collider`); the "xpbd" and "vbd" methods model them here (not meshes).
+    self_collision : (thickness, stiffness, friction, edges), optional
+        Self-collision of the faces, as :meth:`springsim.System.enable_self_collision`
+        sets it: the "vbd" method models it here (its 4-node contact energy); the other
+        methods' forces are :func:`self_collision_forces` and :func:`edge_contact_forces`.
     """
 
     def __init__(
@@ -107,6 +111,7 @@ class State:
         drag_coefficient: float = 0.0,
         contact: Contact | None = None,
         colliders: Iterable[Collider] = (),
+        self_collision: tuple[float, float, float, bool] | None = None,
     ) -> None:
         self.x = np.array(positions, dtype=np.float64)
         n, dim = self.x.shape
@@ -144,6 +149,8 @@ class State:
         self.contact = contact
         #: Colliders, in the kernel's order (xpbd's constraints, vbd's contact energy).
         self.colliders = list(colliders)
+        #: Self-collision (thickness, stiffness, friction, edges), or None: off.
+        self.self_collision = self_collision
         #: vbd's colours and adjacency, with the springs and pins they were built for.
         self._vbd_cache: tuple[tuple[bytes, bytes, int], list] | None = None  # type: ignore[type-arg]
 
@@ -176,7 +183,17 @@ class State:
             drag_coefficient=sim.drag_coefficient,
             contact=Contact.from_system(sim) if sim._has_radii() else None,
             colliders=[Collider.from_row(sim, row) for row in sim._colliders()],
+            self_collision=_self_collision_of(sim),
         )
+
+
+def _self_collision_of(sim: _core.System) -> tuple[float, float, float, bool] | None:
+    """(thickness, stiffness, friction, edges) of sim's self-collision, or None."""
+    setting = sim._self_collision()
+    if setting is None:
+        return None
+    thickness, stiffness, friction, _crossings, edges = setting
+    return float(thickness), float(stiffness), float(friction), bool(edges)
 
 
 # ---------------------------------------------------------------- the forces
@@ -297,18 +314,25 @@ def aero_power(s: State, x: np.ndarray, v: np.ndarray) -> float:
 SELF_COLLISION_SLIP = 1e-3
 
 
+def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """a × b of two 3-vectors (np.cross's formula, without its general machinery)."""
+    return np.array(
+        [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+    )
+
+
 def _closest_on_triangle(p: np.ndarray, tri: np.ndarray) -> np.ndarray:
     """Barycentric weights (3,) of the point of triangle ``tri`` (3, 3) closest to p: the
     projection on its plane when that is inside, else the closest of its three edges'
     closest points (a different route from the kernel's region tests)."""
     a, b, c = tri
     e1, e2 = b - a, c - a
-    normal = np.cross(e1, e2)
+    normal = _cross(e1, e2)
     nn = float(normal @ normal)
     if nn > 0.0:
         r = p - a
-        u = float(np.cross(r, e2) @ normal) / nn
-        v = float(np.cross(e1, r) @ normal) / nn
+        u = float(_cross(r, e2) @ normal) / nn
+        v = float(_cross(e1, r) @ normal) / nn
         if u >= 0.0 and v >= 0.0 and u + v <= 1.0:
             return np.array([1.0 - u - v, u, v])
     best, weights = np.inf, np.zeros(3)
@@ -344,8 +368,28 @@ def self_collision_forces(
     """
     f = np.zeros_like(x)
     energy = power = 0.0
+    for p, t in node_triangle_pairs(faces, len(x)):
+        tri = faces[t]
+        corners = x[tri]
+        w = _closest_on_triangle(x[p], corners)
+        law = _self_contact_law(
+            x[p] - w @ corners, v[p] - w @ v[tri], thickness, stiffness, friction
+        )
+        if law is None:
+            continue
+        force, pair_energy, pair_power = law
+        energy += pair_energy
+        power += pair_power
+        f[p] += force
+        f[tri] -= w[:, None] * force[None, :]
+    return f, energy, power
 
-    # Left out, as in the kernel: the far vertex of a triangle across an edge.
+
+def node_triangle_pairs(faces: np.ndarray, num_nodes: int) -> list[tuple[int, int]]:
+    """The (node, triangle) pairs self-collision may act on, triangle by triangle, node by
+    node: every node but the triangle's vertices and the far vertex of a triangle sharing
+    one of its edges (a third triangle on an edge pairs with none)."""
+
     def edge(a: int, b: int) -> tuple[int, int]:
         return (a, b) if a < b else (b, a)
 
@@ -353,29 +397,16 @@ def self_collision_forces(
     for t, tri in enumerate(faces.tolist()):
         for k in range(3):
             by_edge.setdefault(edge(tri[k], tri[(k + 1) % 3]), []).append(t)
-    for t, tri in enumerate(faces):
-        corners = x[tri]
+    out = []
+    for t, tri in enumerate(faces.tolist()):
         far: set[int] = set()
         for k in range(3):
-            sharing = by_edge[edge(int(tri[k]), int(tri[(k + 1) % 3]))]
-            if len(sharing) == 2:  # a third triangle on an edge pairs with none
+            sharing = by_edge[edge(tri[k], tri[(k + 1) % 3])]
+            if len(sharing) == 2:
                 other = faces[sharing[0] if sharing[1] == t else sharing[1]]
                 far.update(int(v) for v in other if v not in tri)
-        for p in range(len(x)):
-            if p in tri or p in far:
-                continue
-            w = _closest_on_triangle(x[p], corners)
-            law = _self_contact_law(
-                x[p] - w @ corners, v[p] - w @ v[tri], thickness, stiffness, friction
-            )
-            if law is None:
-                continue
-            force, pair_energy, pair_power = law
-            energy += pair_energy
-            power += pair_power
-            f[p] += force
-            f[tri] -= w[:, None] * force[None, :]
-    return f, energy, power
+        out += [(p, t) for p in range(num_nodes) if p not in tri and p not in far]
+    return out
 
 
 def _self_contact_law(
@@ -1758,9 +1789,11 @@ def _vbd_entering(
     force: np.ndarray,
     hh: np.ndarray,
     touch: _Touch | None = None,
+    quads: _Quads | None = None,
 ) -> tuple[np.ndarray, np.ndarray]:
     """A collider the Newton step enters, apart at the iterate: its contact linearised at
-    the trial point joins the block and the step is taken again (vbd.c)."""
+    the trial point joins the block and the step is taken again (vbd.c); likewise a
+    contact pair and a 4-node contact."""
     dim = s.dim
     dx, ok = dx.copy(), ok.copy()
     for row in range(len(nodes)):
@@ -1802,6 +1835,10 @@ def _vbd_entering(
             force[row, :dim] += kp * reach * n[:dim]
             _add_outer(hh[row], kp, n, dim)
             entered = True
+        if quads is not None:
+            entered |= _vbd_quads_entering(
+                quads, int(nodes[row]), p[row], dx[row], force[row], hh[row]
+            )
         if entered:
             again, good = _vbd_newton(force[row : row + 1], hh[row : row + 1], dim)
             dx[row], ok[row] = again[0], good[0]
@@ -2035,6 +2072,295 @@ def _vbd_restitute_pairs(
             v[j, q] = v[j, q] + (wj / wsum) * (du * n[q])
 
 
+#: At most this many 4-node contacts' frictions frozen per vertex step (vbd.c).
+VBD_MAX_QUAD_FRICTIONS = 16
+#: A node of 4-node contacts moves at most this fraction of its least contact distance
+#: at the substep's start (vbd.c): the contacts then never close, nor cross.
+VBD_CONTACT_BOUND = 0.4
+
+
+def _hold_within(x0i: np.ndarray, bound: float, p: np.ndarray) -> np.ndarray:
+    """p moved back towards x0i to within ``bound`` of it (vbd.c, hold_within)."""
+    e = p - x0i
+    d2 = (e[0] * e[0] + e[1] * e[1]) + e[2] * e[2]
+    if not d2 > bound * bound:
+        return p
+    return x0i + (bound / float(np.sqrt(d2))) * e
+
+
+def _quad_at(
+    triangle: bool, pts: np.ndarray, thickness: float
+) -> tuple[np.ndarray, np.ndarray, float] | None:
+    """A 4-node contact at points ``pts`` (4, 3): node 0 against triangle (1, 2, 3), or
+    segment (0, 1) against segment (2, 3). None when its closest points p, q are
+    ``thickness`` or more apart; else the signed weights w (p − q = Σ w_k pts_k), the
+    unit normal n = (p − q)/|p − q| and the depth thickness − |p − q| (at |p − q| = 0:
+    the normal of the two sides' cross product, depth the thickness; vbd.c, quad_depth)."""
+    if triangle:
+        wt = _closest_on_triangle(pts[0], pts[1:])
+        w = np.array([1.0, -wt[0], -wt[1], -wt[2]])
+        a, b, c, d = pts[1], pts[2], pts[1], pts[3]
+    else:
+        st, tt = _closest_on_segments(pts[0], pts[1], pts[2], pts[3])
+        w = np.array([1.0 - st, st, -(1.0 - tt), -tt])
+        a, b, c, d = pts
+    diff = w @ pts
+    dist = float(np.sqrt(diff @ diff))
+    if not dist < thickness:
+        return None
+    if dist == 0.0:
+        normal = _cross(b - a, d - c)
+        length = float(np.sqrt(normal @ normal))
+        if not length > 0.0:
+            return None
+        return w, normal / length, thickness
+    return w, diff / dist, thickness - dist
+
+
+class _Quads:
+    """A vbd substep's 4-node contacts (vbd.c, find_quads): self-collision's node–triangle
+    pairs (:func:`node_triangle_pairs`) and edge pairs (:func:`edge_pairs`, with edges on),
+    and segment contact's pairs (:func:`segment_pairs`), those within their thickness T +
+    2 R at the midpoints (x0 + y)/2 of the moves to the inertial target y (R: the farthest
+    a node's move is from the first node's); each (nodes, triangle?, T, k, μ) with k =
+    κ m_eff/h² + k_s (self-collision, k_s its stiffness) or the user's contact_stiffness
+    else κ m_eff/h² (segments), 1/m_eff = w_a + max(w_b, w_c, w_d) (node–triangle) or
+    max(w_a, w_b) + max(w_c, w_d) (two segments), w = 1/m, 0 pinned; each node's
+    (contact, slot) in contact order, x, the positions the vertex solves read (updated in
+    place), and each node's bound: VBD_CONTACT_BOUND times its least contact distance at
+    x0."""
+
+    def __init__(self, s: State, x0: np.ndarray, y: np.ndarray, x: np.ndarray, h: float) -> None:
+        self.items: list[tuple[list[int], bool, float, float, float]] = []
+        self.x = x
+        mid = 0.5 * (x0 + y)  # found there: every contact met on the straight moves
+        inv = np.where(s.pinned, 0.0, 1.0 / s.m)
+        inv_h2 = 1.0 / (h * h)
+        #: How far each node may move from x0 in the substep (inf: any).
+        self.bound = np.full(len(s.x), np.inf)
+
+        def add(
+            nodes: list[int], triangle: bool, thickness: float, k_s: float | None, mu: float
+        ) -> None:
+            w = inv[nodes]
+            w_max = w[0] + max(w[1], w[2], w[3]) if triangle else max(w[0], w[1]) + max(w[2], w[3])
+            if not w_max > 0.0:
+                return
+            # R: the farthest a node's move is from the first's; kept when within T + 2 R
+            # at the midpoints (the distance changes by at most R along the moves)
+            moves = y[nodes] - x0[nodes]
+            rel = moves - moves[0]
+            far2 = float(
+                np.max((rel[:, 0] * rel[:, 0] + rel[:, 1] * rel[:, 1]) + rel[:, 2] * rel[:, 2])
+            )
+            reach = thickness + 2.0 * float(np.sqrt(far2))
+            at = mid[nodes]
+            first, second = (at[:1], at[1:]) if triangle else (at[:2], at[2:])
+            if np.any(first.min(0) - second.max(0) > reach) or np.any(
+                second.min(0) - first.max(0) > reach
+            ):
+                return  # farther than reach along an axis
+            if _quad_at(triangle, at, reach) is None:
+                return
+            inertia = (1.0 / w_max) * inv_h2
+            # deeper than VBD_PUSH_OUT h at x0: pushed to a thickness less by the rest
+            start = _quad_at(triangle, x0[nodes], thickness)
+            rest = start[2] - VBD_PUSH_OUT * h if start is not None else 0.0
+            # each node moves at most VBD_CONTACT_BOUND of the distance at x0
+            pts = x0[nodes]
+            if triangle:
+                wt = _closest_on_triangle(pts[0], pts[1:])
+                weights = np.array([1.0, -wt[0], -wt[1], -wt[2]])
+            else:
+                st, tt = _closest_on_segments(pts[0], pts[1], pts[2], pts[3])
+                weights = np.array([1.0 - st, st, -(1.0 - tt), -tt])
+            diff = weights @ pts
+            gap = float(np.sqrt(diff @ diff))
+            for i in nodes:  # (a pinned node moves with its velocity)
+                mine = VBD_CONTACT_BOUND * gap
+                if gap > 0.0 and mine < self.bound[i] and not s.pinned[i]:
+                    self.bound[i] = mine
+            if rest > 0.0:
+                thickness = thickness - rest
+            if k_s is None:  # segments
+                assert s.contact is not None
+                user = s.contact.stiffness
+                k = user if user is not None else VBD_CONTACT_KAPPA * inertia
+            else:
+                k = VBD_CONTACT_KAPPA * inertia + k_s
+            self.items.append((nodes, triangle, thickness, k, mu))
+
+        if s.self_collision is not None and s.dim == 3 and len(s.faces):
+            thickness, k_s, mu, edges = s.self_collision
+            for p, t in node_triangle_pairs(s.faces, len(s.x)):
+                add([p, *(int(v) for v in s.faces[t])], True, thickness, k_s, mu)
+            if edges:
+                for (a, b), (c, d) in edge_pairs(s.faces):
+                    add([a, b, c, d], False, thickness, k_s, mu)
+        if s.contact is not None and s.contact.segments and s.dim == 3:
+            r = s.contact.radii
+            for (a, b), (c, d) in segment_pairs(s):
+                thickness = 0.5 * (r[a] + r[b]) + 0.5 * (r[c] + r[d])
+                add([a, b, c, d], False, thickness, None, s.contact.friction)
+        self.of: list[list[tuple[int, int]]] = [[] for _ in range(len(s.x))]
+        for c, (nodes, *_rest) in enumerate(self.items):
+            for slot, i in enumerate(nodes):
+                self.of[i].append((c, slot))
+
+    def links(self, pinned: np.ndarray) -> np.ndarray:
+        """The node pairs the colouring keeps apart: every two free nodes of a contact."""
+        out = [
+            (nodes[a], nodes[b])
+            for nodes, *_rest in self.items
+            for a in range(4)
+            for b in range(a + 1, 4)
+            if not pinned[nodes[a]] and not pinned[nodes[b]]
+        ]
+        return np.array(out, dtype=np.int64).reshape(-1, 2)
+
+    def at(self, c: int, slot: int, p: np.ndarray) -> tuple[np.ndarray, np.ndarray, float] | None:
+        """Contact c with its node of ``slot`` at p, the others at x (:func:`_quad_at`)."""
+        nodes, triangle, thickness, _k, _mu = self.items[c]
+        pts = self.x[nodes].copy()
+        pts[slot] = p
+        return _quad_at(triangle, pts, thickness)
+
+
+def _vbd_guess_quads_apart(
+    s: State,
+    quads: _Quads,
+    x0: np.ndarray,
+    v0: np.ndarray,
+    threshold: float,
+    h: float,
+    x: np.ndarray,
+) -> None:
+    """The 4-node contacts' first guess apart, equal and opposite (vbd.c,
+    guess_quads_apart): each touching at x (weights w, normal n, depth d), in order, moved
+    apart by the contact-alone backward-Euler share k / (k + 1/(W h²)) of the depth gained
+    since x0 (all of it when separating faster than ``threshold``), node k by
+    (w_k/m_k)/W of it along n, W = Σ w_k²/m_k (1/m = 0 pinned): x in place."""
+    inv = np.where(s.pinned, 0.0, 1.0 / s.m)
+    for nodes, triangle, thickness, k, _mu in quads.items:
+        hit = _quad_at(triangle, x[nodes], thickness)
+        if hit is None:
+            continue
+        w, n, depth = hit
+        start = _quad_at(triangle, x0[nodes], thickness)
+        before = start[2] if start is not None else 0.0
+        big_w = float(np.sum(w * w * inv[nodes]))
+        if not big_w > 0.0:
+            continue
+        un = float(np.sum(w * (v0[nodes] @ n)))
+        gained = depth if un > threshold or not before > 0.0 else depth - before
+        if not gained > 0.0:
+            continue
+        inertia = 1.0 / (big_w * (h * h))
+        apart = gained * (k / (k + inertia))
+        for slot, i in enumerate(nodes):
+            x[i] = x[i] + ((w[slot] * inv[i]) / big_w) * (apart * n)
+
+
+def _vbd_quad_terms(
+    quads: _Quads,
+    i: int,
+    p: np.ndarray,
+    x0: np.ndarray,
+    h: float,
+    frozen: list[tuple[np.ndarray, float, float, np.ndarray]],
+) -> tuple[float, np.ndarray, np.ndarray, float]:
+    """Node i's 4-node contacts at p into its block (vbd.c, quad_terms): per touching
+    contact, the node's weight w_a, ½ k (T − d)², force k (T − d) w_a n, Hessian k w_a² n nᵀ,
+    and friction μ k (T − d) f0(|u_T|) lagged on the contact's slip u = w_a (p − x0_i) +
+    Σ_{k≠a} w_k (x_k − x0_k) (kept in ``frozen``). Returns the energy, force, Hessian and
+    rounding scale they add."""
+    eps = VBD_FRICTION_SPEED * h
+    energy, scale = 0.0, 0.0
+    force, hc = np.zeros(3), np.zeros((3, 3))
+    x = quads.x
+    for c, slot in quads.of[i]:
+        hit = quads.at(c, slot, p)
+        if hit is None:
+            continue
+        w, n, depth = hit
+        nodes, _triangle, thickness, k, mu = quads.items[c]
+        wa, push = float(w[slot]), k * depth
+        energy += 0.5 * push * depth
+        size = float(np.abs(x[nodes]).max(axis=1).sum())
+        scale += push * (size + thickness)
+        force += (push * wa) * n
+        _add_outer(hc, k * (wa * wa), n, 3)
+        if not mu > 0.0 or len(frozen) == VBD_MAX_QUAD_FRICTIONS:
+            continue
+        rest = np.zeros(3)
+        for other in range(4):
+            if other != slot:
+                rest += w[other] * (x[nodes[other]] - x0[nodes[other]])
+        mu_lambda = mu * push
+        frozen.append((n, mu_lambda, wa, rest))
+        ut, sl = _quad_slip(n, wa, rest, p, x0[i])
+        grip = mu_lambda * _friction_f1_over_s(sl, eps)
+        energy += mu_lambda * _friction_f0(sl, eps)
+        scale += mu_lambda * (size + float(np.abs(x0[nodes]).max(axis=1).sum()))
+        force -= (grip * wa) * ut
+        g2 = grip * (wa * wa)
+        for q in range(3):
+            hc[q, q] += g2
+        _add_outer(hc, -g2, n, 3)
+    return energy, force, hc, scale
+
+
+def _quad_slip(
+    n: np.ndarray, wa: float, rest: np.ndarray, p: np.ndarray, x0i: np.ndarray
+) -> tuple[np.ndarray, float]:
+    """A frozen 4-node friction's slip across n with its node at p, u = w_a (p − x0_i) +
+    rest, and its length."""
+    u = wa * (p - x0i) + rest
+    ut = u - float(u @ n) * n
+    return ut, float(np.sqrt(ut @ ut))
+
+
+def _vbd_quads_energy(
+    quads: _Quads,
+    i: int,
+    p: np.ndarray,
+    x0: np.ndarray,
+    h: float,
+    frozen: list[tuple[np.ndarray, float, float, np.ndarray]],
+) -> float:
+    """The 4-node contacts' share of node i's G at p (vbd.c, quads_energy)."""
+    energy = 0.0
+    for c, slot in quads.of[i]:
+        hit = quads.at(c, slot, p)
+        if hit is not None:
+            energy += 0.5 * quads.items[c][3] * (hit[2] * hit[2])
+    eps = VBD_FRICTION_SPEED * h
+    for n, mu_lambda, wa, rest in frozen:
+        energy += mu_lambda * _friction_f0(_quad_slip(n, wa, rest, p, x0[i])[1], eps)
+    return energy
+
+
+def _vbd_quads_entering(
+    quads: _Quads, i: int, p: np.ndarray, dx: np.ndarray, force: np.ndarray, hh: np.ndarray
+) -> bool:
+    """A 4-node contact apart at p that the step dx enters joins the block linearised at
+    p + dx, ½ k (d_p + w_a n·dx)² (vbd.c, quads_entering): force and hh in place."""
+    entered = False
+    for c, slot in quads.of[i]:
+        if quads.at(c, slot, p) is not None:
+            continue
+        hit = quads.at(c, slot, p + dx)
+        if hit is None:
+            continue
+        w, n, depth = hit
+        k, wa = quads.items[c][3], float(w[slot])
+        reach = depth + wa * float(n @ dx)
+        force += (k * wa * reach) * n
+        _add_outer(hh, k * (wa * wa), n, 3)
+        entered = True
+    return entered
+
+
 def _vbd_gas_gradients(s: State, i: int, x: np.ndarray) -> list[tuple[int, np.ndarray]]:
     """(body, dV/dx_i) for each gas body node i is on, body by body, its elements'
     shares summed in element order (vbd.c, gas_gradient)."""
@@ -2131,8 +2457,9 @@ def _vbd(s: State, dt: float) -> None:
     x0, v0 = s.x.copy(), s.v.copy()
     m = s.m[:, None]
     f = m * s.gravity - s.drag * (v0 - s.wind) + s.ext + pressure_forces(s, x0)
-    # node-node contact is in the blocks (_vbd_pair_terms): segment contact alone here
-    f += aero_forces(s, x0, v0) + segment_contact(s, x0, v0)[0]
+    # node-node contact (_vbd_pair_terms), self-collision and segment contact
+    # (_vbd_quad_terms) are in the blocks
+    f += aero_forces(s, x0, v0)
     a = f / m
     if s.pressure:  # the gas is in the blocks (_vbd_gas)
         a -= pressure_forces(s, x0) / m
@@ -2141,6 +2468,7 @@ def _vbd(s: State, dt: float) -> None:
     x = x0 + dt * v0  # the first guess: the motion as it is, without this substep's push
     colours = _vbd_colours(s)
     touch = None
+    pairs = np.zeros((0, 2), np.int64)
     if s.contact is not None:
         # the pairs within reach at y (margin: twice the farthest move, at most r_max)
         moved2 = 0.0
@@ -2152,11 +2480,22 @@ def _vbd(s: State, dt: float) -> None:
         r_max = float(max(s.contact.radii.max(initial=0.0), 0.0))
         margin = min(2.0 * float(np.sqrt(moved2)), r_max)
         pairs = contact_pairs(s, y, margin)
-        if len(pairs):
-            touch = _Touch(s, pairs, x0, x, dt)
-            colours = _vbd_colours_with(s, pairs)
-            g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
-            _vbd_guess_apart(s, pairs, x0, v0, 2.0 * g * dt, dt, x)
+    quads: _Quads | None = _Quads(s, x0, y, x, dt)
+    assert quads is not None
+    links = quads.links(s.pinned)
+    if not quads.items:
+        quads = None
+    if len(pairs) or quads is not None:
+        colours = _vbd_colours_with(s, np.concatenate([pairs, links]))
+    if len(pairs):
+        touch = _Touch(s, pairs, x0, x, dt)
+        g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
+        _vbd_guess_apart(s, pairs, x0, v0, 2.0 * g * dt, dt, x)
+    if quads is not None:
+        g = float(np.sqrt(_dot(s.gravity, s.gravity, s.dim)))
+        _vbd_guess_quads_apart(s, quads, x0, v0, 2.0 * g * dt, dt, x)
+        for node in range(len(x)):
+            x[node] = _hold_within(x0[node], quads.bound[node], x[node])
     for _ in range(s.iterations):
         for nodes, adjacency in colours:
             p = x[nodes].copy()
@@ -2170,14 +2509,27 @@ def _vbd(s: State, dt: float) -> None:
                 kc = _vbd_contact_stiffness(s, nodes, adjacency, dt)
             if s.colliders or touch is not None:
                 _vbd_contacts(s, nodes, p, x0, kc, dt, energy, force, hh, scale, frozen, touch)
+            frozen_quads: list[list[tuple[np.ndarray, float, float, np.ndarray]]] = [
+                [] for _ in nodes
+            ]
+            if quads is not None:
+                for row, i in enumerate(nodes):
+                    terms = _vbd_quad_terms(quads, int(i), p[row], x0, dt, frozen_quads[row])
+                    energy[row] += terms[0]
+                    force[row] += terms[1]
+                    hh[row] += terms[2]
+                    scale[row] += terms[3]
             dx, ok = _vbd_newton(force, hh, s.dim)
-            if s.colliders or touch is not None:
-                dx, ok = _vbd_entering(s, nodes, p, x0, kc, dx, ok, force, hh, touch)
+            if s.colliders or touch is not None or quads is not None:
+                dx, ok = _vbd_entering(s, nodes, p, x0, kc, dx, ok, force, hh, touch, quads)
             pending = ok.copy()
             for _try in range(VBD_BACKTRACKS + 1):
                 if not pending.any():
                     break
                 trial = p + dx
+                if quads is not None:
+                    for row, i in enumerate(nodes):
+                        trial[row] = _hold_within(x0[i], quads.bound[i], trial[row])
                 (trial_energy,) = _vbd_local(s, trial, nodes, x, x0, y, adjacency, dt, False)
                 if s.pressure:
                     trial_energy = trial_energy + np.array(
@@ -2192,6 +2544,13 @@ def _vbd(s: State, dt: float) -> None:
                     )
                 if touch is not None:
                     trial_energy = trial_energy + _vbd_pairs_energy(s, touch, nodes, trial)
+                if quads is not None:
+                    trial_energy = trial_energy + np.array(
+                        [
+                            _vbd_quads_energy(quads, int(i), trial[row], x0, dt, frozen_quads[row])
+                            for row, i in enumerate(nodes)
+                        ]
+                    )
                 take = pending & (trial_energy <= energy + VBD_ROUNDING * scale)
                 x[nodes[take]] = trial[take]
                 pending &= ~take

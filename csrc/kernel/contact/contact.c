@@ -633,10 +633,9 @@ ss_status ss_contact_prepare(ss_system *sys, double dt, ss_method method) {
         return ss_fail(sys, SS_ERR_NOMEM, "out of memory for node-node contact");
     t->step_dt = dt;
     const int rough = t->friction > 0.0;
-    /* XPBD takes node-node contact as constraints and VBD as contact energy (vbd.c): no
-     * law from the step, unless VBD's segment contact (still explicit) needs one */
-    if (t->stiffness != SS_CONTACT_FROM_STEP || method == SS_XPBD ||
-        (method == SS_VBD && !t->segments))
+    /* XPBD takes node-node and segment contact as constraints and VBD as contact energy
+     * (vbd.c): no law from the step */
+    if (t->stiffness != SS_CONTACT_FROM_STEP || method == SS_XPBD || method == SS_VBD)
         return SS_OK;
     if (t->calibrated_restitution != t->restitution || t->calibrated_rough != rough) {
         memset(t->calibrated, 0, sizeof t->calibrated); /* a new law: every method again */
@@ -828,21 +827,6 @@ void ss_contact_add_forces(const ss_system *sys, const double *x, const double *
     ss_contact_search(sys, x);
     ss_contact_pair_forces(sys, x, v, 0, ss_contact_num_pairs(sys));
     ss_contact_gather_forces(sys, f, stride);
-}
-
-void ss_contact_add_segment_forces(const ss_system *sys, const double *x, const double *v,
-                                   double *f, size_t stride) {
-    if (!sys->contact->segments)
-        return;
-    ss_contact_search(sys, x);
-    const size_t nodes = node_pairs(sys), all = ss_contact_num_pairs(sys);
-    if (sys->contact->search_failed) {
-        for (size_t i = 0; i < sys->num_nodes; i++)
-            f[i * stride] = NAN; /* out of memory mid-step: the step rolls back */
-        return;
-    }
-    ss_contact_pair_forces(sys, x, v, nodes, all);
-    ss_segments_gather_forces(&sys->contact->found, f, stride);
 }
 
 /* Search at x in `found`: the step's scratch (kept fit for the step's other buffers) or

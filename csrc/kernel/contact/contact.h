@@ -112,10 +112,6 @@ int ss_contact_find(const ss_system *sys, const double *x, ss_contact_scratch *f
  * contact energy, vbd.c); -1 when out of memory. */
 int ss_contact_find_near(const ss_system *sys, const double *x, double margin,
                          ss_contact_scratch *found);
-/* f (rows `stride` apart) += segment contact's forces alone at state (x, v) (nothing
- * when it is off): VBD's, which takes the node pairs in its blocks. */
-void ss_contact_add_segment_forces(const ss_system *sys, const double *x, const double *v,
-                                   double *f, size_t stride);
 /* Free what a query's scratch holds (and zero it). */
 void ss_contact_scratch_release(ss_contact_scratch *found);
 /* The step's search: ss_contact_find into sys->contact->found, with the frames and pair
@@ -195,12 +191,25 @@ double ss_contact_law(const ss_contact *contact, size_t dim, double delta, const
  * points. Their pairs live in a contact search's scratch (found->segments), after its
  * node pairs: the force evaluation's pair ranges count both. */
 
+/* 4-node contacts, VBD's contact energy for self-collision and segment contact (vbd.c):
+ * nodes a, b, c, d, node a against triangle (b, c, d), or segment (a, b) against segment
+ * (c, d). Found one by one by ss_self_collision_near and ss_segments_near, which call
+ * visit with its kind, nodes and thickness (m); nonzero from visit: stop (out of memory). */
+#define SS_QUAD_NODE_TRIANGLE 0
+#define SS_QUAD_EDGES 1
+typedef int (*ss_quad_visit)(void *context, int kind, const int32_t node[4], double thickness);
+
 /* Switch segment contact on or off: SS_ERR_VALUE (nothing changed) in 2D. */
 ss_status ss_contact_set_segments(ss_system *sys, int on);
 /* The segment pairs within 2 r_max + margin (m) at x into found->segments (none when off);
  * -1 when out of memory. */
 int ss_segments_search(const ss_system *sys, const double *x, ss_contact_scratch *found,
                        double margin);
+/* VBD: the segment pairs within 2 r_max + margin at x into found->segments (as the
+ * search), then visit, in pair order, each within R_e + R_f + margin at x (kind
+ * SS_QUAD_EDGES, thickness R_e + R_f). -1 when out of memory or visit says stop. */
+int ss_segments_near(const ss_system *sys, ss_contact_scratch *found, const double *x,
+                     double margin, ss_quad_visit visit, void *context);
 /* Pairs in found's list (0 when off or after a failed search). */
 size_t ss_segments_num_pairs(const ss_contact_scratch *found);
 /* The forces of pairs [first, last) at (x, v), the law at substep dt, into found's scratch

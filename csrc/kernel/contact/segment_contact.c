@@ -191,6 +191,26 @@ int ss_segments_search(const ss_system *sys, const double *x, ss_contact_scratch
     return 0;
 }
 
+int ss_segments_near(const ss_system *sys, ss_contact_scratch *found, const double *x,
+                     double margin, ss_quad_visit visit, void *context) {
+    if (ss_segments_search(sys, x, found, margin))
+        return -1;
+    const struct ss_segments *sg = found->segments;
+    for (size_t c = 0; c < ss_segments_num_pairs(found); c++) {
+        size_t at[4];
+        ss_edge_pair_nodes(&sg->list, c, at);
+        const int32_t *pair = sg->list.pairs + 2 * c;
+        const double thickness = sg->radius[pair[0]] + sg->radius[pair[1]];
+        const double reach = thickness + margin;
+        const int32_t node[4] = {(int32_t)at[0], (int32_t)at[1], (int32_t)at[2], (int32_t)at[3]};
+        double w[4], n[3], depth;
+        if (ss_edge_contact_at(x, 3, at, reach, w, n, &depth) &&
+            visit(context, SS_QUAD_EDGES, node, thickness))
+            return -1;
+    }
+    return 0;
+}
+
 size_t ss_segments_num_pairs(const ss_contact_scratch *found) {
     const struct ss_segments *sg = found->segments;
     return sg && !sg->failed ? sg->list.count : 0;

@@ -379,7 +379,7 @@ ss_status ss_self_collision_copy(ss_system *dst, const ss_system *src) {
     sc->thickness = from->thickness;
     sc->stiffness = from->stiffness;
     sc->friction = from->friction;
-    sc->margin = from->margin;
+    sc->margin = from->thickness; /* as set: a margin vbd grew is the original's scratch */
     sc->edges_on = from->edges_on;
     sc->pending = from->pending;
     dst->self_collision = sc;
@@ -794,10 +794,15 @@ static int build(ss_self_collision *sc, const ss_system *sys, const double *x,
     return 0;
 }
 
-int ss_self_collision_fits(const ss_self_collision *sc, const ss_system *sys, const double *x) {
+/* Nonzero when sc's list, valid for the topology, holds every pair within thickness +
+ * extra at x (0 <= extra <= margin): no node has moved more than (margin - extra) / 2
+ * since the build (the top of this part). */
+static int fits_within(const ss_self_collision *sc, const ss_system *sys, const double *x,
+                       double extra) {
     if (sc->valid && sc->built_edits == sys->topology_edits && sc->built_nodes == sys->num_nodes &&
         sc->built_faces == sys->num_faces) {
-        const double limit = 0.25 * sc->margin * sc->margin; /* (margin / 2)^2 */
+        const double room = sc->margin - extra;
+        const double limit = 0.25 * room * room; /* ((margin - extra) / 2)^2 */
         const size_t n = sys->num_nodes;
         const double *x0 = sc->built_x;
         /* Moves relative to a common translation (which changes no distance): the
@@ -820,6 +825,10 @@ int ss_self_collision_fits(const ss_self_collision *sc, const ss_system *sys, co
         return farthest <= limit;
     }
     return 0;
+}
+
+int ss_self_collision_fits(const ss_self_collision *sc, const ss_system *sys, const double *x) {
+    return fits_within(sc, sys, x, 0.0);
 }
 
 /* Make the list valid for positions x: 0, or -1 when out of memory. */
@@ -1024,4 +1033,103 @@ size_t ss_self_collision_constraints_pushed(const ss_system *sys) {
     for (size_t c = 0; !sc->search_failed && c < sc->count; c++)
         pushed += sc->results[6 * c] > 0.0;
     return pushed + (sc->search_failed ? 0 : ss_edge_constraints_pushed(&sc->edges));
+}
+
+/* ---- Self-collision as contact energy (VBD) ---------------------------------------
+ *
+ * VBD (vbd.c) finds the substep's contacts once, at positions of its own (midway to its
+ * inertial target): the list is made to hold every pair within h + extra there (rebuilt
+ * unless no node moved more than (margin - extra) / 2 since its build; the margin is set
+ * to twice extra, at least the thickness, when it is less than extra or more than four
+ * times that, for this and the later builds; before a rebuild its
+ * crossings are counted at the positions the substep starts from, never at positions no
+ * node has reached), and its node-triangle candidates, then its edge pairs, in list
+ * order, that are within h + extra there are handed to the caller. Each is then a 4-node
+ * contact of the vertex blocks, whose closest points the blocks find again at their
+ * iterates (ss_self_contact_at). */
+
+int ss_self_contact_at(int kind, const double *const pts[4], double thickness, double w[4],
+                       double n[3], double *depth) {
+    const double *a = pts[0], *b = pts[1], *c = pts[2], *d = pts[3];
+    double d2 = 0.0;
+    if (kind == SS_QUAD_NODE_TRIANGLE) {
+        double wt[3];
+        ss_closest_weights(a, b, c, d, wt);
+        w[0] = 1.0, w[1] = -wt[0], w[2] = -wt[1], w[3] = -wt[2];
+        for (int q = 0; q < 3; q++) {
+            n[q] = a[q] - (wt[0] * b[q] + wt[1] * c[q] + wt[2] * d[q]);
+            d2 += n[q] * n[q];
+        }
+        return ss_self_contact_normal(n, d2, thickness, b, c, b, d, depth);
+    }
+    double s, t;
+    ss_segments_closest(a, b, c, d, &s, &t);
+    ss_edge_weights(s, t, w);
+    for (int q = 0; q < 3; q++) {
+        n[q] = (w[0] * a[q] + w[1] * b[q]) + (w[2] * c[q] + w[3] * d[q]);
+        d2 += n[q] * n[q];
+    }
+    return ss_self_contact_normal(n, d2, thickness, a, b, c, d, depth);
+}
+
+double ss_self_contact_gap(int kind, const double *const pts[4]) {
+    const double *a = pts[0], *b = pts[1], *c = pts[2], *d = pts[3];
+    double w[4], d2 = 0.0;
+    if (kind == SS_QUAD_NODE_TRIANGLE) {
+        double wt[3];
+        ss_closest_weights(a, b, c, d, wt);
+        w[0] = 1.0, w[1] = -wt[0], w[2] = -wt[1], w[3] = -wt[2];
+    } else {
+        double s, t;
+        ss_segments_closest(a, b, c, d, &s, &t);
+        ss_edge_weights(s, t, w);
+    }
+    for (int q = 0; q < 3; q++) {
+        const double r = (w[0] * a[q] + w[1] * b[q]) + (w[2] * c[q] + w[3] * d[q]);
+        d2 += r * r;
+    }
+    return sqrt(d2);
+}
+
+int ss_self_collision_near(const ss_system *sys, const double *now, const double *x, double extra,
+                           ss_quad_visit visit, void *context) {
+    ss_self_collision *sc = sys->self_collision;
+    /* The list's margin: twice the reach asked for (so that it is kept while the nodes
+     * move less than extra / 2), at least the thickness; changed when too small, or
+     * four times too large (a fast move is over). */
+    const double wanted = 2.0 * extra > sc->thickness ? 2.0 * extra : sc->thickness;
+    if (extra > sc->margin || 4.0 * wanted < sc->margin) {
+        sc->margin = wanted;
+        sc->valid = 0;
+    }
+    if (!fits_within(sc, sys, x, extra)) {
+        ss_self_collision_count_crossings(sc, sys, now); /* over the old list, at real ones */
+        sc->valid = 0;
+        sc->count = 0;
+        if ((!opposites_current(sc, sys) && find_opposites(sc, sys)) ||
+            build(sc, sys, x, sc->opposite))
+            return -1;
+    }
+    const int32_t *faces = SS_INT32S(sys, SS_FACES);
+    const double reach = sc->thickness + extra;
+    for (size_t c = 0; c < sc->count; c++) {
+        const int32_t *tri = faces + 3 * (size_t)sc->pairs[2 * c + 1];
+        const int32_t node[4] = {sc->pairs[2 * c], tri[0], tri[1], tri[2]};
+        const double *pts[4] = {x + 3 * (size_t)node[0], x + 3 * (size_t)node[1],
+                                x + 3 * (size_t)node[2], x + 3 * (size_t)node[3]};
+        double w[4], n[3], depth;
+        if (ss_self_contact_at(SS_QUAD_NODE_TRIANGLE, pts, reach, w, n, &depth) &&
+            visit(context, SS_QUAD_NODE_TRIANGLE, node, sc->thickness))
+            return -1;
+    }
+    for (size_t c = 0; c < sc->edges.count; c++) {
+        size_t at[4];
+        ss_edge_pair_nodes(&sc->edges, c, at);
+        const int32_t node[4] = {(int32_t)at[0], (int32_t)at[1], (int32_t)at[2], (int32_t)at[3]};
+        double w[4], n[3], depth;
+        if (ss_edge_contact_at(x, 3, at, reach, w, n, &depth) &&
+            visit(context, SS_QUAD_EDGES, node, sc->thickness))
+            return -1;
+    }
+    return 0;
 }

@@ -64,4 +64,22 @@ void ss_self_collision_constraints_solve(const ss_system *sys, double *records, 
 /* How many candidates pushed in the last solve. */
 size_t ss_self_collision_constraints_pushed(const ss_system *sys);
 
+/* ---- Self-collision as contact energy (VBD; self_collision.c) --------------------- */
+
+/* 4-node contacts (SS_QUAD_NODE_TRIANGLE, SS_QUAD_EDGES, ss_quad_visit): contact.h. */
+/* The contact at points pts (as its nodes): 0 when they are `thickness` or more apart;
+ * else 1, with the signed weights w (p - q = sum w_k pts_k, p, q the closest points), the
+ * unit normal n = (p - q) / |p - q| and the depth thickness - |p - q|. */
+int ss_self_contact_at(int kind, const double *const pts[4], double thickness, double w[4],
+                       double n[3], double *depth);
+/* The distance of the closest points of a 4-node contact at points pts, m. */
+double ss_self_contact_gap(int kind, const double *const pts[4]);
+/* The list made to hold every pair within thickness + extra (m; the list's margin made
+ * twice extra, at least the thickness, when less than extra or more than four times that)
+ * at x, its crossings counted at `now` before a rebuild; then visit each
+ * node-triangle candidate, then each edge pair, in list order, within thickness + extra at
+ * x. -1 when out of memory or when visit says stop. */
+int ss_self_collision_near(const ss_system *sys, const double *now, const double *x, double extra,
+                           ss_quad_visit visit, void *context);
+
 #endif

@@ -277,8 +277,7 @@ int ss_forces_symplectic_euler(ss_system *sys, double dt, double *save_x, double
 }
 
 /* Every force but the springs' as an acceleration: node forces, gas, air on faces and,
- * with `contacts`, node-node contact (2: segment contact alone, the node pairs left to
- * the caller) and self-collision. */
+ * with `contacts`, node-node contact and self-collision. */
 static void forces_beside_springs(ss_system *sys, const double *x, const double *v, double *a,
                                   int contacts) {
     const size_t dim = (size_t)sys->dim;
@@ -286,10 +285,8 @@ static void forces_beside_springs(ss_system *sys, const double *x, const double 
     ss_pressure_add_forces(sys, x, a, dim);
     if (ss_aero_active(sys))
         ss_aero_add_forces(sys, x, v, a, dim);
-    if (contacts == 1 && !ss_array_absent(sys, SS_RADII))
+    if (contacts && !ss_array_absent(sys, SS_RADII))
         ss_contact_add_forces(sys, x, v, a, dim);
-    if (contacts == 2 && !ss_array_absent(sys, SS_RADII))
-        ss_contact_add_segment_forces(sys, x, v, a, dim);
     if (contacts && ss_self_collision_active(sys))
         ss_self_collision_add_forces(sys, x, v, a, dim);
     divide_by_mass(sys, 0, sys->num_nodes, a, dim, a);
@@ -301,8 +298,4 @@ void ss_forces_external(ss_system *sys, const double *x, const double *v, double
 
 void ss_forces_beside_springs(ss_system *sys, const double *x, const double *v, double *a) {
     forces_beside_springs(sys, x, v, a, 1);
-}
-
-void ss_forces_beside_pairs(ss_system *sys, const double *x, const double *v, double *a) {
-    forces_beside_springs(sys, x, v, a, 2);
 }

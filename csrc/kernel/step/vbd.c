@@ -4,11 +4,10 @@
  * colour order. springsim/reference.py (_vbd) is the same mathematics in NumPy.
  *
  * One substep of h, from x0 and v0:
- *  1. The forces that are not springs, gas, colliders or node-node contact pairs
- *     (gravity, drag, external, air on faces, segment contact, self-collision) at (x0,
- *     v0), explicitly: a (0 if
- *     pinned); the kernel's force pass gives them with the gas, whose force is then
- *     taken off again (the gas is in the blocks, below).
+ *  1. The forces that are not springs, gas, colliders, node-node contact pairs,
+ *     self-collision or segment contact (gravity, drag, external, air on faces) at (x0,
+ *     v0), explicitly: a (0 if pinned); ss_forces_external gives them with the gas,
+ *     whose force is then taken off again (the gas is in the blocks, below).
  *  2. The inertial target, per free node, y = x0 + h (v0 + h a), and the first guess
  *     x = x0 + h v0 (a pinned node moves there and stays). Starting from y instead puts
  *     the whole substep's h^2 a into every node at once, which a stiff cloth's springs
@@ -134,6 +133,58 @@
  * contact_restitution) by equal and opposite impulses (restitute_pairs, XPBD's rule).
  * springsim.reference (_vbd) does the same, bit for bit.
  *
+ * Self-collision (node-triangle, and edge-edge with `edges`) and segment contact are
+ * contact energy in the blocks too: 4-node contacts (find_quads, once per substep). A
+ * contact has nodes a, b, c, d (node a against triangle (b, c, d), or segment (a, b)
+ * against segment (c, d)) whose closest points p, q give p - q = sum w_k x_k (w = (1,
+ * -w_b, -w_c, -w_d), the triangle's barycentric weights; or (1 - s, s, -(1 - t), -t)),
+ * distance d, and a thickness T (self-collision's; R_ab + R_cd for segments). Found:
+ * self-collision's Verlet list (ss_self_collision_near: its crossings counted at x0
+ * before a rebuild, never at positions no node reached) and segment contact's search
+ * (ss_segments_near) at the midpoints (x0 + y) / 2 of the moves to the target, each
+ * contact kept when d there < T + 2 R, R = max_k |(y_k - x0_k) - (y_a - x0_a)| (its
+ * closest points' distance changes by at most R from there along straight moves: the
+ * weights sum to 0 and their sizes to 2), so a contact met anywhere on the way is found
+ * however fast the nodes go, and a common motion (a falling pile) adds none. In the
+ * block of node a (slot of weight w_a), the others held, the closest points found again
+ * at the node's iterate (ss_self_contact_at):
+ *         if d < T:  G += 1/2 k (T - d)^2,  f += k (T - d) w_a n,  H += k w_a^2 n n^T,
+ * n = (p - q) / d (the closest points' own motion drops out of the gradient: they
+ * minimise d). k = kappa m_eff / h^2 + k_s for self-collision (k_s its stiffness, by
+ * default the stiffest spring), the user's contact_stiffness or kappa m_eff / h^2 for
+ * segments (node-node pairs' form), with 1 / m_eff = W_max, the largest sum_k w_k^2 / m_k
+ * over the closest points' parameters (w_a + max(w_b, w_c, w_d) or max(w_a, w_b) +
+ * max(w_c, w_d); 1/m, 0 pinned): a constant of the contact, so the energy is 1/2 k
+ * (T - d)^2 with k fixed (segment_contact.c's choice). Measured, two 8 x 8 cloths thrown
+ * together at 1/240 s: with kappa (m_eff / h^2 + k_s), the colliders' form, the contacts
+ * were ~1000 times stiffer than the light nodes' inertia and Gauss-Seidel barely
+ * converged (the momentum off by 12 % of sum m |v| at 10 passes, 7 % at 160); with
+ * kappa m_eff / h^2 + k_s, 6 % and 0.3 %; a 10 x 10 cloth dropped on a pinned one at 1/60
+ * s x 10 passes rests 0.02 % of T inside (0.0004 % with the colliders' form). Segments
+ * take the pairs' form: two strings crosswise at 1/60 s rest 1.4 % of 2 R inside. A
+ * contact deeper than SS_VBD_PUSH_OUT h at x0 pushes to T less the rest (as a pair's
+ * delta_rest). Friction mu (self-collision's, or contact_friction for segments) is the
+ * pairs' lagged IPC friction on the contact's slip u = sum_k w_k (x_k - x0_k), u = w_a
+ * (x_a - x0_a) + rest in node a's block (rest frozen, lambda = k (T - d) and n frozen;
+ * f -= mu lambda f1/|u_T| w_a u_T, H += mu lambda f1/|u_T| w_a^2 (I - n n^T)). A contact
+ * apart at x_a that the Newton step enters joins the block linearised there, 1/2 k (d_p
+ * + w_a n_p.dx)^2, as a pair does. The colouring keeps the four nodes of every contact
+ * apart (each two free ones linked, with the pairs), so a contact's nodes are never
+ * solved at once. The first guess is moved apart equal and opposite as the pairs'
+ * (guess_quads_apart: x_k += (w_k / m_k) / W of the contact-alone backward-Euler share
+ * of the depth gained, W = sum_k w_k^2 / m_k: momentum kept). Crossings: the unsigned
+ * distance has its maximum at d = 0, so a step that carries a node through a surface is
+ * pushed on through, not back. So each node of a contact moves at most
+ * SS_VBD_CONTACT_BOUND = 0.4 of its least contact distance at x0 in the substep (the
+ * first guess and every trial point of its line search are pulled back to that ball,
+ * hold_within; Chen et al. 2024's conservative bound, without its re-detection): the
+ * closest points then close by at most 2 x 0.4 of the distance, and never meet. The
+ * cost: nodes approaching a contact are slowed to 0.4 of the gap a substep (a cloth
+ * thrown at 1 m/s at one 3 mm away, 1/60 s: it lands over a few substeps, not one), and
+ * a contact sliding faster than 0.4 T / h is held back. A resting contact's potential
+ * is in energy() only at self-collision's own stiffness (and segments' at node-node
+ * contact's): the difference shows in `dissipated`, as a collider's.
+ *
  * The after-substep rule (colliders.c) no longer acts on planes, spheres, boxes and
  * capsules in vbd, only on meshes, as a safety net: a mesh is a thin layer (its skin,
  * 1e-9 of its size, or its thickness), thinner than a resting node's F / k_c, so a node
@@ -141,7 +192,8 @@
  * (tests/physics/test_vbd_contact.py, the cloth on a mesh ball, went through without it).
  *
  * The colour order: nodes are coloured greedily in index order, each taking the lowest
- * colour that no node sharing a spring (a gas element, a contact pair) with it took; a pass visits
+ * colour that no node sharing a spring (a gas element, a contact pair, a 4-node contact)
+ * with it took; a pass visits
  * colour 0's nodes in increasing index, then colour 1's, ... No two nodes of a colour share a
  * spring, so a colour's nodes read only what earlier colours wrote: on several threads each takes a
  * fixed share of a colour, with a barrier between colours, and the result is the same
@@ -149,7 +201,8 @@
  * Built once per topology (the graph below), dropped by ss_system_topology_changed.
  *
  * Memory: the graph (8 bytes per spring end, 32 per node, 8 per gas element end; with
- * radii 52 more per node and 12 per pair end for the substep's pairs) and,
+ * radii 52 more per node and 12 per pair end for the substep's pairs; with 4-node
+ * contacts 48 more per node and 60 per contact, plus 4 per link) and,
  * in the integrator scratch, 3 N dim doubles (x0, y, a), with gas N dim + bodies more
  * (its explicit force, the volumes); the colliders need none. */
 #include "springsim.h"
@@ -160,6 +213,10 @@
 #include <omp.h>
 #endif
 
+/* A node of 4-node contacts moves at most this fraction of its least contact distance at
+ * the substep's start (the header comment, "crossings"): the contact's closest points then
+ * close by at most 2 x 0.4 of it, so they never meet, and never cross. */
+#define SS_VBD_CONTACT_BOUND 0.4
 /* Halvings of a Newton step that raised its vertex's energy before it is skipped. */
 #define SS_VBD_BACKTRACKS 3
 /* A step "raises" G when it adds more than SS_VBD_ROUNDING times G's rounding scale:
@@ -193,6 +250,15 @@
  * m/s, not at delta / h with all of 1/2 k delta^2 released. */
 #define SS_VBD_PUSH_OUT 3.0
 
+/* A 4-node contact of the substep: node a against triangle (b, c, d)
+ * (SS_QUAD_NODE_TRIANGLE), or segments (a, b) and (c, d) (SS_QUAD_EDGES); the thickness
+ * T, m, its stiffness k, N/m, and friction mu. */
+typedef struct {
+    int32_t node[4];
+    int kind;
+    double thickness, k, mu;
+} vbd_quad;
+
 /* The vertex graph: each node's springs (other end and spring index, by spring index)
  * and the nodes in colour order. */
 struct ss_vbd_graph {
@@ -220,6 +286,20 @@ struct ss_vbd_graph {
     int32_t *touch_order; /* (N + 1,) nodes, colour by colour, with the pairs */
     size_t *touch_start;  /* (N + 1,) */
     size_t touch_colours;
+    /* The 4-node contacts (self-collision, segment contact), per substep (find_quads):
+     * the contacts, each node's (contact, slot) as 4 contact + slot in contact order, and
+     * the links the colouring keeps apart (pairs' others, then the contacts' other free
+     * nodes). Grow-only. */
+    vbd_quad *quads;
+    size_t num_quads, quad_room;
+    size_t *quad_start; /* (N + 1,) */
+    int32_t *quad_ref;  /* (4 Q,) */
+    size_t *link_start; /* (N + 1,) */
+    int32_t *link_other;
+    size_t link_room;
+    double *mid; /* (N, 3) where the contacts are searched: (x0 + y) / 2 */
+    size_t mid_room;
+    double *bound; /* (N,) how far each node may move in the substep, m (inf: any) */
 };
 
 void ss_vbd_forget(ss_system *sys) {
@@ -242,6 +322,13 @@ void ss_vbd_forget(ss_system *sys) {
     ss_free(g->fill);
     ss_free(g->touch_order);
     ss_free(g->touch_start);
+    ss_free(g->quads);
+    ss_free(g->quad_start);
+    ss_free(g->quad_ref);
+    ss_free(g->link_start);
+    ss_free(g->link_other);
+    ss_free(g->mid);
+    ss_free(g->bound);
     ss_free(g);
     sys->scratch.vbd = NULL;
 }
@@ -255,9 +342,13 @@ size_t ss_vbd_nbytes(const ss_system *sys) {
                                              2 * (n + 1) * sizeof(int32_t) +
                                              g->pair_room * (sizeof(int32_t) + sizeof(double))
                                        : 0;
+    const size_t quads = g->quad_room * (sizeof(vbd_quad) + 4 * sizeof(int32_t)) +
+                         (g->quad_start ? 2 * (n + 1) * sizeof(size_t) : 0) +
+                         g->link_room * sizeof(int32_t) +
+                         (g->mid_room + (g->mid_room + 2) / 3) * sizeof(double);
     return sizeof *g + (n + 1) * sizeof(size_t) + 2 * (2 * m + 1) * sizeof(int32_t) +
            (n + 1) * sizeof(int32_t) + (g->num_colours + 1) * sizeof(size_t) +
-           (n + 1) * sizeof(size_t) + 2 * (g->gas_start[n] + 1) * sizeof(int32_t) + touch;
+           (n + 1) * sizeof(size_t) + 2 * (g->gas_start[n] + 1) * sizeof(int32_t) + touch + quads;
 }
 
 /* Each node's gas elements (g->gas_start, g->gas_elem); 0 when out of memory. */
@@ -430,6 +521,7 @@ typedef struct {
     const double *radii;
     double pair_k;  /* the user's contact_stiffness, N/m, or 0: kappa's form */
     double pair_mu; /* contact_friction */
+    int quads;      /* 4-node contacts this substep (g->quad_start read) */
 } vbd_view;
 
 /* dV/dx_i of gas body b over node i's elements of it, gas_elem[e0 .. e1), at the
@@ -679,6 +771,154 @@ static int newton(const double *h, const double *f, int dim, double *dx) {
     return 1;
 }
 
+/* At most this many 4-node contacts' frictions held frozen per vertex step (more: no
+ * friction from the later ones in that step). */
+#define SS_VBD_MAX_QUAD_FRICTIONS 16
+
+/* p moved back towards x0i to within `bound` of it (a node of 4-node contacts moves at
+ * most that far in the substep: the header comment, "crossings"). */
+static void hold_within(const double *x0i, double bound, double *p) {
+    const double e0 = p[0] - x0i[0], e1 = p[1] - x0i[1], e2 = p[2] - x0i[2];
+    const double d2 = (e0 * e0 + e1 * e1) + e2 * e2;
+    if (!(d2 > bound * bound))
+        return;
+    const double s = bound / sqrt(d2);
+    p[0] = x0i[0] + s * e0, p[1] = x0i[1] + s * e1, p[2] = x0i[2] + s * e2;
+}
+
+/* One 4-node contact's friction on the node in its slot, frozen for the node's step: the
+ * normal n, the force mu lambda, N, the node's weight w and the others' share of the
+ * contact's slip, rest = sum over the other slots of w_k (x_k - x0_k), m: the slip is
+ * u = w (p - x0_i) + rest. */
+typedef struct {
+    double n[3], mu_lambda, w, rest[3];
+} vbd_quad_friction;
+
+/* Contact q with the node of `slot` at p, the others where they are: whether its closest
+ * points are closer than its thickness, and then the weights w, the normal n and the
+ * depth (ss_self_contact_at). */
+static int quad_depth(const vbd_view *vv, const vbd_quad *q, int slot, const double *p, double w[4],
+                      double n[3], double *depth) {
+    const double *pts[4];
+    for (int k = 0; k < 4; k++)
+        pts[k] = k == slot ? p : vv->x + 3 * (size_t)q->node[k];
+    return ss_self_contact_at(q->kind, pts, q->thickness, w, n, depth);
+}
+
+/* The slip of a frozen 4-node friction with its node at p: u_T = u - (u.n) n, u = w (p -
+ * x0_i) + rest; its length. */
+static double quad_slip(const vbd_quad_friction *fr, const double *p, const double *x0i,
+                        double *ut) {
+    double u[3];
+    for (int q = 0; q < 3; q++)
+        u[q] = fr->w * (p[q] - x0i[q]) + fr->rest[q];
+    const double un = (u[0] * fr->n[0] + u[1] * fr->n[1]) + u[2] * fr->n[2];
+    for (int q = 0; q < 3; q++)
+        ut[q] = u[q] - un * fr->n[q];
+    return sqrt((ut[0] * ut[0] + ut[1] * ut[1]) + ut[2] * ut[2]);
+}
+
+/* The sizes of contact q's nodes (largest |coordinate| at x, and at x0 with `starts`). */
+static double quad_size(const vbd_view *vv, const vbd_quad *q, int starts) {
+    double size = 0.0;
+    for (int k = 0; k < 4; k++) {
+        size += largest(vv->x + 3 * (size_t)q->node[k], 3);
+        if (starts)
+            size += largest(vv->x0 + 3 * (size_t)q->node[k], 3);
+    }
+    return size;
+}
+
+/* Node i's 4-node contacts into its block at x_i (the header comment): for each touching,
+ * weight w of the node, G += 1/2 k (T - d)^2, f += k (T - d) w n, H += k w^2 n n^T, and
+ * friction lagged as the pairs' on the contact's slip, frozen into `frozen`. */
+static void quad_terms(const vbd_view *vv, size_t i, double *energy, double *f, double *hc,
+                       double *scale, vbd_quad_friction *frozen, int *num_frozen) {
+    const double *xi = vv->x + 3 * i, *x0i = vv->x0 + 3 * i;
+    const double eps = SS_VBD_FRICTION_SPEED * vv->h;
+    for (size_t r = vv->g->quad_start[i]; r < vv->g->quad_start[i + 1]; r++) {
+        const vbd_quad *q = &vv->g->quads[vv->g->quad_ref[r] / 4];
+        const int slot = vv->g->quad_ref[r] % 4;
+        double w[4], n[3], depth;
+        if (!quad_depth(vv, q, slot, xi, w, n, &depth))
+            continue;
+        const double wa = w[slot], push = q->k * depth;
+        *energy += 0.5 * push * depth;
+        *scale += push * (quad_size(vv, q, 0) + q->thickness);
+        for (int d = 0; d < 3; d++)
+            f[d] += (push * wa) * n[d];
+        add_outer(hc, q->k * (wa * wa), n, 3);
+        if (!(q->mu > 0.0) || *num_frozen == SS_VBD_MAX_QUAD_FRICTIONS)
+            continue;
+        vbd_quad_friction *fr = &frozen[(*num_frozen)++];
+        memcpy(fr->n, n, sizeof n);
+        fr->mu_lambda = q->mu * push;
+        fr->w = wa;
+        fr->rest[0] = fr->rest[1] = fr->rest[2] = 0.0;
+        for (int k = 0; k < 4; k++) {
+            if (k == slot)
+                continue;
+            const double *xk = vv->x + 3 * (size_t)q->node[k],
+                         *x0k = vv->x0 + 3 * (size_t)q->node[k];
+            for (int d = 0; d < 3; d++)
+                fr->rest[d] += w[k] * (xk[d] - x0k[d]);
+        }
+        double ut[3];
+        const double sl = quad_slip(fr, xi, x0i, ut);
+        const double grip = fr->mu_lambda * friction_f1_over_s(sl, eps);
+        *energy += fr->mu_lambda * friction_f0(sl, eps);
+        *scale += fr->mu_lambda * quad_size(vv, q, 1);
+        for (int d = 0; d < 3; d++)
+            f[d] -= (grip * wa) * ut[d];
+        const double g2 = grip * (wa * wa); /* g2 (I - n n^T) */
+        hc[0] += g2, hc[3] += g2, hc[5] += g2;
+        add_outer(hc, -g2, n, 3);
+    }
+}
+
+/* The 4-node contacts' share of G_i at p: 1/2 k (T - d)^2 per touching contact, and the
+ * frozen frictions' mu lambda f0(|u_T|). */
+static double quads_energy(const vbd_view *vv, size_t i, const double *p,
+                           const vbd_quad_friction *frozen, int num_frozen) {
+    double energy = 0.0;
+    for (size_t r = vv->g->quad_start[i]; r < vv->g->quad_start[i + 1]; r++) {
+        const vbd_quad *q = &vv->g->quads[vv->g->quad_ref[r] / 4];
+        double w[4], n[3], depth;
+        if (quad_depth(vv, q, vv->g->quad_ref[r] % 4, p, w, n, &depth))
+            energy += 0.5 * q->k * (depth * depth);
+    }
+    const double eps = SS_VBD_FRICTION_SPEED * vv->h;
+    for (int k = 0; k < num_frozen; k++) {
+        double ut[3];
+        energy +=
+            frozen[k].mu_lambda * friction_f0(quad_slip(&frozen[k], p, vv->x0 + 3 * i, ut), eps);
+    }
+    return energy;
+}
+
+/* A 4-node contact apart at x_i that the Newton step dx enters (touching at p = x_i + dx,
+ * depth d_p, normal n_p, the node's weight w) joins the block linearised there, 1/2 k
+ * (d_p + w n_p.dx)^2 about x_i, as a pair does. Returns whether one did. */
+static int quads_entering(const vbd_view *vv, size_t i, const double *p, const double *dx,
+                          double *f, double *hh) {
+    const double *xi = vv->x + 3 * i;
+    int entered = 0;
+    for (size_t r = vv->g->quad_start[i]; r < vv->g->quad_start[i + 1]; r++) {
+        const vbd_quad *q = &vv->g->quads[vv->g->quad_ref[r] / 4];
+        const int slot = vv->g->quad_ref[r] % 4;
+        double w[4], n[3], depth;
+        if (quad_depth(vv, q, slot, xi, w, n, &depth) || !quad_depth(vv, q, slot, p, w, n, &depth))
+            continue;
+        const double wa = w[slot];
+        const double reach = depth + wa * ((n[0] * dx[0] + n[1] * dx[1]) + n[2] * dx[2]);
+        for (int d = 0; d < 3; d++)
+            f[d] += (q->k * wa * reach) * n[d];
+        add_outer(hh, q->k * (wa * wa), n, 3);
+        entered = 1;
+    }
+    return entered;
+}
+
 /* One free node's Newton step with its line search (the comment at the top). */
 static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
     const int dim = vv->dim;
@@ -830,6 +1070,12 @@ static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
         hc[0] += grip, hc[3] += grip, hc[5] += dim == 3 ? grip : 0.0;
         add_outer(hc, -grip, n, dim);
     }
+    /* The 4-node contacts (self-collision, segment contact), the others held. */
+    vbd_quad_friction quad_frozen[SS_VBD_MAX_QUAD_FRICTIONS];
+    int num_quad_frozen = 0;
+    const int quads = vv->quads && vv->g->quad_start[i] < vv->g->quad_start[i + 1];
+    if (quads)
+        quad_terms(vv, i, &energy, f, hc, &scale, quad_frozen, &num_quad_frozen);
     if (force) { /* only -grad G_i at x_i, wanted */
         memcpy(force, f, (size_t)dim * sizeof *f);
         return;
@@ -842,7 +1088,7 @@ static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
      * the trial point p = x_i + dx (depth d_p, normal n), 1/2 k_c (d_p + n.(p - x))^2,
      * joins the block and the step is taken again (once): for a plane this is the exact
      * minimiser of the block's model with the contact. */
-    if (vv->num_colliders || pairs) {
+    if (vv->num_colliders || pairs || quads) {
         double p[3] = {0.0, 0.0, 0.0};
         int entered = 0;
         for (int q = 0; q < dim; q++)
@@ -878,6 +1124,8 @@ static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
             add_outer(hh, kp, n, dim);
             entered = 1;
         }
+        if (quads)
+            entered |= quads_entering(vv, i, p, dx, f, hh);
         if (entered && !newton(hh, f, dim, dx))
             return;
     }
@@ -885,6 +1133,8 @@ static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
         double p[3] = {0.0, 0.0, 0.0};
         for (int q = 0; q < dim; q++)
             p[q] = xi[q] + dx[q];
+        if (vv->quads)
+            hold_within(x0i, vv->g->bound[i], p);
         double trial = local_energy(vv, i, p);
         if (gas)
             trial += gas_energy(vv, i, p);
@@ -892,6 +1142,8 @@ static void solve_vertex(const vbd_view *vv, size_t i, double *force) {
             trial += contact_energy(vv, i, p, kc, frozen, num_frozen);
         if (pairs)
             trial += pairs_energy(vv, i, p);
+        if (quads)
+            trial += quads_energy(vv, i, p, quad_frozen, num_quad_frozen);
         if (trial <= energy + SS_VBD_ROUNDING * scale) {
             for (int q = 0; q < dim; q++)
                 xi[q] = p[q];
@@ -1115,7 +1367,236 @@ static int find_pairs(const ss_system *sys, ss_vbd_graph *g, const double *x0, c
         g->pair_rest[g->fill[j]] = rest > 0.0 ? rest : 0.0;
         g->pair_other[g->fill[j]++] = i;
     }
-    g->touch_colours = colour_greedy(sys, g, g->pair_start, g->pair_other, g->colour, g->seen);
+    return 1;
+}
+
+/* What find_quads hands the contact searches to fill g's list with. */
+typedef struct {
+    const ss_system *sys;
+    ss_vbd_graph *g;
+    const double *x0, *y, *mid;
+    double h, inv_h2, k_s, user_k, mu;
+    int segments;
+} quad_finding;
+
+/* Room for `count` 4-node contacts in g; 0 when out of memory. */
+static int fit_quads(ss_vbd_graph *g, size_t count) {
+    if (count <= g->quad_room)
+        return 1;
+    const size_t room = count > 2 * g->quad_room ? count : 2 * g->quad_room;
+    vbd_quad *fresh = ss_malloc(room * sizeof *fresh);
+    int32_t *ref = ss_malloc(4 * room * sizeof *ref);
+    if (!fresh || !ref) {
+        ss_free(fresh);
+        ss_free(ref);
+        return 0;
+    }
+    if (g->num_quads)
+        memcpy(fresh, g->quads, g->num_quads * sizeof *fresh);
+    ss_free(g->quads);
+    ss_free(g->quad_ref);
+    g->quads = fresh;
+    g->quad_ref = ref;
+    g->quad_room = room;
+    return 1;
+}
+
+/* ss_quad_visit for find_quads: a contact with some free node joins g's list, with its
+ * stiffness (the header comment) k = kappa m_eff / h^2 + k_s for self-collision
+ * (k_s its stiffness), the user's contact_stiffness or kappa m_eff / h^2 for segments,
+ * 1 / m_eff = W_max the largest sum_k w_k^2 / m_k of its closest points over their
+ * parameters (w_a + max(w_b, w_c, w_d) node-triangle, max(w_a, w_b) + max(w_c, w_d) two
+ * segments; 1/m, 0 pinned): a constant of the contact, so that its energy is 1/2 k
+ * (T - d)^2 with k fixed, as segment contact's. Nonzero when out of memory. */
+static int quad_add(void *context, int kind, const int32_t node[4], double thickness) {
+    quad_finding *qf = context;
+    const double *m = SS_DOUBLES(qf->sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(qf->sys, SS_PINNED);
+    double inv[4];
+    for (int k = 0; k < 4; k++)
+        inv[k] = pinned[node[k]] ? 0.0 : 1.0 / m[node[k]];
+    const double w_max = kind == SS_QUAD_NODE_TRIANGLE
+                             ? inv[0] + fmax(inv[1], fmax(inv[2], inv[3]))
+                             : fmax(inv[0], inv[1]) + fmax(inv[2], inv[3]);
+    if (!(w_max > 0.0))
+        return 0;
+    const double inertia = (1.0 / w_max) * qf->inv_h2;
+    /* R: the farthest a node's move to the target is from node a's, so that the closest
+     * points' distance changes by at most R from the midpoints along the moves (the
+     * weights sum to 0 and their sizes to 2); kept when within T + 2 R there. */
+    const double *pts[4], *mids[4];
+    double far2 = 0.0;
+    for (int k = 0; k < 4; k++) {
+        const size_t at = 3 * (size_t)node[k], a = 3 * (size_t)node[0];
+        pts[k] = qf->x0 + at;
+        mids[k] = qf->mid + at;
+        double d2 = 0.0;
+        for (int q = 0; q < 3; q++) {
+            const double e = (qf->y[at + q] - qf->x0[at + q]) - (qf->y[a + q] - qf->x0[a + q]);
+            d2 += e * e;
+        }
+        far2 = d2 > far2 ? d2 : far2;
+    }
+    double w[4], n[3], depth = 0.0;
+    if (!ss_self_contact_at(kind, mids, thickness + 2.0 * sqrt(far2), w, n, &depth))
+        return 0;
+    /* Deeper than SS_VBD_PUSH_OUT h at the start (placed so): the thickness it pushes
+     * to in the substep is less by the rest, as a pair's delta_rest. */
+    const double rest = ss_self_contact_at(kind, pts, thickness, w, n, &depth)
+                            ? depth - SS_VBD_PUSH_OUT * qf->h
+                            : 0.0;
+    /* Each node moves at most SS_VBD_CONTACT_BOUND of the contact's distance at the
+     * start in the substep (vbd.c, "crossings"). */
+    const double gap = ss_self_contact_gap(kind, pts);
+    ss_vbd_graph *g = qf->g;
+    for (int k = 0; k < 4; k++) { /* (a pinned node moves with its velocity) */
+        double *b = &g->bound[node[k]];
+        const double mine = SS_VBD_CONTACT_BOUND * gap;
+        *b = gap > 0.0 && mine < *b && !pinned[node[k]] ? mine : *b;
+    }
+    if (!fit_quads(g, g->num_quads + 1))
+        return 1;
+    vbd_quad *q = &g->quads[g->num_quads++];
+    memcpy(q->node, node, sizeof q->node);
+    q->kind = kind;
+    q->thickness = rest > 0.0 ? thickness - rest : thickness;
+    q->k = qf->segments ? (qf->user_k > 0.0 ? qf->user_k : SS_VBD_CONTACT_KAPPA * inertia)
+                        : SS_VBD_CONTACT_KAPPA * inertia + qf->k_s;
+    q->mu = qf->mu;
+    return 0;
+}
+
+/* The substep's 4-node contacts (the header comment): self-collision's candidates and
+ * segment contact's pairs within their thickness + margin at the midpoints (x0 + y) / 2
+ * of the nodes' moves to the inertial target, the margin twice the farthest move |y -
+ * x0| (a contact met anywhere on the straight moves from x0 to y is within its thickness
+ * + the farthest move there: found however fast the nodes go), in their lists' order,
+ * self-collision's first; each node's (contact, slot) in contact order. 1: some, 0:
+ * none, -1: out of memory. */
+static int find_quads(const ss_system *sys, ss_vbd_graph *g, const double *x0, const double *y,
+                      double h) {
+    g->num_quads = 0;
+    const int self = ss_self_collision_active(sys);
+    const int segments = sys->contact->segments && sys->dim == 3 && !ss_array_absent(sys, SS_RADII);
+    if (!self && !segments)
+        return 0;
+    const size_t n = sys->num_nodes;
+    /* The box of the moves y - x0: any two nodes' moves differ by at most its diagonal,
+     * 2 `spread`, so a contact kept (within T + 2 R, R <= 2 spread) is within T + 4
+     * spread at the midpoints: the searches' margin (a common move changes no distance). */
+    double lo[3] = {INFINITY, INFINITY, INFINITY}, hi[3] = {-INFINITY, -INFINITY, -INFINITY};
+    for (size_t q = 0; q < 3 * n; q++) {
+        const double d = y[q] - x0[q];
+        lo[q % 3] = d < lo[q % 3] ? d : lo[q % 3];
+        hi[q % 3] = d > hi[q % 3] ? d : hi[q % 3];
+    }
+    double spread2 = 0.0;
+    for (int q = 0; q < 3; q++)
+        spread2 += 0.25 * (hi[q] - lo[q]) * (hi[q] - lo[q]);
+    const double margin = 4.0 * (1.0 + 1e-9) * sqrt(spread2);
+    if (g->mid_room < 3 * n + 1) {
+        double *fresh = ss_malloc((3 * n + 1) * sizeof *fresh);
+        double *bound = ss_malloc((n + 1) * sizeof *bound);
+        if (!fresh || !bound) {
+            ss_free(fresh);
+            ss_free(bound);
+            return -1;
+        }
+        ss_free(g->mid);
+        ss_free(g->bound);
+        g->mid = fresh;
+        g->bound = bound;
+        g->mid_room = 3 * n + 1;
+    }
+    double *mid = g->mid;
+    for (size_t q = 0; q < 3 * n; q++)
+        mid[q] = 0.5 * (x0[q] + y[q]);
+    for (size_t i = 0; i < n; i++)
+        g->bound[i] = INFINITY;
+    quad_finding qf = {sys, g, x0, y, mid, h, 1.0 / (h * h), 0.0, 0.0, 0.0, 0};
+    if (self) {
+        double setting[4];
+        ss_self_collision_get(sys, setting);
+        qf.k_s = setting[1];
+        qf.mu = setting[2];
+        if (ss_self_collision_near(sys, x0, mid, margin, quad_add, &qf))
+            return -1;
+    }
+    if (segments) {
+        qf.segments = 1;
+        qf.mu = sys->contact->friction;
+        qf.user_k = sys->contact->stiffness == SS_CONTACT_FROM_STEP ? 0.0 : sys->contact->stiffness;
+        if (ss_segments_near(sys, &g->near, mid, margin, quad_add, &qf))
+            return -1;
+    }
+    if (!g->num_quads)
+        return 0;
+    if (!g->quad_start) {
+        g->quad_start = ss_malloc((n + 1) * sizeof *g->quad_start);
+        g->link_start = ss_malloc((n + 1) * sizeof *g->link_start);
+        if (!g->quad_start || !g->link_start) {
+            ss_free(g->quad_start), ss_free(g->link_start);
+            g->quad_start = NULL, g->link_start = NULL;
+            return -1;
+        }
+    }
+    size_t *start = g->quad_start;
+    memset(start, 0, (n + 1) * sizeof *start);
+    for (size_t c = 0; c < g->num_quads; c++)
+        for (int k = 0; k < 4; k++)
+            start[g->quads[c].node[k] + 1]++;
+    for (size_t i = 0; i < n; i++)
+        start[i + 1] += start[i];
+    size_t *fill = g->link_start; /* scratch here */
+    memcpy(fill, start, (n + 1) * sizeof *fill);
+    for (size_t c = 0; c < g->num_quads; c++)
+        for (int k = 0; k < 4; k++)
+            g->quad_ref[fill[g->quads[c].node[k]]++] = (int32_t)(4 * c + (size_t)k);
+    return 1;
+}
+
+/* The colouring of a substep with contacts (the header comment): greedy over springs,
+ * gas elements and the links, each node's contact pairs' others (with `pairs`) and its
+ * 4-node contacts' other free nodes (with `quads`); in g->touch_*. 0 when out of
+ * memory. */
+static int colour_touching(const ss_system *sys, ss_vbd_graph *g, int pairs, int quads) {
+    const size_t n = sys->num_nodes;
+    if (!fit_touch(g, n, 0))
+        return 0;
+    const size_t *link_start = g->pair_start;
+    const int32_t *link_other = g->pair_other;
+    if (quads) {
+        const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+        size_t *start = g->link_start;
+        start[0] = 0;
+        for (size_t i = 0; i < n; i++)
+            start[i + 1] = start[i] + (pairs ? g->pair_start[i + 1] - g->pair_start[i] : 0) +
+                           3 * (g->quad_start[i + 1] - g->quad_start[i]);
+        if (g->link_room < start[n] + 1) {
+            int32_t *fresh = ss_malloc((start[n] + 1) * sizeof *fresh);
+            if (!fresh)
+                return 0;
+            ss_free(g->link_other);
+            g->link_other = fresh;
+            g->link_room = start[n] + 1;
+        }
+        for (size_t i = 0; i < n; i++) {
+            size_t at = start[i];
+            for (size_t e = pairs ? g->pair_start[i] : 0; pairs && e < g->pair_start[i + 1]; e++)
+                g->link_other[at++] = g->pair_other[e];
+            for (size_t r = g->quad_start[i]; r < g->quad_start[i + 1] && !pinned[i]; r++) {
+                const vbd_quad *q = &g->quads[g->quad_ref[r] / 4];
+                for (int k = 0; k < 4; k++)
+                    if (k != g->quad_ref[r] % 4 && !pinned[q->node[k]])
+                        g->link_other[at++] = q->node[k];
+            }
+            for (; at < start[i + 1]; at++)
+                g->link_other[at] = (int32_t)i; /* itself: no constraint */
+        }
+        link_start = start;
+        link_other = g->link_other;
+    }
+    g->touch_colours = colour_greedy(sys, g, link_start, link_other, g->colour, g->seen);
     order_by_colour(g->colour, n, g->touch_colours, g->touch_start, g->touch_order, g->fill);
     return 1;
 }
@@ -1190,6 +1671,54 @@ static void guess_apart(const ss_system *sys, const ss_vbd_graph *g, const doubl
     }
 }
 
+/* The first guess apart for the 4-node contacts, as guess_apart for the pairs: each
+ * contact (in order, one after another) touching at x, weights w, normal n, depth d,
+ * W = sum_k w_k^2 / m_k (0 pinned), that came in since x0 (s = d - max(d0, 0), d0 its
+ * depth at x0) or separates faster than `threshold` (u = sum_k w_k v0_k . n > threshold:
+ * s = d), is moved apart by s k / (k + 1 / (W h^2)) along n (the contact-alone
+ * backward-Euler step), x_k += (w_k / m_k) / W of it: sum_k w_k dx_k = that times n, and
+ * sum_k m_k dx_k = 0 (the weights sum to zero), so momentum is kept. */
+static void guess_quads_apart(const ss_system *sys, const ss_vbd_graph *g, const double *x0,
+                              const double *v0, double threshold, double h, double *x) {
+    const double *m = SS_DOUBLES(sys, SS_MASSES);
+    const uint8_t *pinned = SS_BYTES(sys, SS_PINNED);
+    for (size_t c = 0; c < g->num_quads; c++) {
+        const vbd_quad *q = &g->quads[c];
+        const double *now[4], *then[4];
+        double inv[4];
+        for (int k = 0; k < 4; k++) {
+            now[k] = x + 3 * (size_t)q->node[k];
+            then[k] = x0 + 3 * (size_t)q->node[k];
+            inv[k] = pinned[q->node[k]] ? 0.0 : 1.0 / m[q->node[k]];
+        }
+        double w[4], n[3], depth, w0[4], n0[3], before = 0.0;
+        if (!ss_self_contact_at(q->kind, now, q->thickness, w, n, &depth))
+            continue;
+        if (!ss_self_contact_at(q->kind, then, q->thickness, w0, n0, &before))
+            before = 0.0;
+        const double W = (w[0] * w[0] * inv[0] + w[1] * w[1] * inv[1]) +
+                         (w[2] * w[2] * inv[2] + w[3] * w[3] * inv[3]);
+        if (!(W > 0.0))
+            continue;
+        double un = 0.0;
+        for (int k = 0; k < 4; k++) {
+            const double *vk = v0 + 3 * (size_t)q->node[k];
+            un += w[k] * ((vk[0] * n[0] + vk[1] * n[1]) + vk[2] * n[2]);
+        }
+        const double gained = un > threshold || !(before > 0.0) ? depth : depth - before;
+        if (!(gained > 0.0))
+            continue;
+        const double inertia = 1.0 / (W * (h * h));
+        const double apart = gained * (q->k / (q->k + inertia));
+        for (int k = 0; k < 4; k++) {
+            double *xk = x + 3 * (size_t)q->node[k];
+            const double share = (w[k] * inv[k]) / W;
+            for (int d = 0; d < 3; d++)
+                xk[d] = xk[d] + share * (apart * n[d]);
+        }
+    }
+}
+
 /* The contact pairs' restitution, pair by pair in their order, after v = (x - x0) / h (as
  * XPBD's, contact.c): a pair touching at x (normal n from i to j) that came in faster
  * than `threshold` m/s (u0 = (coming_j - coming_i).n < -threshold) leaves at e (-u0): du =
@@ -1231,7 +1760,7 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
     /* 1-2. The explicit forces (less the gas, which is in the blocks), the target and the
      * first guess. */
     double *gas = sys->num_bodies ? a + nd : NULL, *volumes = gas ? gas + nd : NULL;
-    ss_forces_beside_pairs(sys, x, v, a);
+    ss_forces_external(sys, x, v, a);
     if (sys->num_bodies) {
         const double *m = SS_DOUBLES(sys, SS_MASSES);
         memset(gas, 0, nd * sizeof(double));
@@ -1258,18 +1787,23 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
     vbd_colouring colouring = {graph->order, graph->colour_start, graph->num_colours};
     int touching = 0;
     const int contact = !ss_array_absent(sys, SS_RADII);
-    if (contact) {
+    if (contact)
         touching = find_pairs(sys, graph, x0, y, dt);
-        if (touching < 0) {
-            for (size_t q = 0; q < nd; q++)
-                x[q] = v[q] = NAN; /* out of memory mid-step: the step rolls back */
-            return;
-        }
-        if (touching) {
-            colouring =
-                (vbd_colouring){graph->touch_order, graph->touch_start, graph->touch_colours};
-            guess_apart(sys, graph, x0, v, threshold, dt, x);
-        }
+    const int quads = touching < 0 ? 0 : find_quads(sys, graph, x0, y, dt);
+    if (touching < 0 || quads < 0 ||
+        ((touching || quads) && !colour_touching(sys, graph, touching, quads))) {
+        for (size_t q = 0; q < nd; q++)
+            x[q] = v[q] = NAN; /* out of memory mid-step: the step rolls back */
+        return;
+    }
+    if (touching || quads)
+        colouring = (vbd_colouring){graph->touch_order, graph->touch_start, graph->touch_colours};
+    if (touching)
+        guess_apart(sys, graph, x0, v, threshold, dt, x);
+    if (quads) {
+        guess_quads_apart(sys, graph, x0, v, threshold, dt, x);
+        for (size_t i = 0; i < n; i++)
+            hold_within(x0 + 3 * i, graph->bound[i], x + 3 * i);
     }
 
     /* 3. The passes. */
@@ -1293,7 +1827,8 @@ void ss_vbd_step(ss_system *sys, double dt, double *scratch) {
                          touching ? SS_DOUBLES(sys, SS_RADII) : NULL,
                          sys->contact->stiffness == SS_CONTACT_FROM_STEP ? 0.0
                                                                          : sys->contact->stiffness,
-                         sys->contact->friction};
+                         sys->contact->friction,
+                         quads};
     if (sys->num_bodies)
         measure_gas(sys, x, volumes);
     passes(sys, &vv, &colouring, volumes);
