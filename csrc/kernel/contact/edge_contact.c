@@ -39,9 +39,14 @@
  * pinned), projected as node-triangle self-collision's (self_collision.c: a hard layer,
  * lambda >= 0, momentum kept), with the same positional friction (ss_contact_friction_take).
  *
- * Crossings: at each check (self_collision.c's), a pair whose signed volume
- * ((b - a) x (d - c)).(c - a) changed sign while the closest points were inside both edges
- * at both checks went through: counted with the node-triangle crossings. */
+ * Crossings: at each check (self_collision.c's), a pair went through when, its nodes
+ * moving straight from the last check's positions to the new ones, the four became
+ * coplanar at some tau in [0, 1] (a root of the cubic V(tau) = ((b - a) x (d - c)).(c -
+ * a)) with the segments meeting there (pair_crossed): counted with the node-triangle
+ * crossings. (A sign change of V between the checks alone is not enough: V also changes
+ * sign when two edges turn through parallel at a distance, and keeps its sign when an
+ * edge passes through another while turning; a flat cloth's edges are coplanar all
+ * along, and meet at no root.) */
 #include "springsim.h"
 
 #include "edge_contact.h"
@@ -119,21 +124,164 @@ double ss_edge_power(const ss_edge_list *el, const double *x, const double *v, d
     return power;
 }
 
-/* ((b - a) x (d - c)).(c - a): which way the edges are twisted about each other; with
- * `inside`, whether their closest points are inside both. */
-static double twist(const double *x, const size_t node[4], int *inside) {
-    const double *a = x + 3 * node[0], *b = x + 3 * node[1], *c = x + 3 * node[2],
-                 *d = x + 3 * node[3];
-    const double e1[3] = {b[0] - a[0], b[1] - a[1], b[2] - a[2]};
-    const double e2[3] = {d[0] - c[0], d[1] - c[1], d[2] - c[2]};
-    const double N[3] = {e1[1] * e2[2] - e1[2] * e2[1], e1[2] * e2[0] - e1[0] * e2[2],
-                         e1[0] * e2[1] - e1[1] * e2[0]};
-    if (inside) {
-        double s, t;
-        ss_segments_closest(a, b, c, d, &s, &t);
-        *inside = s > 0.0 && s < 1.0 && t > 0.0 && t < 1.0;
+/* The pair's four nodes at tau of the straight moves from x0 to x: p[k] = x0 + tau (x - x0). */
+static void pair_at(const double *x0, const double *x, const size_t node[4], double tau,
+                    double p[4][3]) {
+    for (int k = 0; k < 4; k++)
+        for (int q = 0; q < 3; q++) {
+            const double from = x0[3 * node[k] + (size_t)q];
+            p[k][q] = from + tau * (x[3 * node[k] + (size_t)q] - from);
+        }
+}
+
+static inline void cross3(const double *u, const double *v, double *w) {
+    w[0] = u[1] * v[2] - u[2] * v[1];
+    w[1] = u[2] * v[0] - u[0] * v[2];
+    w[2] = u[0] * v[1] - u[1] * v[0];
+}
+
+static inline double dot3(const double *u, const double *v) {
+    return (u[0] * v[0] + u[1] * v[1]) + u[2] * v[2];
+}
+
+/* ((b - a) x (d - c)).(c - a) of p = (a, b, c, d): 0 exactly when the four are coplanar. */
+static double volume(double p[4][3]) {
+    double e1[3], e2[3], r[3], n[3];
+    for (int q = 0; q < 3; q++) {
+        e1[q] = p[1][q] - p[0][q];
+        e2[q] = p[3][q] - p[2][q];
+        r[q] = p[2][q] - p[0][q];
     }
-    return N[0] * (c[0] - a[0]) + N[1] * (c[1] - a[1]) + N[2] * (c[2] - a[2]);
+    cross3(e1, e2, n);
+    return dot3(n, r);
+}
+
+/* Whether coplanar segments (a, b) and (c, d) meet: each one's ends on the two sides of
+ * the other's line, the sides taken along their common normal; parallel ones (normal
+ * below round-off) when their distance is below 1e-9 of `scale`. */
+static int segments_meet(double p[4][3], double scale) {
+    double e1[3], e2[3], n[3];
+    for (int q = 0; q < 3; q++) {
+        e1[q] = p[1][q] - p[0][q];
+        e2[q] = p[3][q] - p[2][q];
+    }
+    cross3(e1, e2, n);
+    if (dot3(n, n) <= (1e-12 * scale * scale) * (1e-12 * scale * scale)) {
+        double s, t, d2 = 0.0;
+        ss_segments_closest(p[0], p[1], p[2], p[3], &s, &t);
+        for (int q = 0; q < 3; q++) {
+            const double g = (p[0][q] + s * e1[q]) - (p[2][q] + t * e2[q]);
+            d2 += g * g;
+        }
+        return d2 < (1e-9 * scale) * (1e-9 * scale);
+    }
+    /* side of point r from the line (o, o + e): ((e) x (r - o)).n */
+    double side[4];
+    const int line[4][3] = {{0, 1, 2}, {0, 1, 3}, {2, 3, 0}, {2, 3, 1}};
+    for (int k = 0; k < 4; k++) {
+        const double *o = p[line[k][0]], *end = p[line[k][1]], *r = p[line[k][2]];
+        double e[3], u[3], w[3];
+        for (int q = 0; q < 3; q++) {
+            e[q] = end[q] - o[q];
+            u[q] = r[q] - o[q];
+        }
+        cross3(e, u, w);
+        side[k] = dot3(w, n);
+    }
+    return side[0] * side[1] <= 0.0 && side[2] * side[3] <= 0.0;
+}
+
+/* Whether the pair's edges pass through each other while each node moves straight from
+ * x0 to x: the four nodes' volume V(tau) (a cubic in tau) is found 0 in [0, 1], between
+ * 0, 1 and its turning points, by bisection, and there the segments meet. */
+static int pair_crossed(const double *x0, const double *x, const size_t node[4]) {
+    double p[4][3], v[4];
+    const double taus[4] = {0.0, 1.0 / 3.0, 2.0 / 3.0, 1.0};
+    double scale = 0.0, move = 0.0;
+    for (int k = 0; k < 4; k++) {
+        pair_at(x0, x, node, taus[k], p);
+        v[k] = volume(p);
+    }
+    for (int k = 0; k < 4; k += 2) {
+        double e2 = 0.0, m0 = 0.0, m1 = 0.0;
+        for (int q = 0; q < 3; q++) {
+            const size_t i = 3 * node[k] + (size_t)q, j = 3 * node[k + 1] + (size_t)q;
+            e2 += (x0[j] - x0[i]) * (x0[j] - x0[i]);
+            m0 += (x[i] - x0[i]) * (x[i] - x0[i]);
+            m1 += (x[j] - x0[j]) * (x[j] - x0[j]);
+        }
+        scale = sqrt(e2) > scale ? sqrt(e2) : scale;
+        move += sqrt(m0 > m1 ? m0 : m1); /* no point of the edge moved farther */
+    }
+    /* Apart by more than both edges moved: they cannot have met (most pairs). */
+    pair_at(x0, x, node, 0.0, p);
+    double s, t, d2 = 0.0;
+    ss_segments_closest(p[0], p[1], p[2], p[3], &s, &t);
+    for (int q = 0; q < 3; q++) {
+        const double g = (p[0][q] + s * (p[1][q] - p[0][q])) - (p[2][q] + t * (p[3][q] - p[2][q]));
+        d2 += g * g;
+    }
+    if (sqrt(d2) > move * (1.0 + 1e-9))
+        return 0;
+    /* V(tau) = c3 tau^3 + c2 tau^2 + c1 tau + c0 through the four values (Lagrange). */
+    const double c3 = 4.5 * (-v[0] + 3.0 * v[1] - 3.0 * v[2] + v[3]);
+    const double c2 = 4.5 * (2.0 * v[0] - 5.0 * v[1] + 4.0 * v[2] - v[3]);
+    const double c1 = -5.5 * v[0] + 9.0 * v[1] - 4.5 * v[2] + v[3];
+    double cuts[4] = {0.0, 1.0, 1.0, 1.0};
+    int count = 1;
+    /* turning points: 3 c3 tau^2 + 2 c2 tau + c1 = 0 */
+    if (c3 != 0.0) {
+        const double disc = 4.0 * c2 * c2 - 12.0 * c3 * c1;
+        if (disc >= 0.0) {
+            const double root = sqrt(disc);
+            const double t1 = (-2.0 * c2 - root) / (6.0 * c3), t2 = (-2.0 * c2 + root) / (6.0 * c3);
+            const double lo = t1 < t2 ? t1 : t2, hi = t1 < t2 ? t2 : t1;
+            if (lo > 0.0 && lo < 1.0)
+                cuts[count++] = lo;
+            if (hi > 0.0 && hi < 1.0 && hi != lo)
+                cuts[count++] = hi;
+        }
+    } else if (c2 != 0.0) {
+        const double t1 = -c1 / (2.0 * c2);
+        if (t1 > 0.0 && t1 < 1.0)
+            cuts[count++] = t1;
+    }
+    cuts[count++] = 1.0;
+    for (int k = 0; k + 1 < count; k++) {
+        double lo = cuts[k], hi = cuts[k + 1];
+        pair_at(x0, x, node, lo, p);
+        double vlo = volume(p);
+        pair_at(x0, x, node, hi, p);
+        const double vhi = volume(p);
+        if ((vlo > 0.0 && vhi > 0.0) || (vlo < 0.0 && vhi < 0.0))
+            continue; /* no root between (V is monotone there) */
+        if (vlo == 0.0) {
+            hi = lo;
+        } else if (vhi != 0.0) {
+            for (int it = 0; it < 80 && hi - lo > 0.0; it++) {
+                const double mid = 0.5 * (lo + hi);
+                if (!(mid > lo && mid < hi))
+                    break;
+                pair_at(x0, x, node, mid, p);
+                const double vm = volume(p);
+                if ((vm > 0.0) == (vlo > 0.0) && vm != 0.0) {
+                    lo = mid;
+                    vlo = vm;
+                } else {
+                    hi = mid;
+                }
+            }
+        } else {
+            lo = hi;
+        }
+        pair_at(x0, x, node, hi, p);
+        if (segments_meet(p, scale))
+            return 1;
+        pair_at(x0, x, node, lo, p);
+        if (segments_meet(p, scale))
+            return 1;
+    }
+    return 0;
 }
 
 size_t ss_edge_count_crossings(const ss_edge_list *el, const double *x0, const double *x) {
@@ -141,13 +289,7 @@ size_t ss_edge_count_crossings(const ss_edge_list *el, const double *x0, const d
     for (size_t c = 0; c < el->count; c++) {
         size_t node[4];
         ss_edge_pair_nodes(el, c, node);
-        const double v0 = twist(x0, node, NULL), v1 = twist(x, node, NULL);
-        if (!((v0 > 0.0 && v1 < 0.0) || (v0 < 0.0 && v1 > 0.0)))
-            continue; /* the same twist: most pairs */
-        int in0, in1;
-        twist(x0, node, &in0);
-        twist(x, node, &in1);
-        crossed += in0 && in1;
+        crossed += (size_t)pair_crossed(x0, x, node);
     }
     return crossed;
 }

@@ -52,8 +52,8 @@
  * pairs within 2 R_max + 2 D of each other at the new positions, D the largest node move
  * since the positions seen (every pair that met in between, moving in a straight line, is
  * among them: from where they met, each point of theirs moved at most D), whose
- * twist ((b - a) x (d - c)).(c - a) changed sign while their closest points were inside
- * both segments at both checks went through (ss_edge_count_crossings): counted into
+ * four nodes, moving straight, became coplanar with the segments meeting there went
+ * through (ss_edge_count_crossings, the cubic's roots): counted into
  * sys->state.crossings, with self-collision's. A move faster than the guarantee's bound
  * (docs/guide/node-contact.md) is counted as well: the check is swept over the substep's
  * move, not over the pairs in contact. The check's list, a superset of the pairs within
